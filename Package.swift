@@ -1,0 +1,44 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// Layers (dependencies point down only):
+//   toastkit (CLI) → ToastKit → FreedesktopNotifications → ToastModel
+//                                         └→ DBus → CDBus (libdbus-1)
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "ToastKit",
+    products: [
+        .library(name: "ToastKit", targets: ["ToastKit"]),
+        .library(name: "ToastKitTesting", targets: ["ToastKitTesting"]),
+        .library(name: "DBus", targets: ["DBus"]),
+        .executable(name: "toastkit", targets: ["ToastKitCLI"]),
+        .executable(name: "dbus-benchmark", targets: ["DBusBenchmark"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CDBus",
+            path: "Modules/CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+        .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
+        .target(name: "ToastModel", swiftSettings: strict),
+        .target(name: "ToastKitTesting", dependencies: ["ToastModel"], swiftSettings: strict),
+        .target(name: "FreedesktopNotifications", dependencies: ["DBus", "ToastModel"], swiftSettings: strict),
+        .target(name: "ToastKit", dependencies: ["ToastModel", "FreedesktopNotifications"], swiftSettings: strict),
+        .executableTarget(name: "ToastKitCLI", dependencies: ["ToastKit"], swiftSettings: strict),
+        .executableTarget(name: "DBusBenchmark", dependencies: ["DBus"], swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport", swiftSettings: strict),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "ToastModelTests",
+            dependencies: ["ToastModel", "ToastKitTesting"],
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

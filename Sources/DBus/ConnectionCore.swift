@@ -1,0 +1,516 @@
+internal import CDBus
+import Glibc
+import Synchronization
+
+/// The owner of one libdbus connection and of the thread that does all of its I/O.
+///
+/// Threading model (see docs/decisions/0001-connection-threading.md): every libdbus call that touches the
+/// `DBusConnection*` runs on this object's I/O thread. Other threads only build messages (independent libdbus
+/// objects) and post operations to the inbox, then wake the thread through an eventfd. The thread sleeps in
+/// `poll()` on the connection's watches and the eventfd, with a timeout from the nearest libdbus timeout, so an
+/// idle connection uses no CPU, and no thread ever blocks in `read_write_dispatch` while another sends.
+///
+/// `@unchecked Sendable` invariant: `raw`, `watches`, `timeouts`, `pending` and `closing` are touched only on the
+/// I/O thread (libdbus calls the watch/timeout/filter/notify callbacks there too, because nothing else drives the
+/// connection); cross-thread state lives in the `inbox` Mutex; `wakeFD` is immutable and closed in `deinit`, after
+/// the thread has released its reference.
+final class ConnectionCore: @unchecked Sendable {
+    enum Operation {
+        case call(OutgoingMessage, timeoutMilliseconds: Int32, PendingReply)
+        case send(OutgoingMessage)
+        case cancel(PendingReply)
+        case close
+    }
+
+    private struct Inbox {
+        var operations: [Operation] = []
+        var closed: DBusError?
+    }
+
+    private struct Watch {
+        let watch: OpaquePointer
+        var enabled: Bool
+    }
+
+    private struct Timeout {
+        let timeout: OpaquePointer
+        var enabled: Bool
+        var deadline: UInt64
+    }
+
+    private let inbox = Mutex(Inbox())
+    private let wakeFD: Int32
+    /// Receives every incoming message that is not a reply to a pending call; returns whether it was handled.
+    private let deliver: @Sendable (ConnectionCore, DBusMessage) -> Bool
+    /// Told once, on the I/O thread, when the connection is gone for good.
+    private let onClose: @Sendable (DBusError) -> Void
+
+    // I/O thread only.
+    private var raw: OpaquePointer?
+    private var watches: [Watch] = []
+    private var timeouts: [Timeout] = []
+    private var pending: [ObjectIdentifier: PendingReply] = [:]
+    private var closing: DBusError?
+    private let thread = Mutex<pthread_t?>(nil)
+
+    init(
+        deliver: @escaping @Sendable (ConnectionCore, DBusMessage) -> Bool,
+        onClose: @escaping @Sendable (DBusError) -> Void
+    ) throws(DBusError) {
+        let fd = cdbus_eventfd()
+        guard fd >= 0 else { throw DBusError(name: DBusError.Name.failed, message: "eventfd: \(errnoText())") }
+        wakeFD = fd
+        self.deliver = deliver
+        self.onClose = onClose
+    }
+
+    deinit { close(wakeFD) }
+
+    // MARK: - Start
+
+    /// Starts the I/O thread, which connects to `address`, registers with the bus (`Hello`) and then runs the
+    /// loop. Returns the unique name once registered. Nothing here blocks the caller's thread.
+    func start(address: String) async throws -> String {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
+            let box = StartBox(core: self, address: address, continuation: continuation)
+            var tid = pthread_t()
+            let result = pthread_create(
+                &tid, nil,
+                { argument in
+                    let box = Unmanaged<StartBox>.fromOpaque(argument!).takeRetainedValue()
+                    box.core.threadMain(address: box.address, started: box.continuation)
+                    return nil
+                }, Unmanaged.passRetained(box).toOpaque())
+            if result != 0 {
+                Unmanaged.passUnretained(box).release()
+                continuation.resume(
+                    throwing: DBusError(
+                        name: DBusError.Name.failed, message: "cannot start I/O thread: error \(result)"))
+            } else {
+                pthread_detach(tid)
+                thread.withLock { $0 = tid }
+            }
+        }
+    }
+
+    private final class StartBox {
+        let core: ConnectionCore
+        let address: String
+        let continuation: CheckedContinuation<String, any Error>
+        init(core: ConnectionCore, address: String, continuation: CheckedContinuation<String, any Error>) {
+            self.core = core
+            self.address = address
+            self.continuation = continuation
+        }
+    }
+
+    /// The CPU time the I/O thread has used so far (for tests that prove the loop does not spin).
+    var ioThreadCPUTime: Duration? {
+        guard let tid = thread.withLock({ $0 }) else { return nil }
+        var clock = clockid_t()
+        guard pthread_getcpuclockid(tid, &clock) == 0 else { return nil }
+        var spec = timespec()
+        guard clock_gettime(clock, &spec) == 0 else { return nil }
+        return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
+    }
+
+    // MARK: - Posting work (any thread)
+
+    /// Queues an operation for the I/O thread; returns the reason instead when the connection is closed.
+    @discardableResult
+    func post(_ operation: Operation) -> DBusError? {
+        let (rejected, wake): (DBusError?, Bool) = inbox.withLock { inbox in
+            if let closed = inbox.closed { return (closed, false) }
+            inbox.operations.append(operation)
+            return (nil, inbox.operations.count == 1)
+        }
+        if let rejected {
+            Self.fail(operation, with: rejected)
+            return rejected
+        }
+        if wake { wakeUp() }
+        return nil
+    }
+
+    func wakeUp() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    private static func fail(_ operation: Operation, with error: DBusError) {
+        switch operation {
+        case .call(let message, _, let reply):
+            message.release()
+            reply.complete(.failure(error))
+        case .send(let message): message.release()
+        case .cancel, .close: break
+        }
+    }
+
+    var closedReason: DBusError? { inbox.withLock { $0.closed } }
+
+    // MARK: - The I/O thread
+
+    private func threadMain(address: String, started: CheckedContinuation<String, any Error>) {
+        cdbus_set_thread_name("dbus-io")
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        guard let connection = dbus_connection_open_private(address, &error) else {
+            let failure = DBusError.take(&error) ?? DBusError(name: DBusError.Name.noServer, message: "cannot connect")
+            finishBeforeRunning(started: started, failure: failure)
+            return
+        }
+        // A lost bus must never end the process (the default for bus connections is `_exit(1)`).
+        dbus_connection_set_exit_on_disconnect(connection, 0)
+        guard dbus_bus_register(connection, &error) != 0 else {
+            let failure = DBusError.take(&error) ?? DBusError.disconnected("the bus refused Hello")
+            dbus_connection_close(connection)
+            dbus_connection_unref(connection)
+            finishBeforeRunning(started: started, failure: failure)
+            return
+        }
+        raw = connection
+        let uniqueName = dbus_bus_get_unique_name(connection).map { String(cString: $0) } ?? ""
+        installCallbacks(connection)
+        started.resume(returning: uniqueName)
+        run()
+    }
+
+    private func finishBeforeRunning(started: CheckedContinuation<String, any Error>, failure: DBusError) {
+        let leftovers = inbox.withLock { inbox in
+            inbox.closed = failure
+            defer { inbox.operations = [] }
+            return inbox.operations
+        }
+        for operation in leftovers { Self.fail(operation, with: failure) }
+        started.resume(throwing: failure)
+    }
+
+    private func installCallbacks(_ connection: OpaquePointer) {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = dbus_connection_add_filter(
+            connection,
+            { _, message, data in
+                let core = Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue()
+                return core.filter(message!)
+            }, me, nil)
+        _ = dbus_connection_set_watch_functions(
+            connection,
+            { watch, data in
+                Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue().addWatch(watch!)
+            },
+            { watch, data in
+                Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue().removeWatch(watch!)
+            },
+            { watch, data in
+                Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue().toggleWatch(watch!)
+            }, me, nil)
+        _ = dbus_connection_set_timeout_functions(
+            connection,
+            { timeout, data in
+                Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue().addTimeout(timeout!)
+            },
+            { timeout, data in
+                Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue().removeTimeout(timeout!)
+            },
+            { timeout, data in
+                Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue().toggleTimeout(timeout!)
+            }, me, nil)
+        dbus_connection_set_wakeup_main_function(
+            connection,
+            { data in
+                Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue().wakeUp()
+            }, me, nil)
+    }
+
+    private func run() {
+        var pollFDs: [pollfd] = []
+        var polled: [OpaquePointer?] = []
+        while true {
+            processInbox()
+            dispatchAll()
+            if closing != nil { break }
+
+            pollFDs.removeAll(keepingCapacity: true)
+            polled.removeAll(keepingCapacity: true)
+            pollFDs.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
+            polled.append(nil)
+            for entry in watches where entry.enabled {
+                let flags = dbus_watch_get_flags(entry.watch)
+                var events: Int16 = 0
+                if flags & CDBUS_WATCH_READABLE != 0 { events |= Int16(POLLIN) }
+                if flags & CDBUS_WATCH_WRITABLE != 0 { events |= Int16(POLLOUT) }
+                pollFDs.append(pollfd(fd: dbus_watch_get_unix_fd(entry.watch), events: events, revents: 0))
+                polled.append(entry.watch)
+            }
+            let result = poll(&pollFDs, nfds_t(pollFDs.count), nextTimeoutMilliseconds())
+            if result < 0 && errno != EINTR {
+                closing = DBusError(name: DBusError.Name.failed, message: "poll failed: \(errnoText())")
+                break
+            }
+            if pollFDs[0].revents != 0 {
+                var value: UInt64 = 0
+                _ = read(wakeFD, &value, 8)
+            }
+            for index in 1..<pollFDs.count where pollFDs[index].revents != 0 {
+                guard let watch = polled[index], watches.contains(where: { $0.watch == watch && $0.enabled })
+                else { continue }
+                let revents = Int32(pollFDs[index].revents)
+                var flags: UInt32 = 0
+                if revents & Int32(POLLIN) != 0 { flags |= CDBUS_WATCH_READABLE }
+                if revents & Int32(POLLOUT) != 0 { flags |= CDBUS_WATCH_WRITABLE }
+                if revents & Int32(POLLERR) != 0 { flags |= CDBUS_WATCH_ERROR }
+                if revents & Int32(POLLHUP) != 0 { flags |= CDBUS_WATCH_HANGUP }
+                _ = dbus_watch_handle(watch, flags)
+            }
+            handleExpiredTimeouts()
+        }
+        shutDown()
+    }
+
+    private func processInbox() {
+        let operations = inbox.withLock { inbox -> [Operation] in
+            defer { inbox.operations.removeAll(keepingCapacity: true) }
+            return inbox.operations
+        }
+        guard let raw else { return }
+        for operation in operations {
+            if let closing {
+                Self.fail(operation, with: closing)
+                continue
+            }
+            switch operation {
+            case .call(let message, let timeout, let reply):
+                if reply.isCancelled {
+                    message.release()
+                    reply.complete(.failure(CancellationError()))
+                    continue
+                }
+                var call: OpaquePointer?
+                let sent = dbus_connection_send_with_reply(raw, message.raw, &call, timeout)
+                message.release()
+                guard sent != 0, let call else {
+                    reply.complete(.failure(sent == 0 ? DBusError.noMemory : DBusError.disconnected()))
+                    continue
+                }
+                reply.call = call
+                pending[ObjectIdentifier(reply)] = reply
+                let box = Unmanaged.passRetained(NotifyBox(core: self, reply: reply)).toOpaque()
+                _ = dbus_pending_call_set_notify(
+                    call,
+                    { call, data in
+                        let box = Unmanaged<NotifyBox>.fromOpaque(data!).takeUnretainedValue()
+                        box.core.completed(call!, box.reply)
+                    }, box, { data in Unmanaged<NotifyBox>.fromOpaque(data!).release() })
+                // Completed before the notify function was set (cannot happen on this thread, but cheap to check).
+                if dbus_pending_call_get_completed(call) != 0 { completed(call, reply) }
+            case .send(let message):
+                let sent = dbus_connection_send(raw, message.raw, nil)
+                message.release()
+                if sent == 0 { closing = .noMemory }
+            case .cancel(let reply):
+                guard let call = reply.call, pending.removeValue(forKey: ObjectIdentifier(reply)) != nil else {
+                    continue
+                }
+                dbus_pending_call_cancel(call)
+                dbus_pending_call_unref(call)
+                reply.call = nil
+                reply.complete(.failure(CancellationError()))
+            case .close:
+                closing = .disconnected("the connection was closed")
+            }
+        }
+    }
+
+    private final class NotifyBox {
+        let core: ConnectionCore
+        let reply: PendingReply
+        init(core: ConnectionCore, reply: PendingReply) {
+            self.core = core
+            self.reply = reply
+        }
+    }
+
+    private func completed(_ call: OpaquePointer, _ reply: PendingReply) {
+        guard pending.removeValue(forKey: ObjectIdentifier(reply)) != nil else { return }
+        reply.call = nil
+        guard let message = dbus_pending_call_steal_reply(call) else {
+            dbus_pending_call_unref(call)
+            reply.complete(.failure(DBusError(name: DBusError.Name.noReply, message: "no reply")))
+            return
+        }
+        let decoded = DBusMessage(decoding: message)
+        dbus_message_unref(message)
+        dbus_pending_call_unref(call)
+        if decoded.kind == .error {
+            reply.complete(.failure(decoded.asError))
+        } else {
+            reply.complete(.success(decoded))
+        }
+    }
+
+    private func dispatchAll() {
+        guard let raw else { return }
+        while dbus_connection_get_dispatch_status(raw) == DBUS_DISPATCH_DATA_REMAINS {
+            _ = dbus_connection_dispatch(raw)
+        }
+    }
+
+    private func filter(_ message: OpaquePointer) -> DBusHandlerResult {
+        if dbus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") != 0 {
+            if closing == nil { closing = .disconnected("the bus closed the connection") }
+            return DBUS_HANDLER_RESULT_HANDLED
+        }
+        let decoded = DBusMessage(decoding: message)
+        return deliver(self, decoded) ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+    }
+
+    private func shutDown() {
+        let reason = closing ?? .disconnected()
+        let leftovers = inbox.withLock { inbox in
+            inbox.closed = reason
+            defer { inbox.operations = [] }
+            return inbox.operations
+        }
+        for operation in leftovers { Self.fail(operation, with: reason) }
+        if let raw {
+            dbus_connection_close(raw)
+            // Lets libdbus complete what it still holds (pending calls get their Disconnected errors).
+            dispatchAll()
+            for reply in pending.values {
+                if let call = reply.call {
+                    dbus_pending_call_cancel(call)
+                    dbus_pending_call_unref(call)
+                    reply.call = nil
+                }
+                reply.complete(.failure(reason))
+            }
+            pending = [:]
+            dbus_connection_unref(raw)
+            self.raw = nil
+        }
+        watches = []
+        timeouts = []
+        thread.withLock { $0 = nil }
+        onClose(reason)
+    }
+
+    // MARK: - Watches and timeouts (called by libdbus on the I/O thread)
+
+    private func addWatch(_ watch: OpaquePointer) -> dbus_bool_t {
+        watches.append(Watch(watch: watch, enabled: dbus_watch_get_enabled(watch) != 0))
+        return 1
+    }
+
+    private func removeWatch(_ watch: OpaquePointer) {
+        watches.removeAll { $0.watch == watch }
+    }
+
+    private func toggleWatch(_ watch: OpaquePointer) {
+        if let index = watches.firstIndex(where: { $0.watch == watch }) {
+            watches[index].enabled = dbus_watch_get_enabled(watch) != 0
+        }
+    }
+
+    private static func now() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    private static func deadline(for timeout: OpaquePointer) -> UInt64 {
+        now() + UInt64(max(0, dbus_timeout_get_interval(timeout))) * 1_000_000
+    }
+
+    private func addTimeout(_ timeout: OpaquePointer) -> dbus_bool_t {
+        timeouts.append(
+            Timeout(
+                timeout: timeout, enabled: dbus_timeout_get_enabled(timeout) != 0,
+                deadline: Self.deadline(for: timeout)))
+        return 1
+    }
+
+    private func removeTimeout(_ timeout: OpaquePointer) {
+        timeouts.removeAll { $0.timeout == timeout }
+    }
+
+    private func toggleTimeout(_ timeout: OpaquePointer) {
+        if let index = timeouts.firstIndex(where: { $0.timeout == timeout }) {
+            timeouts[index].enabled = dbus_timeout_get_enabled(timeout) != 0
+            timeouts[index].deadline = Self.deadline(for: timeout)
+        }
+    }
+
+    private func nextTimeoutMilliseconds() -> Int32 {
+        var nearest: UInt64?
+        for entry in timeouts where entry.enabled {
+            nearest = min(nearest ?? entry.deadline, entry.deadline)
+        }
+        guard let nearest else { return -1 }
+        let now = Self.now()
+        guard nearest > now else { return 0 }
+        // Round up so the timeout has really passed when poll returns.
+        return Int32(clamping: (nearest - now + 999_999) / 1_000_000)
+    }
+
+    private func handleExpiredTimeouts() {
+        let now = Self.now()
+        let due = timeouts.filter { $0.enabled && $0.deadline <= now }.map(\.timeout)
+        for timeout in due {
+            guard let index = timeouts.firstIndex(where: { $0.timeout == timeout }) else { continue }
+            timeouts[index].deadline = Self.deadline(for: timeout)
+            _ = dbus_timeout_handle(timeout)
+        }
+    }
+}
+
+/// The reply slot of one method call: resumed exactly once, whoever completes it first.
+///
+/// `@unchecked Sendable` invariant: `call` is touched only on the I/O thread; everything else is in Mutexes.
+final class PendingReply: @unchecked Sendable {
+    private enum State {
+        case idle
+        case waiting(CheckedContinuation<DBusMessage, any Error>)
+        case done(Result<DBusMessage, any Error>)
+        case finished
+    }
+
+    private let state = Mutex(State.idle)
+    private let cancelled = Atomic(false)
+    var call: OpaquePointer?
+
+    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+    func markCancelled() { cancelled.store(true, ordering: .releasing) }
+
+    func complete(_ result: Result<DBusMessage, any Error>) {
+        let waiting: CheckedContinuation<DBusMessage, any Error>? = state.withLock { state in
+            switch state {
+            case .idle:
+                state = .done(result)
+                return nil
+            case .waiting(let continuation):
+                state = .finished
+                return continuation
+            case .done, .finished:
+                return nil
+            }
+        }
+        waiting?.resume(with: result)
+    }
+
+    func wait(_ continuation: CheckedContinuation<DBusMessage, any Error>) {
+        let result: Result<DBusMessage, any Error>? = state.withLock { state in
+            switch state {
+            case .idle:
+                state = .waiting(continuation)
+                return nil
+            case .done(let result):
+                state = .finished
+                return result
+            case .waiting, .finished:
+                return nil
+            }
+        }
+        if let result { continuation.resume(with: result) }
+    }
+}

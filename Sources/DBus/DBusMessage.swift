@@ -1,0 +1,219 @@
+internal import CDBus
+
+/// A received D-Bus message, decoded into Swift values.
+///
+/// The sender is the unique connection name the bus stamped on the message (`:1.42`), never a well-known name:
+/// compare it with the current owner of a well-known name to know who really sent it.
+public struct DBusMessage: Sendable, Hashable {
+    /// The kind of a message.
+    public enum Kind: Sendable, Hashable {
+        /// A method call.
+        case methodCall
+        /// A successful reply to a method call.
+        case methodReturn
+        /// An error reply to a method call.
+        case error
+        /// A signal.
+        case signal
+    }
+
+    /// The kind of message.
+    public var kind: Kind
+    /// The serial number the sender gave the message.
+    public var serial: UInt32
+    /// For replies: the serial of the call this answers.
+    public var replySerial: UInt32?
+    /// The unique name of the sending connection, as stamped by the bus.
+    public var sender: String?
+    /// The destination name, for method calls, replies and unicast signals.
+    public var destination: String?
+    /// The object path, for method calls and signals.
+    public var path: ObjectPath?
+    /// The interface, for signals and for method calls that name one.
+    public var interface: String?
+    /// The method or signal name.
+    public var member: String?
+    /// The error name, for error replies.
+    public var errorName: String?
+    /// The signature of the body.
+    public var signature: String
+    /// The body.
+    public var body: [DBusValue]
+    /// For method calls: the caller asked for no reply.
+    public var noReplyExpected: Bool
+
+    /// Creates a message value (mostly useful in tests).
+    public init(
+        kind: Kind,
+        serial: UInt32 = 0,
+        replySerial: UInt32? = nil,
+        sender: String? = nil,
+        destination: String? = nil,
+        path: ObjectPath? = nil,
+        interface: String? = nil,
+        member: String? = nil,
+        errorName: String? = nil,
+        body: [DBusValue] = [],
+        noReplyExpected: Bool = false
+    ) {
+        self.kind = kind
+        self.serial = serial
+        self.replySerial = replySerial
+        self.sender = sender
+        self.destination = destination
+        self.path = path
+        self.interface = interface
+        self.member = member
+        self.errorName = errorName
+        self.signature = body.map(\.signature).joined()
+        self.body = body
+        self.noReplyExpected = noReplyExpected
+    }
+
+    /// The body, after checking that its signature is exactly `expected`.
+    ///
+    /// Use this on every reply before reading arguments by position: a peer may send anything.
+    public func arguments(_ expected: Signature) throws(DBusError) -> [DBusValue] {
+        guard signature == expected.rawValue else {
+            throw DBusError(
+                name: DBusError.Name.invalidSignature,
+                message: "\(describe) has signature \"\(signature)\", expected \"\(expected)\"")
+        }
+        return body
+    }
+
+    /// A short description used in error messages, e.g. `reply to GetCapabilities`.
+    var describe: String {
+        switch kind {
+        case .methodCall: "call of \(member ?? "?")"
+        case .methodReturn: "reply"
+        case .error: "error \(errorName ?? "?")"
+        case .signal: "signal \(interface ?? "?").\(member ?? "?")"
+        }
+    }
+
+    /// The error this message carries, for an error reply.
+    var asError: DBusError {
+        DBusError(name: errorName ?? DBusError.Name.failed, message: body.first?.stringValue ?? "")
+    }
+}
+
+extension DBusMessage {
+    /// Decodes a libdbus message (borrowed; not unreffed here).
+    init(decoding raw: OpaquePointer) {
+        let type = dbus_message_get_type(raw)
+        kind =
+            switch type {
+            case CDBUS_MESSAGE_TYPE_METHOD_CALL: .methodCall
+            case CDBUS_MESSAGE_TYPE_METHOD_RETURN: .methodReturn
+            case CDBUS_MESSAGE_TYPE_ERROR: .error
+            default: .signal
+            }
+        serial = dbus_message_get_serial(raw)
+        let reply = dbus_message_get_reply_serial(raw)
+        replySerial = reply == 0 ? nil : reply
+        sender = dbus_message_get_sender(raw).map { String(cString: $0) }
+        destination = dbus_message_get_destination(raw).map { String(cString: $0) }
+        path = dbus_message_get_path(raw).map { ObjectPath(trusted: String(cString: $0)) }
+        interface = dbus_message_get_interface(raw).map { String(cString: $0) }
+        member = dbus_message_get_member(raw).map { String(cString: $0) }
+        errorName = dbus_message_get_error_name(raw).map { String(cString: $0) }
+        signature = dbus_message_get_signature(raw).map { String(cString: $0) } ?? ""
+        body = MessageDecoder.decodeBody(of: raw)
+        noReplyExpected = dbus_message_get_no_reply(raw) != 0
+    }
+}
+
+/// A libdbus message being built or handed to the I/O thread.
+///
+/// `@unchecked Sendable` invariant: exactly one owner at a time. The building thread creates it and gives it away
+/// (through the connection's inbox) without touching it again; the I/O thread sends it and releases it.
+struct OutgoingMessage: @unchecked Sendable {
+    let raw: OpaquePointer
+
+    /// Builds a message with a body, checking all input; on failure nothing leaks.
+    static func make(
+        _ create: () -> OpaquePointer?,
+        body: [DBusValue]
+    ) throws(DBusError) -> OutgoingMessage {
+        guard let raw = create() else { throw .noMemory }
+        do {
+            var encoder = MessageEncoder()
+            try encoder.append(body, to: raw)
+            if encoder.payloadBytes > Limits.maxMessageSize / 2 {
+                try checkMarshalledSize(raw)
+            }
+        } catch {
+            dbus_message_unref(raw)
+            throw error
+        }
+        return OutgoingMessage(raw: raw)
+    }
+
+    private static func checkMarshalledSize(_ raw: OpaquePointer) throws(DBusError) {
+        var buffer: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        guard dbus_message_marshal(raw, &buffer, &length) != 0 else { throw .noMemory }
+        dbus_free(buffer)
+        if Int(length) > Limits.maxMessageSize {
+            throw DBusError(
+                name: DBusError.Name.limitsExceeded,
+                message: "message is \(length) bytes; the bus accepts at most \(Limits.maxMessageSize)")
+        }
+    }
+
+    static func methodCall(
+        destination: BusName?,
+        path: ObjectPath,
+        interface: InterfaceName?,
+        member: MemberName,
+        body: [DBusValue],
+        noReply: Bool = false
+    ) throws(DBusError) -> OutgoingMessage {
+        let message = try make(
+            {
+                dbus_message_new_method_call(
+                    destination?.rawValue, path.rawValue, interface?.rawValue, member.rawValue)
+            }, body: body)
+        if noReply { dbus_message_set_no_reply(message.raw, 1) }
+        return message
+    }
+
+    static func signal(
+        path: ObjectPath,
+        interface: InterfaceName,
+        member: MemberName,
+        destination: BusName?,
+        body: [DBusValue]
+    ) throws(DBusError) -> OutgoingMessage {
+        let message = try make(
+            { dbus_message_new_signal(path.rawValue, interface.rawValue, member.rawValue) }, body: body)
+        if let destination { _ = dbus_message_set_destination(message.raw, destination.rawValue) }
+        return message
+    }
+
+    /// A method return or error reply to a received call (identified by its serial and sender).
+    static func reply(
+        toSerial serial: UInt32,
+        destination: String?,
+        error: DBusError?,
+        body: [DBusValue]
+    ) throws(DBusError) -> OutgoingMessage {
+        let type = error == nil ? CDBUS_MESSAGE_TYPE_METHOD_RETURN : CDBUS_MESSAGE_TYPE_ERROR
+        var errorBody = body
+        if let error {
+            _ = try ErrorName(validating: error.name)
+            errorBody = [.string(error.message)]
+        }
+        let message = try make({ dbus_message_new(type) }, body: errorBody)
+        dbus_message_set_reply_serial(message.raw, serial)
+        dbus_message_set_no_reply(message.raw, 1)
+        if let error { _ = dbus_message_set_error_name(message.raw, error.name) }
+        if let destination, (try? BusName(validating: destination)) != nil {
+            _ = dbus_message_set_destination(message.raw, destination)
+        }
+        return message
+    }
+
+    func release() { dbus_message_unref(raw) }
+}

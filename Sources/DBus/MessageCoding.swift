@@ -1,0 +1,378 @@
+internal import CDBus
+import Glibc
+
+/// The limits of the D-Bus specification that libdbus enforces by aborting or by dropping the connection.
+enum Limits {
+    /// Nesting of arrays, and separately of structs (dict entries count as structs).
+    static let maxContainerDepth = 32
+    /// Total nesting, variants included.
+    static let maxTotalDepth = 64
+    /// dbus-daemon's default `max_message_size`: a larger message makes the bus drop the whole connection.
+    static let maxMessageSize = 32 * 1024 * 1024
+}
+
+/// Checks bytes with `dbus_validate_utf8` (the same check that aborts inside `append_basic`) and for NULs.
+func validatedString(utf8 bytes: some Collection<UInt8>, field: String) throws(DBusError) -> String {
+    var array = Array(bytes)
+    if let nul = array.firstIndex(of: 0) {
+        throw .invalidArgs("\(field) contains a NUL byte at offset \(nul)")
+    }
+    array.append(0)
+    let valid = array.withUnsafeBufferPointer { buffer in
+        buffer.withMemoryRebound(to: CChar.self) { dbus_validate_utf8($0.baseAddress!, nil) }
+    }
+    guard valid != 0 else {
+        let bad = firstInvalidUTF8Offset(array.dropLast()) ?? 0
+        throw .invalidArgs("\(field) is not valid UTF-8 (bad byte at offset \(bad))")
+    }
+    return String(decoding: array.dropLast(), as: UTF8.self)
+}
+
+private func firstInvalidUTF8Offset(_ bytes: ArraySlice<UInt8>) -> Int? {
+    var decoder = UTF8()
+    var iterator = bytes.makeIterator()
+    var offset = 0
+    while true {
+        switch decoder.decode(&iterator) {
+        case .scalarValue(let scalar): offset += UTF8.width(scalar)
+        case .emptyInput: return nil
+        case .error: return offset
+        }
+    }
+}
+
+/// Appends Swift values to a libdbus message, checking everything libdbus would abort on first.
+struct MessageEncoder {
+    /// Bytes of string and array payload written so far (a lower bound of the message size).
+    private(set) var payloadBytes = 0
+    private var arrayDepth = 0
+    private var structDepth = 0
+    private var totalDepth = 0
+
+    mutating func append(
+        _ values: [DBusValue],
+        to message: OpaquePointer,
+        fieldPrefix: String = "argument"
+    ) throws(DBusError) {
+        let bodySignature = values.map(\.signature).joined()
+        if !bodySignature.isEmpty { _ = try Signature(validating: bodySignature) }
+        var iter = DBusMessageIter()
+        dbus_message_iter_init_append(message, &iter)
+        do {
+            for (index, value) in values.enumerated() {
+                try append(value, to: &iter, field: "\(fieldPrefix) \(index)")
+            }
+        } catch let error as DBusError {
+            throw error
+        } catch {
+            throw DBusError(name: DBusError.Name.failed, message: "\(error)")
+        }
+    }
+
+    private mutating func append(
+        _ value: DBusValue,
+        to iter: UnsafeMutablePointer<DBusMessageIter>,
+        field: String
+    ) throws {
+        var ok: dbus_bool_t = 1
+        switch value {
+        case .byte(var v): ok = dbus_message_iter_append_basic(iter, CDBUS_TYPE_BYTE, &v)
+        case .boolean(let b):
+            var v: dbus_bool_t = b ? 1 : 0
+            ok = dbus_message_iter_append_basic(iter, CDBUS_TYPE_BOOLEAN, &v)
+        case .int16(var v): ok = dbus_message_iter_append_basic(iter, CDBUS_TYPE_INT16, &v)
+        case .uint16(var v): ok = dbus_message_iter_append_basic(iter, CDBUS_TYPE_UINT16, &v)
+        case .int32(var v): ok = dbus_message_iter_append_basic(iter, CDBUS_TYPE_INT32, &v)
+        case .uint32(var v): ok = dbus_message_iter_append_basic(iter, CDBUS_TYPE_UINT32, &v)
+        case .int64(let x):
+            var v = dbus_int64_t(x)
+            ok = dbus_message_iter_append_basic(iter, CDBUS_TYPE_INT64, &v)
+        case .uint64(let x):
+            var v = dbus_uint64_t(x)
+            ok = dbus_message_iter_append_basic(iter, CDBUS_TYPE_UINT64, &v)
+        case .double(var v): ok = dbus_message_iter_append_basic(iter, CDBUS_TYPE_DOUBLE, &v)
+        case .string(let s): ok = try appendString(s, type: CDBUS_TYPE_STRING, to: iter, field: field)
+        case .objectPath(let p): ok = try appendString(p.rawValue, type: CDBUS_TYPE_OBJECT_PATH, to: iter, field: field)
+        case .signature(let g): ok = try appendString(g.rawValue, type: CDBUS_TYPE_SIGNATURE, to: iter, field: field)
+        case .unixFD(var fd):
+            guard fd >= 0 else { throw DBusError.invalidArgs("\(field): \(fd) is not a file descriptor") }
+            ok = dbus_message_iter_append_basic(iter, CDBUS_TYPE_UNIX_FD, &fd)
+            if ok == 0 {
+                throw DBusError.invalidArgs("\(field): file descriptor \(fd) cannot be sent (\(errnoText()))")
+            }
+        case .bytes(let bytes):
+            try appendBytes(bytes, to: iter, field: field)
+        case .array(let element, let elements):
+            guard element.isSingleCompleteType else {
+                throw DBusError.invalidArgs("\(field): array element signature \"\(element)\" is not one complete type")
+            }
+            if element.rawValue == "y", let bytes = value.bytesValue, bytes.count == elements.count {
+                try appendBytes(bytes, to: iter, field: field)
+                return
+            }
+            try enterArray(field: field)
+            defer { leave(array: true) }
+            try container(CDBUS_TYPE_ARRAY, signature: element.rawValue, in: iter, field: field) { sub, encoder in
+                for (i, e) in elements.enumerated() {
+                    let elementField = "\(field)[\(i)]"
+                    guard e.signature == element.rawValue else {
+                        throw DBusError.invalidArgs(
+                            "\(elementField) has type \"\(e.signature)\" but the array holds \"\(element)\"")
+                    }
+                    try encoder.append(e, to: sub, field: elementField)
+                }
+            }
+        case .dictionary(let keyType, let valueType, let entries):
+            guard Self.isBasic(keyType.rawValue) else {
+                throw DBusError.invalidArgs("\(field): dictionary key type \"\(keyType)\" is not a basic type")
+            }
+            guard valueType.isSingleCompleteType else {
+                throw DBusError.invalidArgs("\(field): dictionary value type \"\(valueType)\" is not one complete type")
+            }
+            try enterArray(field: field)
+            defer { leave(array: true) }
+            let entrySignature = "{" + keyType.rawValue + valueType.rawValue + "}"
+            try container(CDBUS_TYPE_ARRAY, signature: entrySignature, in: iter, field: field) { sub, encoder in
+                for entry in entries {
+                    let entryField = "\(field)[\(entry.key.debugKey)]"
+                    guard entry.key.signature == keyType.rawValue, entry.value.signature == valueType.rawValue else {
+                        throw DBusError.invalidArgs(
+                            "\(entryField) has types \"\(entry.key.signature)\" → \"\(entry.value.signature)\""
+                                + " but the dictionary holds \"\(keyType)\" → \"\(valueType)\"")
+                    }
+                    try encoder.enterStruct(field: entryField)
+                    defer { encoder.leave(array: false) }
+                    try encoder.container(CDBUS_TYPE_DICT_ENTRY, signature: nil, in: sub, field: entryField) {
+                        entryIter, inner in
+                        try inner.append(entry.key, to: entryIter, field: entryField + ".key")
+                        try inner.append(entry.value, to: entryIter, field: entryField)
+                    }
+                }
+            }
+        case .structure(let fields):
+            guard !fields.isEmpty else { throw DBusError.invalidArgs("\(field): a struct needs at least one field") }
+            try enterStruct(field: field)
+            defer { leave(array: false) }
+            try container(CDBUS_TYPE_STRUCT, signature: nil, in: iter, field: field) { sub, encoder in
+                for (i, f) in fields.enumerated() { try encoder.append(f, to: sub, field: "\(field).\(i)") }
+            }
+        case .variant(let inner):
+            let innerSignature = inner.signature
+            guard (try? Signature(validating: innerSignature))?.isSingleCompleteType == true else {
+                throw DBusError.invalidArgs(
+                    "\(field): variant content type \"\(innerSignature)\" is not a valid single type")
+            }
+            totalDepth += 1
+            defer { totalDepth -= 1 }
+            guard totalDepth <= Limits.maxTotalDepth else {
+                throw DBusError.invalidArgs("\(field): values nested more than \(Limits.maxTotalDepth) deep")
+            }
+            try container(CDBUS_TYPE_VARIANT, signature: innerSignature, in: iter, field: field) { sub, encoder in
+                try encoder.append(inner, to: sub, field: field)
+            }
+        }
+        if ok == 0 { throw DBusError.noMemory }
+    }
+
+    private static func isBasic(_ signature: String) -> Bool {
+        signature.count == 1 && "ybnqiuxtdsogh".contains(signature)
+    }
+
+    private mutating func enterArray(field: String) throws {
+        arrayDepth += 1
+        totalDepth += 1
+        if arrayDepth > Limits.maxContainerDepth || totalDepth > Limits.maxTotalDepth {
+            arrayDepth -= 1
+            totalDepth -= 1
+            throw DBusError.invalidArgs(
+                "\(field): containers nested too deep (D-Bus allows \(Limits.maxContainerDepth))")
+        }
+    }
+
+    private mutating func enterStruct(field: String) throws {
+        structDepth += 1
+        totalDepth += 1
+        if structDepth > Limits.maxContainerDepth || totalDepth > Limits.maxTotalDepth {
+            structDepth -= 1
+            totalDepth -= 1
+            throw DBusError.invalidArgs(
+                "\(field): containers nested too deep (D-Bus allows \(Limits.maxContainerDepth))")
+        }
+    }
+
+    private mutating func leave(array: Bool) {
+        if array { arrayDepth -= 1 } else { structDepth -= 1 }
+        totalDepth -= 1
+    }
+
+    /// Opens a container, runs `body` on a sub-iterator with a stable address, and closes (or abandons) it.
+    private mutating func container(
+        _ type: Int32,
+        signature: String?,
+        in iter: UnsafeMutablePointer<DBusMessageIter>,
+        field: String,
+        _ body: (UnsafeMutablePointer<DBusMessageIter>, inout MessageEncoder) throws -> Void
+    ) throws {
+        var sub = DBusMessageIter()
+        try withUnsafeMutablePointer(to: &sub) { subp in
+            let opened: dbus_bool_t =
+                if let signature {
+                    signature.withCString { dbus_message_iter_open_container(iter, type, $0, subp) }
+                } else {
+                    dbus_message_iter_open_container(iter, type, nil, subp)
+                }
+            guard opened != 0 else { throw DBusError.noMemory }
+            do {
+                try body(subp, &self)
+            } catch {
+                dbus_message_iter_abandon_container(iter, subp)
+                throw error
+            }
+            guard dbus_message_iter_close_container(iter, subp) != 0 else { throw DBusError.noMemory }
+        }
+    }
+
+    private mutating func appendString(
+        _ string: String,
+        type: Int32,
+        to iter: UnsafeMutablePointer<DBusMessageIter>,
+        field: String
+    ) throws -> dbus_bool_t {
+        try checkNoNUL(string, what: field)
+        payloadBytes += string.utf8.count + 5
+        let result: Int32 = string.withCString { cString in
+            // Swift strings are valid Unicode, but libdbus's UTF-8 rules are its own: ask it, never let it abort.
+            if type == CDBUS_TYPE_STRING && dbus_validate_utf8(cString, nil) == 0 { return -1 }
+            var pointer: UnsafePointer<CChar>? = cString
+            return Int32(dbus_message_iter_append_basic(iter, type, &pointer))
+        }
+        if result < 0 { throw DBusError.invalidArgs("\(field) is not a valid D-Bus UTF-8 string") }
+        return dbus_bool_t(result)
+    }
+
+    private mutating func appendBytes(
+        _ bytes: [UInt8],
+        to iter: UnsafeMutablePointer<DBusMessageIter>,
+        field: String
+    ) throws {
+        payloadBytes += bytes.count + 4
+        try container(CDBUS_TYPE_ARRAY, signature: "y", in: iter, field: field) { sub, _ in
+            let ok = bytes.withUnsafeBufferPointer { buffer in
+                var base = buffer.baseAddress
+                return withUnsafeMutablePointer(to: &base) { pointer in
+                    dbus_message_iter_append_fixed_array(sub, CDBUS_TYPE_BYTE, pointer, Int32(buffer.count))
+                }
+            }
+            guard ok != 0 else { throw DBusError.noMemory }
+        }
+    }
+}
+
+extension DBusValue {
+    fileprivate var debugKey: String {
+        if let s = stringValue { return "\"\(s.debugEscaped)\"" }
+        return "\(self)"
+    }
+}
+
+func errnoText() -> String { String(cString: strerror(errno)) }
+
+/// Reads a libdbus message body into Swift values.
+enum MessageDecoder {
+    static func decodeBody(of message: OpaquePointer) -> [DBusValue] {
+        var iter = DBusMessageIter()
+        guard dbus_message_iter_init(message, &iter) != 0 else { return [] }
+        var values: [DBusValue] = []
+        repeat {
+            values.append(decode(&iter))
+        } while dbus_message_iter_next(&iter) != 0
+        return values
+    }
+
+    private static func basic(_ iter: UnsafeMutablePointer<DBusMessageIter>) -> DBusBasicValue {
+        var value = DBusBasicValue()
+        dbus_message_iter_get_basic(iter, &value)
+        return value
+    }
+
+    /// Decodes the value under `iter`. libdbus validated the whole message on receipt, so types are trustworthy.
+    static func decode(_ iter: UnsafeMutablePointer<DBusMessageIter>) -> DBusValue {
+        let type = dbus_message_iter_get_arg_type(iter)
+        switch type {
+        case CDBUS_TYPE_BYTE: return .byte(basic(iter).byt)
+        case CDBUS_TYPE_BOOLEAN: return .boolean(basic(iter).bool_val != 0)
+        case CDBUS_TYPE_INT16: return .int16(basic(iter).i16)
+        case CDBUS_TYPE_UINT16: return .uint16(basic(iter).u16)
+        case CDBUS_TYPE_INT32: return .int32(basic(iter).i32)
+        case CDBUS_TYPE_UINT32: return .uint32(basic(iter).u32)
+        case CDBUS_TYPE_INT64: return .int64(Int64(basic(iter).i64))
+        case CDBUS_TYPE_UINT64: return .uint64(UInt64(basic(iter).u64))
+        case CDBUS_TYPE_DOUBLE: return .double(basic(iter).dbl)
+        case CDBUS_TYPE_STRING: return .string(String(cString: basic(iter).str))
+        case CDBUS_TYPE_OBJECT_PATH: return .objectPath(ObjectPath(trusted: String(cString: basic(iter).str)))
+        case CDBUS_TYPE_SIGNATURE: return .signature(Signature(unchecked: String(cString: basic(iter).str)))
+        case CDBUS_TYPE_UNIX_FD: return .unixFD(basic(iter).fd)
+        case CDBUS_TYPE_VARIANT:
+            var sub = DBusMessageIter()
+            dbus_message_iter_recurse(iter, &sub)
+            return .variant(decode(&sub))
+        case CDBUS_TYPE_STRUCT:
+            var sub = DBusMessageIter()
+            dbus_message_iter_recurse(iter, &sub)
+            var fields: [DBusValue] = []
+            while dbus_message_iter_get_arg_type(&sub) != CDBUS_TYPE_INVALID {
+                fields.append(decode(&sub))
+                dbus_message_iter_next(&sub)
+            }
+            return .structure(fields)
+        case CDBUS_TYPE_ARRAY:
+            return decodeArray(iter)
+        default:
+            // Only reachable if libdbus adds a type this module does not know.
+            return .string("<unsupported D-Bus type \(type)>")
+        }
+    }
+
+    private static func decodeArray(_ iter: UnsafeMutablePointer<DBusMessageIter>) -> DBusValue {
+        let elementType = dbus_message_iter_get_element_type(iter)
+        var sub = DBusMessageIter()
+        dbus_message_iter_recurse(iter, &sub)
+        if elementType == CDBUS_TYPE_BYTE {
+            var pointer: UnsafeMutableRawPointer?
+            var count: Int32 = 0
+            withUnsafeMutablePointer(to: &pointer) { dbus_message_iter_get_fixed_array(&sub, $0, &count) }
+            guard let pointer, count > 0 else { return .bytes([]) }
+            return .bytes(Array(UnsafeRawBufferPointer(start: pointer, count: Int(count))))
+        }
+        let full = signature(of: iter)
+        let element = String(full.dropFirst())
+        if elementType == CDBUS_TYPE_DICT_ENTRY {
+            let inner = element.dropFirst().dropLast()
+            let key = String(inner.prefix(1))
+            let value = String(inner.dropFirst())
+            var entries: [DBusDictEntry] = []
+            while dbus_message_iter_get_arg_type(&sub) == CDBUS_TYPE_DICT_ENTRY {
+                var entryIter = DBusMessageIter()
+                dbus_message_iter_recurse(&sub, &entryIter)
+                let k = decode(&entryIter)
+                dbus_message_iter_next(&entryIter)
+                let v = decode(&entryIter)
+                entries.append(DBusDictEntry(k, v))
+                dbus_message_iter_next(&sub)
+            }
+            return .dictionary(key: Signature(unchecked: key), value: Signature(unchecked: value), entries)
+        }
+        var elements: [DBusValue] = []
+        while dbus_message_iter_get_arg_type(&sub) != CDBUS_TYPE_INVALID {
+            elements.append(decode(&sub))
+            dbus_message_iter_next(&sub)
+        }
+        return .array(Signature(unchecked: element), elements)
+    }
+
+    private static func signature(of iter: UnsafeMutablePointer<DBusMessageIter>) -> String {
+        guard let raw = dbus_message_iter_get_signature(iter) else { return "" }
+        defer { dbus_free(raw) }
+        return String(cString: raw)
+    }
+}

@@ -1,0 +1,208 @@
+import Synchronization
+
+/// Routes incoming messages (on the I/O thread) to signal subscriptions and exported objects.
+final class MessageRouter: Sendable {
+    private struct Subscription {
+        let rule: MatchRule
+        let continuation: AsyncThrowingStream<DBusMessage, any Error>.Continuation
+    }
+
+    private struct State {
+        var nextID: UInt64 = 0
+        var subscriptions: [UInt64: Subscription] = [:]
+        var objects: [ObjectPath: [String: DBusObject]] = [:]
+        var closed: DBusError?
+    }
+
+    private let state = Mutex(State())
+
+    func subscribe(
+        _ rule: MatchRule,
+        _ continuation: AsyncThrowingStream<DBusMessage, any Error>.Continuation
+    ) throws(DBusError) -> UInt64 {
+        try state.withLock { (state) throws(DBusError) -> UInt64 in
+            if let closed = state.closed { throw closed }
+            state.nextID += 1
+            state.subscriptions[state.nextID] = Subscription(rule: rule, continuation: continuation)
+            return state.nextID
+        }
+    }
+
+    /// Removes a subscription; true if it was still there (so its bus match rule is still to be removed).
+    func unsubscribe(_ id: UInt64) -> Bool {
+        state.withLock { $0.subscriptions.removeValue(forKey: id) != nil && $0.closed == nil }
+    }
+
+    func export(_ object: DBusObject, at path: ObjectPath) {
+        state.withLock { $0.objects[path, default: [:]][object.interface.rawValue] = object }
+    }
+
+    func unexport(_ interface: InterfaceName, at path: ObjectPath) {
+        state.withLock { state in
+            state.objects[path]?[interface.rawValue] = nil
+            if state.objects[path]?.isEmpty == true { state.objects[path] = nil }
+        }
+    }
+
+    /// Ends every subscription with `reason` and forgets every object.
+    func close(_ reason: DBusError) {
+        let subscriptions = state.withLock { state in
+            state.closed = reason
+            state.objects = [:]
+            defer { state.subscriptions = [:] }
+            return Array(state.subscriptions.values)
+        }
+        for subscription in subscriptions { subscription.continuation.finish(throwing: reason) }
+    }
+
+    /// Handles one incoming message; false leaves it to libdbus (which answers unknown method calls itself).
+    func route(_ message: DBusMessage, core: ConnectionCore) -> Bool {
+        switch message.kind {
+        case .signal:
+            let targets = state.withLock { state in
+                state.subscriptions.values.filter { $0.rule.matches(message) }.map(\.continuation)
+            }
+            for continuation in targets { continuation.yield(message) }
+            return true
+        case .methodCall:
+            guard let path = message.path, let member = message.member else { return false }
+            let lookup: (handler: DBusObject.Handler?, pathKnown: Bool) = state.withLock { state in
+                guard let interfaces = state.objects[path] else { return (nil, false) }
+                if let name = message.interface {
+                    return (interfaces[name]?.methods[member], true)
+                }
+                return (interfaces.values.lazy.compactMap { $0.methods[member] }.first, true)
+            }
+            guard lookup.pathKnown else { return false }
+            let call = IncomingCall(message: message, core: core)
+            guard let handler = lookup.handler else {
+                call.fail(
+                    DBusError(
+                        name: DBusError.Name.unknownMethod,
+                        message: "no method \(member) in interface \(message.interface ?? "(any)") at \(path)"))
+                return true
+            }
+            handler(call)
+            return true
+        case .methodReturn, .error:
+            return true
+        }
+    }
+}
+
+/// A subscription's messages, as an `AsyncSequence`. The bus match rule lives exactly as long as the
+/// subscription: it is removed when the sequence ends, when ``cancel()`` is called, or when the last copy of the
+/// subscription and its iterators is gone.
+public struct SignalSubscription: AsyncSequence, Sendable {
+    /// Each matching message.
+    public typealias Element = DBusMessage
+    private let lifetime: Lifetime
+    private let stream: AsyncThrowingStream<DBusMessage, any Error>
+
+    init(
+        stream: AsyncThrowingStream<DBusMessage, any Error>,
+        continuation: AsyncThrowingStream<DBusMessage, any Error>.Continuation
+    ) {
+        self.stream = stream
+        self.lifetime = Lifetime(continuation: continuation)
+    }
+
+    /// Ends the sequence and removes the match rule.
+    public func cancel() { lifetime.continuation.finish() }
+
+    /// Makes an iterator (iterate one at a time: the messages are shared, not copied per iterator).
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(lifetime: lifetime, base: stream.makeAsyncIterator())
+    }
+
+    /// The iterator.
+    public struct Iterator: AsyncIteratorProtocol {
+        let lifetime: Lifetime
+        var base: AsyncThrowingStream<DBusMessage, any Error>.Iterator
+        /// The next matching message; nil once the subscription ended; throws `Disconnected` if the bus went away.
+        public mutating func next() async throws -> DBusMessage? {
+            try await base.next()
+        }
+    }
+
+    final class Lifetime: Sendable {
+        let continuation: AsyncThrowingStream<DBusMessage, any Error>.Continuation
+        init(continuation: AsyncThrowingStream<DBusMessage, any Error>.Continuation) {
+            self.continuation = continuation
+        }
+        deinit { continuation.finish() }
+    }
+}
+
+/// An interface served by an exported object: method handlers keyed by member name.
+///
+/// Handlers made with ``method(_:_:)`` run on the connection's I/O thread, in the order calls arrive, and must
+/// not block: reply at once or keep the ``IncomingCall`` and reply later from anywhere. ``asyncMethod(_:_:)``
+/// handlers run in their own task each.
+public struct DBusObject: Sendable {
+    /// A method handler.
+    public typealias Handler = @Sendable (IncomingCall) -> Void
+    /// The interface name.
+    public let interface: InterfaceName
+    var methods: [String: Handler] = [:]
+
+    /// An interface with no methods yet.
+    public init(interface: InterfaceName) { self.interface = interface }
+
+    /// Adds a method whose handler replies through the call (at once or later).
+    public mutating func method(_ member: MemberName, _ handler: @escaping Handler) {
+        methods[member.rawValue] = handler
+    }
+
+    /// Adds a method whose async handler returns the reply's values or throws (a `DBusError` keeps its name;
+    /// any other error becomes `org.freedesktop.DBus.Error.Failed`).
+    public mutating func asyncMethod(
+        _ member: MemberName,
+        _ handler: @escaping @Sendable (DBusMessage) async throws -> [DBusValue]
+    ) {
+        methods[member.rawValue] = { call in
+            Task {
+                do {
+                    call.reply(try await handler(call.message))
+                } catch let error as DBusError {
+                    call.fail(error)
+                } catch {
+                    call.fail(DBusError(name: DBusError.Name.failed, message: "\(error)"))
+                }
+            }
+        }
+    }
+}
+
+/// A method call received by an exported object, and the means to answer it once.
+public struct IncomingCall: Sendable {
+    /// The call.
+    public let message: DBusMessage
+    let core: ConnectionCore
+
+    /// Replies with `values`. A value libdbus would refuse is turned into an `InvalidArgs` error reply instead.
+    public func reply(_ values: [DBusValue] = []) {
+        send(error: nil, values)
+    }
+
+    /// Replies with an error.
+    public func fail(_ error: DBusError) {
+        send(error: error, [])
+    }
+
+    private func send(error: DBusError?, _ values: [DBusValue]) {
+        guard !message.noReplyExpected else { return }
+        let reply: OutgoingMessage
+        do {
+            reply = try OutgoingMessage.reply(
+                toSerial: message.serial, destination: message.sender, error: error, body: values)
+        } catch {
+            guard
+                let fallback = try? OutgoingMessage.reply(
+                    toSerial: message.serial, destination: message.sender, error: error, body: [])
+            else { return }
+            reply = fallback
+        }
+        core.post(.send(reply))
+    }
+}

@@ -1,0 +1,1 @@
+print("dbus-benchmark: TODO")

@@ -1,0 +1,1 @@
+// The desktop presenter over org.freedesktop.Notifications (issue 4).

@@ -1,0 +1,1 @@
+// Replaced by the toast model (issue 3).

@@ -1,0 +1,170 @@
+public import DBus
+import Foundation
+import Glibc
+public import Testing
+
+/// A private `dbus-daemon` for tests: its own config, its own socket directory, no service activation (so nothing
+/// installed on the machine can auto-start and grab a name), stopped by its pid.
+public final class PrivateBus: Sendable {
+    /// The bus address (`unix:path=…`).
+    public let address: String
+    /// The daemon's pid.
+    public let pid: Int32
+    /// The daemon's private folder (config and socket).
+    public let directory: String
+
+    private init(address: String, pid: Int32, directory: String) {
+        self.address = address
+        self.pid = pid
+        self.directory = directory
+    }
+
+    /// Starts a daemon and waits until it accepts connections.
+    public static func start() throws -> PrivateBus {
+        let daemon = try Tools.require("dbus-daemon", package: "dbus-daemon")
+        let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-bus")
+        let config = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(directory)/bus</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+              <limit name="max_replies_per_connection">50000</limit>
+              <limit name="max_incoming_bytes">1000000000</limit>
+              <limit name="max_outgoing_bytes">1000000000</limit>
+              <limit name="max_message_size">100000000</limit>
+            </busconfig>
+            """
+        try config.write(toFile: "\(directory)/bus.conf", atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: daemon)
+        process.arguments = ["--config-file=\(directory)/bus.conf", "--nofork", "--print-address=1"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        // The daemon prints its address once it listens; read up to the newline.
+        var line = Data()
+        while true {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+            if chunk.contains(UInt8(ascii: "\n")) { break }
+        }
+        let address = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !address.isEmpty else {
+            throw TestEnvironmentError("dbus-daemon exited without printing an address (config \(directory)/bus.conf)")
+        }
+        return PrivateBus(address: address, pid: process.processIdentifier, directory: directory)
+    }
+
+    /// A new connection to this bus.
+    public func connect() async throws -> DBusConnection {
+        try await DBusConnection.connect(to: .address(address))
+    }
+
+    /// Kills the daemon at once (SIGKILL) and waits until it is gone: a bus that dies.
+    public func kill() {
+        Tools.terminate(pid: pid, signal: SIGKILL)
+    }
+
+    /// Stops the daemon and removes its folder. (SIGKILL: the daemon keeps no state, and a test process may
+    /// hand its children a signal mask that blocks SIGTERM.)
+    public func stop() {
+        Tools.terminate(pid: pid, signal: SIGKILL)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    deinit { stop() }
+}
+
+extension PrivateBus {
+    /// The bus of the running suite (set by the ``privateBus`` trait).
+    @TaskLocal public static var current: PrivateBus?
+
+    /// The bus of the running suite; fails the test if the suite has no `.privateBus` trait.
+    public static var shared: PrivateBus {
+        get throws {
+            guard let current else { throw TestEnvironmentError("this suite needs the .privateBus trait") }
+            return current
+        }
+    }
+}
+
+/// Starts one private bus for a whole suite and stops it when the suite ends.
+public struct PrivateBusTrait: SuiteTrait, TestScoping {
+    /// One bus per suite, shared by its tests.
+    public var isRecursive: Bool { false }
+
+    /// Runs the suite with ``PrivateBus/current`` set.
+    public func provideScope(
+        for test: Test,
+        testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
+        if PrivateBus.current != nil {
+            try await function()
+            return
+        }
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        try await PrivateBus.$current.withValue(bus) { try await function() }
+    }
+}
+
+extension Trait where Self == PrivateBusTrait {
+    /// Gives the suite its own `dbus-daemon` (``PrivateBus/shared``).
+    public static var privateBus: PrivateBusTrait { PrivateBusTrait() }
+}
+
+/// A test environment problem: a missing tool or a daemon that did not start. Tests fail with it, never skip.
+public struct TestEnvironmentError: Error, CustomStringConvertible {
+    /// What is wrong and how to fix it.
+    public let description: String
+    /// Creates the error.
+    public init(_ description: String) { self.description = description }
+}
+
+/// Small process helpers shared by the test harnesses.
+public enum Tools {
+    /// The full path of `tool` on PATH, or an error that says which Debian package to install.
+    public static func require(_ tool: String, package: String) throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":") {
+            let candidate = "\(directory)/\(tool)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        throw TestEnvironmentError(
+            "\(tool) is not installed: run `apt-get install \(package)` (or the README's test command)")
+    }
+
+    /// A new private folder under the temporary directory.
+    public static func makeTemporaryDirectory(prefix: String) throws -> String {
+        var template = Array("\(NSTemporaryDirectory())/\(prefix).XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw TestEnvironmentError("mkdtemp failed: \(String(cString: strerror(errno)))")
+        }
+        return String(cString: made)
+    }
+
+    /// Sends `signal` to `pid`, escalates to SIGKILL after 3 s, and reaps it if it is our child.
+    public static func terminate(pid: Int32, signal: Int32) {
+        guard Glibc.kill(pid, 0) == 0 else { return }
+        _ = Glibc.kill(pid, signal)
+        for attempt in 0..<300 {
+            var status: Int32 = 0
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid || (reaped < 0 && Glibc.kill(pid, 0) != 0) { return }
+            if attempt == 299 { _ = Glibc.kill(pid, SIGKILL) }
+            usleep(10_000)
+        }
+        var status: Int32 = 0
+        _ = waitpid(pid, &status, 0)
+    }
+}

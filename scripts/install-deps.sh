@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ToastKit's build, tests and demo need, when any is missing.
+# Usage: scripts/install-deps.sh [test|demo|bench]   (default: test)
+set -euo pipefail
+
+packages=(
+    pkg-config libdbus-1-dev   # the C library and its .pc file (CDBus)
+    dbus-daemon dbus-bin       # private buses in tests; dbus-send/dbus-monitor
+    dunst xvfb xauth x11-utils # the real notification server under a virtual X display
+    libnotify-bin              # notify-send: a peer to compare with
+    imagemagick                # `import` screenshots of the virtual display
+    fonts-dejavu-core adwaita-icon-theme
+)
+case "${1:-test}" in
+    bench) packages+=(hyperfine libglib2.0-bin python3-dbus gcc valgrind) ;;
+esac
+
+missing=()
+for package in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+    [ "$status" = "install ok installed" ] || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+for attempt in 1 2 3; do
+    # Another apt may hold the lock for a moment; retry rather than fail.
+    if "${sudo[@]}" apt-get update -qq && "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"; then
+        exit 0
+    fi
+    echo "install-deps: apt-get failed (attempt $attempt), retrying" >&2
+    sleep 5
+done
+echo "install-deps: could not install ${missing[*]}" >&2
+exit 1
