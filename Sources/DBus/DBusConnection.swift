@@ -154,6 +154,33 @@ public final class DBusConnection: Sendable {
         return SignalSubscription(stream: stream, continuation: continuation)
     }
 
+    /// Turns this connection into a bus monitor (`org.freedesktop.DBus.Monitoring.BecomeMonitor`) and returns
+    /// every message that matches one of `rules` — method calls, replies and signals between any peers.
+    ///
+    /// A monitor can no longer call methods or own names: use a connection of its own for it. Use rules with
+    /// `kind: nil` or a kind to match calls as well as signals.
+    public func monitor(_ rules: [MatchRule]) async throws -> SignalSubscription {
+        let (stream, continuation) = AsyncThrowingStream<DBusMessage, any Error>.makeStream(
+            bufferingPolicy: .unbounded)
+        let router = self.router
+        var ids: [UInt64] = []
+        for rule in rules { ids.append(try router.subscribe(rule, continuation)) }
+        if rules.isEmpty { ids.append(try router.subscribe(MatchRule(kind: nil), continuation)) }
+        let subscribed = ids
+        continuation.onTermination = { _ in for id in subscribed { _ = router.unsubscribe(id) } }
+        router.startMonitoring()
+        do {
+            _ = try await call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                interface: "org.freedesktop.DBus.Monitoring", member: "BecomeMonitor",
+                arguments: [.strings(rules.map(\.ruleString)), .uint32(0)])
+        } catch {
+            continuation.finish()
+            throw error
+        }
+        return SignalSubscription(stream: stream, continuation: continuation)
+    }
+
     private static func removeMatch(_ rule: MatchRule, core: ConnectionCore) {
         guard
             let message = try? OutgoingMessage.methodCall(

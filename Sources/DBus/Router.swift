@@ -12,6 +12,8 @@ final class MessageRouter: Sendable {
         var subscriptions: [UInt64: Subscription] = [:]
         var objects: [ObjectPath: [String: DBusObject]] = [:]
         var closed: DBusError?
+        /// After `BecomeMonitor` the connection only watches: every message goes to subscriptions, none is answered.
+        var monitoring = false
     }
 
     private let state = Mutex(State())
@@ -55,8 +57,20 @@ final class MessageRouter: Sendable {
         for subscription in subscriptions { subscription.continuation.finish(throwing: reason) }
     }
 
+    func startMonitoring() {
+        state.withLock { $0.monitoring = true }
+    }
+
     /// Handles one incoming message; false leaves it to libdbus (which answers unknown method calls itself).
     func route(_ message: DBusMessage, core: ConnectionCore) -> Bool {
+        let monitored: [AsyncThrowingStream<DBusMessage, any Error>.Continuation]? = state.withLock { state in
+            guard state.monitoring else { return nil }
+            return state.subscriptions.values.filter { $0.rule.matches(message) }.map(\.continuation)
+        }
+        if let monitored {
+            for continuation in monitored { continuation.yield(message) }
+            return true
+        }
         switch message.kind {
         case .signal:
             let targets = state.withLock { state in

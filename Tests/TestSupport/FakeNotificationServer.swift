@@ -1,0 +1,211 @@
+public import DBus
+import Synchronization
+
+/// A notification server written on the project's own D-Bus layer, for what a real server cannot do on demand:
+/// activation tokens, missing capabilities, slow replies, crashes and restarts, forged signals.
+///
+/// It owns `org.freedesktop.Notifications`, answers `Notify`, `CloseNotification`, `GetCapabilities` and
+/// `GetServerInformation`, records every call, and emits signals when told to (unicast to the caller, as dunst
+/// does, or broadcast, as the GTK servers do).
+public final class FakeNotificationServer: Sendable {
+    /// How the fake behaves.
+    public struct Options: Sendable {
+        /// What `GetCapabilities` answers.
+        public var capabilities: [String]
+        /// `GetServerInformation`'s name.
+        public var name: String
+        /// Signals go only to the connection that called `Notify` (dunst), or to everyone.
+        public var unicastSignals: Bool
+        /// `Notify` replies are held back this long (beyond a client's timeout to simulate a hung server).
+        public var notifyDelay: Duration?
+        /// The first id handed out.
+        public var firstID: UInt32
+
+        /// The defaults: dunst's capabilities, unicast signals, immediate replies.
+        public init(
+            capabilities: [String] = [
+                "actions", "body", "body-hyperlinks", "body-markup", "icon-static", "persistence",
+            ],
+            name: String = "fake-notifications",
+            unicastSignals: Bool = true,
+            notifyDelay: Duration? = nil,
+            firstID: UInt32 = 1
+        ) {
+            self.capabilities = capabilities
+            self.name = name
+            self.unicastSignals = unicastSignals
+            self.notifyDelay = notifyDelay
+            self.firstID = firstID
+        }
+    }
+
+    /// One `Notify` the server received.
+    public struct Notification: Sendable, Hashable {
+        /// The id the server gave it.
+        public var id: UInt32
+        /// The caller's unique name.
+        public var sender: String
+        /// `app_name`.
+        public var appName: String
+        /// `replaces_id`.
+        public var replacesID: UInt32
+        /// `app_icon`.
+        public var appIcon: String
+        /// `summary`.
+        public var summary: String
+        /// `body`.
+        public var body: String
+        /// `actions`, as sent (key, label, key, label…).
+        public var actions: [String]
+        /// `hints`.
+        public var hints: [String: DBusValue]
+        /// `expire_timeout` in milliseconds.
+        public var expireTimeout: Int32
+    }
+
+    /// A call the server received, as it arrives.
+    public enum Event: Sendable, Hashable {
+        /// A `Notify`.
+        case notify(Notification)
+        /// A `CloseNotification` for this id.
+        case close(UInt32)
+    }
+
+    private struct State {
+        var nextID: UInt32
+        var live: [UInt32: String] = [:]
+        var notifications: [Notification] = []
+        var closes: [UInt32] = []
+    }
+
+    /// The server's connection (its unique name is the owner of `org.freedesktop.Notifications`).
+    public let connection: DBusConnection
+    /// The options it runs with.
+    public let options: Options
+    private let state: Mutex<State>
+    private let eventStream: AsyncStream<Event>
+    private let eventContinuation: AsyncStream<Event>.Continuation
+    private static let path: ObjectPath = "/org/freedesktop/Notifications"
+    private static let interface: InterfaceName = "org.freedesktop.Notifications"
+
+    private init(connection: DBusConnection, options: Options) {
+        self.connection = connection
+        self.options = options
+        state = Mutex(State(nextID: options.firstID))
+        (eventStream, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// Starts a server on `bus` and returns once it owns the name.
+    public static func start(on bus: PrivateBus, options: Options = Options()) async throws -> FakeNotificationServer {
+        let server = FakeNotificationServer(connection: try await bus.connect(), options: options)
+        var object = DBusObject(interface: interface)
+        object.method("GetCapabilities") { call in call.reply([.strings(server.options.capabilities)]) }
+        object.method("GetServerInformation") { call in
+            call.reply([.string(server.options.name), .string("ToastKit tests"), .string("1.0"), .string("1.2")])
+        }
+        object.method("Notify") { call in server.notify(call) }
+        object.method("CloseNotification") { call in server.closeNotification(call) }
+        server.connection.export(object, at: path)
+        let reply = try await server.connection.requestName("org.freedesktop.Notifications", flags: .doNotQueue)
+        guard reply == .primaryOwner else {
+            throw TestEnvironmentError("fake server could not own org.freedesktop.Notifications: \(reply)")
+        }
+        return server
+    }
+
+    /// The calls as they arrive (one consumer).
+    public var events: AsyncStream<Event> { eventStream }
+
+    /// Waits for the next `Notify`, skipping other calls.
+    public func nextNotification() async throws -> Notification {
+        for await event in eventStream {
+            if case .notify(let notification) = event { return notification }
+        }
+        throw TestEnvironmentError("the fake server stopped")
+    }
+
+    /// Every `Notify` so far.
+    public var notifications: [Notification] { state.withLock { $0.notifications } }
+    /// The ids currently shown (notified, not closed).
+    public var liveIDs: Set<UInt32> { state.withLock { Set($0.live.keys) } }
+    /// Every `CloseNotification` id so far.
+    public var closeRequests: [UInt32] { state.withLock { $0.closes } }
+
+    /// Stops serving: the connection closes, as when the server crashes.
+    public func stop() {
+        connection.close()
+        eventContinuation.finish()
+    }
+
+    /// Emits `ActionInvoked(id, key)`; `from` lets a test forge it from another connection.
+    public func emitActionInvoked(id: UInt32, key: String, from other: DBusConnection? = nil) throws {
+        try emit("ActionInvoked", [.uint32(id), .string(key)], id: id, from: other)
+    }
+
+    /// Emits `ActivationToken(id, token)`.
+    public func emitActivationToken(id: UInt32, token: String) throws {
+        try emit("ActivationToken", [.uint32(id), .string(token)], id: id, from: nil)
+    }
+
+    /// Emits `NotificationClosed(id, reason)` and forgets the id.
+    public func emitClosed(id: UInt32, reason: UInt32, from other: DBusConnection? = nil) throws {
+        if other == nil { _ = state.withLock { $0.live.removeValue(forKey: id) } }
+        try emit("NotificationClosed", [.uint32(id), .uint32(reason)], id: id, from: other)
+    }
+
+    private func emit(_ member: MemberName, _ body: [DBusValue], id: UInt32, from other: DBusConnection?) throws {
+        let sender = other ?? connection
+        let target = state.withLock { $0.live[id] ?? $0.notifications.last { $0.id == id }?.sender }
+        let destination = options.unicastSignals ? try target.map { try BusName(validating: $0) } : nil
+        try sender.emitSignal(
+            path: Self.path, interface: Self.interface, member: member, arguments: body, destination: destination)
+    }
+
+    private func notify(_ call: IncomingCall) {
+        guard let values = try? call.message.arguments("susssasa{sv}i") else {
+            call.fail(DBusError(name: DBusError.Name.invalidArgs, message: "Notify wants (susssasa{sv}i)"))
+            return
+        }
+        let replaces = values[1].uint32Value ?? 0
+        let notification = state.withLock { state -> Notification in
+            let id: UInt32
+            if replaces != 0, state.live[replaces] != nil {
+                id = replaces
+            } else {
+                id = state.nextID
+                state.nextID += 1
+            }
+            let notification = Notification(
+                id: id, sender: call.message.sender ?? "", appName: values[0].stringValue ?? "",
+                replacesID: replaces, appIcon: values[2].stringValue ?? "", summary: values[3].stringValue ?? "",
+                body: values[4].stringValue ?? "", actions: values[5].stringsValue ?? [],
+                hints: values[6].variantDictionaryValue ?? [:], expireTimeout: values[7].int32Value ?? 0)
+            state.live[id] = notification.sender
+            state.notifications.append(notification)
+            return notification
+        }
+        eventContinuation.yield(.notify(notification))
+        if let delay = options.notifyDelay {
+            Task {
+                try? await Task.sleep(for: delay)
+                call.reply([.uint32(notification.id)])
+            }
+        } else {
+            call.reply([.uint32(notification.id)])
+        }
+    }
+
+    private func closeNotification(_ call: IncomingCall) {
+        guard let id = (try? call.message.arguments("u"))?[0].uint32Value else {
+            call.fail(DBusError(name: DBusError.Name.invalidArgs, message: "CloseNotification wants (u)"))
+            return
+        }
+        let wasLive = state.withLock { state in
+            state.closes.append(id)
+            return state.live[id] != nil
+        }
+        eventContinuation.yield(.close(id))
+        call.reply()
+        if wasLive { try? emitClosed(id: id, reason: 3) }
+    }
+}
