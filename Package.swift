@@ -11,6 +11,7 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "ToastKit",
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "ToastKit", targets: ["ToastKit"]),
         .library(name: "ToastKitTesting", targets: ["ToastKitTesting"]),
@@ -34,6 +35,12 @@ let package = Package(
         .executableTarget(name: "DBusBenchmark", dependencies: ["DBus"], swiftSettings: strict),
         .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "FreedesktopNotificationsTests",
+            dependencies: ["FreedesktopNotifications", "ToastModel", "ToastKitTesting", "TestSupport", "DBus"],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "ToastKitTests", dependencies: ["ToastKit", "ToastKitTesting"], swiftSettings: strict),
         .testTarget(
             name: "ToastModelTests",
             dependencies: ["ToastModel", "ToastKitTesting"],

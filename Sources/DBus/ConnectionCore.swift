@@ -39,6 +39,8 @@ final class ConnectionCore: @unchecked Sendable {
     }
 
     private let inbox = Mutex(Inbox())
+    /// True while the I/O thread is about to block in `poll()`: only then does a post need to write the eventfd.
+    private let sleeping = Atomic<Bool>(false)
     private let wakeFD: Int32
     /// Receives every incoming message that is not a reply to a pending call; returns whether it was handled.
     private let deliver: @Sendable (ConnectionCore, DBusMessage) -> Bool
@@ -122,13 +124,14 @@ final class ConnectionCore: @unchecked Sendable {
         let (rejected, wake): (DBusError?, Bool) = inbox.withLock { inbox in
             if let closed = inbox.closed { return (closed, false) }
             inbox.operations.append(operation)
-            return (nil, inbox.operations.count == 1)
+            return (nil, true)
         }
         if let rejected {
             Self.fail(operation, with: rejected)
             return rejected
         }
-        if wake { wakeUp() }
+        // A busy loop takes the operation on its next turn; only a sleeping one needs the eventfd.
+        if wake && sleeping.exchange(false, ordering: .sequentiallyConsistent) { wakeUp() }
         return nil
     }
 
@@ -216,11 +219,7 @@ final class ConnectionCore: @unchecked Sendable {
             { timeout, data in
                 Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue().toggleTimeout(timeout!)
             }, me, nil)
-        dbus_connection_set_wakeup_main_function(
-            connection,
-            { data in
-                Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue().wakeUp()
-            }, me, nil)
+        // No wake-up function: libdbus calls it only from this thread, which dispatches before it polls again.
     }
 
     private func run() {
@@ -243,7 +242,11 @@ final class ConnectionCore: @unchecked Sendable {
                 pollFDs.append(pollfd(fd: dbus_watch_get_unix_fd(entry.watch), events: events, revents: 0))
                 polled.append(entry.watch)
             }
-            let result = poll(&pollFDs, nfds_t(pollFDs.count), nextTimeoutMilliseconds())
+            sleeping.store(true, ordering: .sequentiallyConsistent)
+            // Re-check after announcing sleep: a post made before the store did not write the eventfd.
+            let busy = inbox.withLock { !$0.operations.isEmpty }
+            let result = poll(&pollFDs, nfds_t(pollFDs.count), busy ? 0 : nextTimeoutMilliseconds())
+            sleeping.store(false, ordering: .sequentiallyConsistent)
             if result < 0 && errno != EINTR {
                 closing = DBusError(name: DBusError.Name.failed, message: "poll failed: \(errnoText())")
                 break

@@ -136,18 +136,25 @@ public final class DBusConnection: Sendable {
     /// ``SignalSubscription`` is dropped or ``SignalSubscription/cancel()``ed. If the connection is lost, the
     /// sequence throws the `Disconnected` error.
     public func signals(matching rule: MatchRule) async throws -> SignalSubscription {
+        try await signals(matchingAny: [rule])
+    }
+
+    /// Subscribes to the messages that match any of `rules`, in one sequence that keeps their arrival order
+    /// (for example a service's signals and its `NameOwnerChanged`, which must be seen in order).
+    public func signals(matchingAny rules: [MatchRule]) async throws -> SignalSubscription {
         let (stream, continuation) = AsyncThrowingStream<DBusMessage, any Error>.makeStream(
             bufferingPolicy: .unbounded)
         let core = self.core
         let router = self.router
-        let id = try router.subscribe(rule, continuation)
+        let id = try router.subscribe(rules, continuation)
         continuation.onTermination = { _ in
-            if router.unsubscribe(id) { Self.removeMatch(rule, core: core) }
+            if router.unsubscribe(id) {
+                for rule in rules { Self.removeMatch(rule, core: core) }
+            }
         }
         do {
-            _ = try await callBus("AddMatch", [.string(rule.ruleString)])
+            for rule in rules { _ = try await callBus("AddMatch", [.string(rule.ruleString)]) }
         } catch {
-            _ = router.unsubscribe(id)
             continuation.finish()
             throw error
         }
@@ -163,11 +170,8 @@ public final class DBusConnection: Sendable {
         let (stream, continuation) = AsyncThrowingStream<DBusMessage, any Error>.makeStream(
             bufferingPolicy: .unbounded)
         let router = self.router
-        var ids: [UInt64] = []
-        for rule in rules { ids.append(try router.subscribe(rule, continuation)) }
-        if rules.isEmpty { ids.append(try router.subscribe(MatchRule(kind: nil), continuation)) }
-        let subscribed = ids
-        continuation.onTermination = { _ in for id in subscribed { _ = router.unsubscribe(id) } }
+        let id = try router.subscribe(rules.isEmpty ? [MatchRule(kind: nil)] : rules, continuation)
+        continuation.onTermination = { _ in _ = router.unsubscribe(id) }
         router.startMonitoring()
         do {
             _ = try await call(

@@ -3,7 +3,7 @@ import Synchronization
 /// Routes incoming messages (on the I/O thread) to signal subscriptions and exported objects.
 final class MessageRouter: Sendable {
     private struct Subscription {
-        let rule: MatchRule
+        let rules: [MatchRule]
         let continuation: AsyncThrowingStream<DBusMessage, any Error>.Continuation
     }
 
@@ -19,13 +19,13 @@ final class MessageRouter: Sendable {
     private let state = Mutex(State())
 
     func subscribe(
-        _ rule: MatchRule,
+        _ rules: [MatchRule],
         _ continuation: AsyncThrowingStream<DBusMessage, any Error>.Continuation
     ) throws(DBusError) -> UInt64 {
         try state.withLock { (state) throws(DBusError) -> UInt64 in
             if let closed = state.closed { throw closed }
             state.nextID += 1
-            state.subscriptions[state.nextID] = Subscription(rule: rule, continuation: continuation)
+            state.subscriptions[state.nextID] = Subscription(rules: rules, continuation: continuation)
             return state.nextID
         }
     }
@@ -65,7 +65,7 @@ final class MessageRouter: Sendable {
     func route(_ message: DBusMessage, core: ConnectionCore) -> Bool {
         let monitored: [AsyncThrowingStream<DBusMessage, any Error>.Continuation]? = state.withLock { state in
             guard state.monitoring else { return nil }
-            return state.subscriptions.values.filter { $0.rule.matches(message) }.map(\.continuation)
+            return state.subscriptions.values.filter { $0.rules.contains { $0.matches(message) } }.map(\.continuation)
         }
         if let monitored {
             for continuation in monitored { continuation.yield(message) }
@@ -74,7 +74,7 @@ final class MessageRouter: Sendable {
         switch message.kind {
         case .signal:
             let targets = state.withLock { state in
-                state.subscriptions.values.filter { $0.rule.matches(message) }.map(\.continuation)
+                state.subscriptions.values.filter { $0.rules.contains { $0.matches(message) } }.map(\.continuation)
             }
             for continuation in targets { continuation.yield(message) }
             return true

@@ -102,10 +102,12 @@ enum BenchMethod: Sendable {
 
     var member: MemberName {
         switch self {
-        case .ping: "Ping"
-        case .notify: "Notify"
+        case .ping: Self.pingMember
+        case .notify: Self.notifyMember
         }
     }
+    private static let pingMember: MemberName = "Ping"
+    private static let notifyMember: MemberName = "Notify"
 
     var title: String {
         switch self {
@@ -209,12 +211,15 @@ struct Client: Sendable {
     let connection: DBusConnection
     let destination: BusName
     let method: BenchMethod
+    // Validated once, as a long-lived client would keep them (a literal argument is validated on every call).
+    let path: ObjectPath = "/bench"
+    let interface: InterfaceName = "org.toastkit.Bench"
 
     /// One call, with its reply checked.
     func call(_ index: Int) async throws {
         let value = UInt32(truncatingIfNeeded: index)
         let reply = try await connection.call(
-            destination: destination, path: "/bench", interface: "org.toastkit.Bench", member: method.member,
+            destination: destination, path: path, interface: interface, member: method.member,
             arguments: method.arguments(value))
         guard let answer = try reply.arguments("u").first?.uint32Value else {
             throw BenchmarkError("the reply has no u")

@@ -55,15 +55,14 @@ public final class NotificationEnvironment: Sendable {
         chmod("\(directory)/runtime", 0o700)
 
         // Xvfb picks a free display itself and prints its number when ready.
-        let xvfbProcess = Process()
-        xvfbProcess.executableURL = URL(fileURLWithPath: xvfb)
-        xvfbProcess.arguments = ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"]
-        let displayPipe = Pipe()
-        xvfbProcess.standardOutput = displayPipe
-        xvfbProcess.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try xvfbProcess.run()
-        let number = readLine(from: displayPipe)
+        let displayPipe = try PipePair()
+        let xvfbProcess = try ChildProcess.spawn(
+            xvfb, ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"],
+            environment: ProcessInfo.processInfo.environment, fileDescriptors: [1: displayPipe.writeEnd])
+        displayPipe.closeWriteEnd()
+        let number = displayPipe.readLine().trimmingCharacters(in: .whitespaces)
         guard !number.isEmpty else {
+            Tools.terminate(pid: xvfbProcess.pid, signal: SIGKILL)
             bus.stop()
             throw TestEnvironmentError("Xvfb did not report a display")
         }
@@ -79,9 +78,6 @@ public final class NotificationEnvironment: Sendable {
         defer { watcher.close() }
         let owners = try await watcher.nameOwnerChanges(of: "org.freedesktop.Notifications")
 
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: dunst)
-        server.arguments = ["-config", "\(directory)/dunstrc"]
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         env["DISPLAY"] = display
@@ -90,15 +86,14 @@ public final class NotificationEnvironment: Sendable {
         env["XDG_CACHE_HOME"] = "\(directory)/cache"
         env["XDG_RUNTIME_DIR"] = "\(directory)/runtime"
         env.removeValue(forKey: "WAYLAND_DISPLAY")
-        server.environment = env
-        server.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        let log = FileManager.default.createFile(atPath: "\(directory)/dunst.log", contents: nil)
-        server.standardError = log ? FileHandle(forWritingAtPath: "\(directory)/dunst.log") : nil
-        try server.run()
+        let log = open("\(directory)/dunst.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(log) }
+        let server = try ChildProcess.spawn(
+            dunst, ["-config", "\(directory)/dunstrc"], environment: env, fileDescriptors: [2: log])
 
         let environment = NotificationEnvironment(
-            bus: bus, display: display, directory: directory, xvfbPID: xvfbProcess.processIdentifier,
-            serverPID: server.processIdentifier)
+            bus: bus, display: display, directory: directory, xvfbPID: xvfbProcess.pid,
+            serverPID: server.pid)
         do {
             for try await change in owners where change.newOwner != nil { break }
         } catch {
@@ -111,7 +106,7 @@ public final class NotificationEnvironment: Sendable {
     /// Stops dunst, Xvfb and the bus, and removes the run folder.
     public func stop() {
         Tools.terminate(pid: serverPID, signal: SIGTERM)
-        Tools.terminate(pid: xvfbPID, signal: SIGKILL)
+        Tools.terminate(pid: xvfbPID, signal: SIGTERM)
         bus.stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -151,17 +146,6 @@ public final class NotificationEnvironment: Sendable {
     }
 }
 
-private func readLine(from pipe: Pipe) -> String {
-    var data = Data()
-    while true {
-        let chunk = pipe.fileHandleForReading.availableData
-        if chunk.isEmpty { break }
-        data.append(chunk)
-        if chunk.contains(UInt8(ascii: "\n")) { break }
-    }
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-}
-
 extension Tools {
     /// What a finished process left.
     public struct RunResult: Sendable {
@@ -180,28 +164,37 @@ extension Tools {
         environment: [String: String]? = nil,
         input: String? = nil
     ) throws -> RunResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool.hasPrefix("/") ? tool : try require(tool, package: tool))
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        let inputPipe = Pipe()
-        process.standardInput = inputPipe
-        try process.run()
-        if let input { inputPipe.fileHandleForWriting.write(Data(input.utf8)) }
-        try? inputPipe.fileHandleForWriting.close()
-        // Read both pipes fully before waiting, so a chatty child never blocks on a full pipe.
+        let path = tool.hasPrefix("/") ? tool : try require(tool, package: tool)
+        let stdin = try PipePair()
+        let stdout = try PipePair()
+        let stderr = try PipePair()
+        let child = try ChildProcess.spawn(
+            path, arguments, environment: environment ?? ProcessInfo.processInfo.environment,
+            fileDescriptors: [0: stdin.readEnd, 1: stdout.writeEnd, 2: stderr.writeEnd])
+        stdout.closeWriteEnd()
+        stderr.closeWriteEnd()
+        // Feed stdin and drain stderr on their own threads, so a chatty child never blocks on a full pipe.
+        let writer = Thread {
+            if let input {
+                var bytes = Array(input.utf8)
+                var offset = 0
+                while offset < bytes.count {
+                    let written = bytes.withUnsafeMutableBytes {
+                        write(stdin.writeEnd, $0.baseAddress! + offset, $0.count - offset)
+                    }
+                    if written <= 0 { break }
+                    offset += written
+                }
+            }
+            stdin.closeWriteEnd()
+        }
+        writer.start()
         let errorData = DataHandoff()
-        let reader = Thread { errorData.set(error.fileHandleForReading.readDataToEndOfFile()) }
+        let reader = Thread { errorData.set(Data(stderr.readAll())) }
         reader.start()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let outputData = stdout.readAll()
+        let status = child.wait()
         let stderrData = errorData.wait()
-        let status =
-            process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         return RunResult(
             status: status, output: String(decoding: outputData, as: UTF8.self),
             error: String(decoding: stderrData, as: UTF8.self))

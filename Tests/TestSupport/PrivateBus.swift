@@ -42,26 +42,17 @@ public final class PrivateBus: Sendable {
             </busconfig>
             """
         try config.write(toFile: "\(directory)/bus.conf", atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: daemon)
-        process.arguments = ["--config-file=\(directory)/bus.conf", "--nofork", "--print-address=1"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        // The daemon prints its address once it listens; read up to the newline.
-        var line = Data()
-        while true {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-            if chunk.contains(UInt8(ascii: "\n")) { break }
-        }
-        let address = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let output = try PipePair()
+        let process = try ChildProcess.spawn(
+            daemon, ["--config-file=\(directory)/bus.conf", "--nofork", "--print-address=1"],
+            environment: ProcessInfo.processInfo.environment, fileDescriptors: [1: output.writeEnd])
+        output.closeWriteEnd()
+        // The daemon prints its address once it listens.
+        let address = output.readLine().trimmingCharacters(in: .whitespacesAndNewlines)
         guard !address.isEmpty else {
             throw TestEnvironmentError("dbus-daemon exited without printing an address (config \(directory)/bus.conf)")
         }
-        return PrivateBus(address: address, pid: process.processIdentifier, directory: directory)
+        return PrivateBus(address: address, pid: process.pid, directory: directory)
     }
 
     /// A new connection to this bus.
@@ -74,10 +65,9 @@ public final class PrivateBus: Sendable {
         Tools.terminate(pid: pid, signal: SIGKILL)
     }
 
-    /// Stops the daemon and removes its folder. (SIGKILL: the daemon keeps no state, and a test process may
-    /// hand its children a signal mask that blocks SIGTERM.)
+    /// Stops the daemon and removes its folder.
     public func stop() {
-        Tools.terminate(pid: pid, signal: SIGKILL)
+        Tools.terminate(pid: pid, signal: SIGTERM)
         try? FileManager.default.removeItem(atPath: directory)
     }
 

@@ -1,0 +1,426 @@
+import DBus
+import Synchronization
+public import ToastModel
+
+/// Shows a center's toasts as desktop notifications through `org.freedesktop.Notifications`, and turns the
+/// server's signals back into the center's actions and closes.
+///
+/// One private session-bus connection (made at first use) both sends `Notify` and listens, because dunst sends
+/// its signals only to the connection that called `Notify`. Signals are accepted only from the current owner of
+/// `org.freedesktop.Notifications` and only for ids this presenter created: a look-alike `ActionInvoked` from
+/// another connection changes nothing.
+///
+/// The center owns timing: it closes each toast with `CloseNotification` when its time is up, and the presenter
+/// also sends the remaining time as `expire_timeout`, a safety net for when the process is gone. What the server
+/// cannot do (no actions, no body, no markup) degrades and is reported as a `degraded` event.
+///
+/// Server lifecycle: with no server, presenting reports a recoverable failure and the center keeps the toast;
+/// when a server appears or is replaced (`NameOwnerChanged`), the center is asked to show its live toasts again
+/// with their remaining time. While the screen saver is active, the center's timers are paused.
+public final class DesktopNotificationPresenter: ToastPresenter {
+    /// The configuration.
+    public let configuration: DesktopPresenterConfiguration
+    private let state = Mutex(State())
+
+    /// A presenter for the desktop's session bus (or the bus in `configuration`); it connects at first use.
+    public init(configuration: DesktopPresenterConfiguration = DesktopPresenterConfiguration()) {
+        self.configuration = configuration
+    }
+
+    deinit {
+        state.withLock { $0.link?.connection }?.close()
+    }
+
+    // MARK: - ToastPresenter
+
+    /// Keeps the center's sink.
+    public func connect(_ events: ToastPresenterEvents) {
+        state.withLock { $0.events = events }
+    }
+
+    /// Forgets the center and closes the connection.
+    public func disconnect() {
+        let connection = state.withLock { state -> DBusConnection? in
+            defer { state = State() }
+            return state.link?.connection
+        }
+        connection?.close()
+    }
+
+    /// Queues `Notify` for a toast that is not on screen.
+    public func show(_ presentation: ToastPresentation) {
+        enqueue(presentation.id, .show(presentation))
+    }
+
+    /// Queues `Notify` with `replaces_id` for a toast on screen.
+    public func update(_ presentation: ToastPresentation) {
+        enqueue(presentation.id, .show(presentation))
+    }
+
+    /// Queues `CloseNotification`.
+    public func close(id: String, reason: ToastCloseReason) {
+        enqueue(id, .close)
+    }
+
+    // MARK: - Queries
+
+    /// What the current server can do (read once per server and cached).
+    public func serverCapabilities() async throws -> ServerCapabilities {
+        try await capabilities(link())
+    }
+
+    /// The server id of a toast on screen, if it has one (for tests and tools).
+    public func serverID(ofToast id: String) -> UInt32? {
+        state.withLock { $0.entries[id]?.serverID }
+    }
+
+    // MARK: - State
+
+    private enum Operation {
+        case show(ToastPresentation)
+        case close
+    }
+
+    private struct Entry {
+        var serverID: UInt32?
+        var operations: [Operation] = []
+        var running = false
+        var closed = false
+        var actionKeys: [String: String] = [:]
+        var reported: Set<String> = []
+    }
+
+    private struct Link {
+        let connection: DBusConnection
+        let client: NotificationsClient
+    }
+
+    private struct State {
+        var events: ToastPresenterEvents?
+        var link: Link?
+        var linkTask: Task<Link, any Error>?
+        var owner: String?
+        var capabilitiesTask: Task<ServerCapabilities, any Error>?
+        var entries: [String: Entry] = [:]
+        var toastForServerID: [UInt32: String] = [:]
+        var tokens: [UInt32: String] = [:]
+        var notifiesInFlight = 0
+        /// Signals for ids not known yet, kept while a `Notify` reply may still bring the id.
+        var orphans: [UInt32: [NotificationSignal]] = [:]
+    }
+
+    // MARK: - Per-toast queues
+
+    /// Each toast's operations run in order (a close waits for the `Notify` that gives the id); different toasts'
+    /// operations run concurrently, so a burst of toasts is pipelined.
+    private func enqueue(_ id: String, _ operation: Operation) {
+        let start = state.withLock { state -> Bool in
+            var entry = state.entries[id] ?? Entry()
+            entry.operations.append(operation)
+            if case .show = operation { entry.closed = false }
+            defer { state.entries[id] = entry }
+            guard !entry.running else { return false }
+            entry.running = true
+            return true
+        }
+        if start { Task { await self.drain(id) } }
+    }
+
+    private func drain(_ id: String) async {
+        while let operation = nextOperation(for: id) {
+            switch operation {
+            case .show(let presentation): await notify(presentation)
+            case .close: await closeOnServer(id)
+            }
+        }
+    }
+
+    private func nextOperation(for id: String) -> Operation? {
+        state.withLock { state in
+            guard var entry = state.entries[id] else { return nil }
+            guard !entry.operations.isEmpty else {
+                entry.running = false
+                state.entries[id] = entry.closed && entry.serverID == nil ? nil : entry
+                return nil
+            }
+            let operation = entry.operations.removeFirst()
+            state.entries[id] = entry
+            return operation
+        }
+    }
+
+    // MARK: - Notify and close
+
+    private func notify(_ presentation: ToastPresentation) async {
+        let id = presentation.id
+        guard let events = state.withLock({ $0.events }) else { return }
+        do {
+            let link = try await link()
+            let capabilities = try await capabilities(link)
+            let replaces = state.withLock { $0.entries[id]?.serverID ?? 0 }
+            let mapped = try NotificationMapping.notify(
+                presentation.request, replacesID: replaces, capabilities: capabilities, configuration: configuration)
+            let fresh = state.withLock { state -> [String] in
+                let new = mapped.degradations.filter { !(state.entries[id]?.reported.contains($0) ?? true) }
+                state.entries[id]?.reported.formUnion(new)
+                state.notifiesInFlight += 1
+                return new
+            }
+            for reason in fresh { events.degraded(toastID: id, reason: reason) }
+            let result: (id: UInt32, server: String?)
+            do {
+                result = try await link.client.notify(mapped.call)
+            } catch {
+                state.withLock { $0.notifiesInFlight -= 1 }
+                throw error
+            }
+            let (early, stillWanted) = state.withLock { state -> ([NotificationSignal], Bool) in
+                state.notifiesInFlight -= 1
+                defer { if state.notifiesInFlight == 0 { state.orphans = [:] } }
+                if state.owner == nil { state.owner = result.server }
+                guard result.server == nil || result.server == state.owner else { return ([], false) }
+                guard var entry = state.entries[id], !entry.closed else {
+                    // Closed while Notify was on its way: the close found no id, so close it now.
+                    return ([], false)
+                }
+                if let old = entry.serverID, old != result.id { state.toastForServerID[old] = nil }
+                entry.serverID = result.id
+                entry.actionKeys = mapped.actionKeys
+                state.entries[id] = entry
+                state.toastForServerID[result.id] = id
+                return (state.orphans.removeValue(forKey: result.id) ?? [], true)
+            }
+            if !stillWanted {
+                try? await link.client.closeNotification(id: result.id)
+                return
+            }
+            for signal in early { handle(signal) }
+        } catch let error as ToastValidationError {
+            events.failed(toastID: id, reason: error.description, recoverable: false)
+        } catch let error as DBusError {
+            let (reason, recoverable) = Self.describe(error, timeout: configuration.callTimeout)
+            events.failed(toastID: id, reason: reason, recoverable: recoverable)
+        } catch {
+            events.failed(toastID: id, reason: "\(error)", recoverable: false)
+        }
+    }
+
+    /// Says what a D-Bus failure means for a toast, and whether a server appearing later can fix it.
+    static func describe(_ error: DBusError, timeout: Duration) -> (String, Bool) {
+        switch error.name {
+        case DBusError.Name.serviceUnknown, DBusError.Name.nameHasNoOwner:
+            return ("no notification server is running (org.freedesktop.Notifications has no owner)", true)
+        case DBusError.Name.noReply:
+            return ("the notification server did not answer within \(timeout)", false)
+        case DBusError.Name.badAddress, DBusError.Name.noServer, DBusError.Name.fileNotFound:
+            return ("cannot reach the session bus: \(error.message)", false)
+        case DBusError.Name.disconnected:
+            return ("the session bus connection was lost: \(error.message)", false)
+        default:
+            return ("the notification server refused the toast: \(error)", false)
+        }
+    }
+
+    private func closeOnServer(_ id: String) async {
+        let (serverID, link) = state.withLock { state -> (UInt32?, Link?) in
+            guard var entry = state.entries[id] else { return (nil, nil) }
+            entry.closed = true
+            let serverID = entry.serverID
+            entry.serverID = nil
+            state.entries[id] = entry
+            if let serverID {
+                // Forget the id first: the NotificationClosed(3) that answers our own close is not news.
+                state.toastForServerID[serverID] = nil
+                state.tokens[serverID] = nil
+            }
+            return (serverID, state.link)
+        }
+        guard let serverID, let link else { return }
+        try? await link.client.closeNotification(id: serverID)
+    }
+
+    // MARK: - Connection, capabilities, signals
+
+    private func link() async throws -> Link {
+        let task = state.withLock { state -> Task<Link, any Error> in
+            if let task = state.linkTask { return task }
+            let task = Task { try await self.makeLink() }
+            state.linkTask = task
+            return task
+        }
+        do {
+            return try await task.value
+        } catch {
+            state.withLock { if $0.linkTask == task { $0.linkTask = nil } }
+            throw error
+        }
+    }
+
+    private func makeLink() async throws -> Link {
+        let connection = try await DBusConnection.connect(to: configuration.bus)
+        do {
+            var rules = NotificationsClient.signalRules
+            if configuration.pausesWhileScreenLocked {
+                rules.append(MatchRule(interface: "org.freedesktop.ScreenSaver", member: "ActiveChanged"))
+            }
+            let signals = try await connection.signals(matchingAny: rules)
+            let owner = try await connection.nameOwner(of: NotificationsClient.busName)
+            let link = Link(
+                connection: connection,
+                client: NotificationsClient(connection: connection, timeout: configuration.callTimeout))
+            state.withLock { state in
+                state.link = link
+                if state.owner == nil { state.owner = owner }
+            }
+            let weak = WeakPresenter(self)
+            Task { await Self.listen(to: signals, on: connection, presenter: weak) }
+            Task {
+                let reason = await connection.waitUntilClosed()
+                weak.value?.lost(connection, reason: reason)
+            }
+            return link
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    private func capabilities(_ link: Link) async throws -> ServerCapabilities {
+        let task = state.withLock { state -> Task<ServerCapabilities, any Error> in
+            if let task = state.capabilitiesTask { return task }
+            let task = Task {
+                let names = try await link.client.capabilities()
+                let information = try? await link.client.serverInformation()
+                return ServerCapabilities(names, information: information)
+            }
+            state.capabilitiesTask = task
+            return task
+        }
+        do {
+            return try await task.value
+        } catch {
+            state.withLock { if $0.capabilitiesTask == task { $0.capabilitiesTask = nil } }
+            throw error
+        }
+    }
+
+    private static func listen(to signals: SignalSubscription, on connection: DBusConnection, presenter: WeakPresenter)
+        async
+    {
+        do {
+            for try await message in signals {
+                guard let presenter = presenter.value else { return }
+                await presenter.receive(message, on: connection)
+            }
+        } catch {
+            // The connection ended; `lost(_:reason:)` reports it.
+        }
+    }
+
+    private func receive(_ message: DBusMessage, on connection: DBusConnection) async {
+        if message.interface == "org.freedesktop.DBus", message.member == "NameOwnerChanged" {
+            guard let values = try? message.arguments("sss"), message.sender == "org.freedesktop.DBus" else { return }
+            let newOwner = values[2].stringValue.flatMap { $0.isEmpty ? nil : $0 }
+            ownerChanged(to: newOwner)
+            return
+        }
+        if message.interface == "org.freedesktop.ScreenSaver", message.member == "ActiveChanged" {
+            guard let active = (try? message.arguments("b"))?[0].boolValue,
+                let owner = try? await connection.nameOwner(of: "org.freedesktop.ScreenSaver"),
+                owner == message.sender
+            else { return }
+            let events = state.withLock { $0.events }
+            if active { events?.pause() } else { events?.resume() }
+            return
+        }
+        guard let signal = NotificationSignal(message) else { return }
+        // Only the real server may speak.
+        guard let sender = message.sender, state.withLock({ $0.owner == sender }) else { return }
+        handle(signal)
+    }
+
+    private func handle(_ signal: NotificationSignal) {
+        let report: (@Sendable () -> Void)? = state.withLock { state in
+            guard let events = state.events else { return nil }
+            guard let toastID = state.toastForServerID[signal.id] else {
+                // Not ours — or ours, with the Notify reply still on its way: keep it until that reply is in.
+                if state.notifiesInFlight > 0, state.orphans.count < 1024 {
+                    state.orphans[signal.id, default: []].append(signal)
+                }
+                return nil
+            }
+            switch signal {
+            case .activationToken(let id, let token):
+                state.tokens[id] = token
+                return nil
+            case .actionInvoked(let id, let key):
+                let token = state.tokens.removeValue(forKey: id)
+                let presenterKey = state.entries[toastID]?.actionKeys[key] ?? key
+                return { events.actionInvoked(toastID: toastID, key: presenterKey, activationToken: token) }
+            case .closed(let id, let reason):
+                state.toastForServerID[id] = nil
+                state.tokens[id] = nil
+                if state.entries[toastID]?.serverID == id { state.entries[toastID]?.serverID = nil }
+                let closeReason = Self.closeReason(reason)
+                return { events.closed(toastID: toastID, reason: closeReason) }
+            }
+        }
+        report?()
+    }
+
+    static func closeReason(_ reason: NotificationCloseReason) -> ToastPresenterCloseReason {
+        switch reason {
+        case .expired: .expired
+        case .dismissedByUser: .dismissedByUser
+        case .closedByCall: .other("closed by another program")
+        case .undefined: .other("closed by the notification server (reason 4, undefined)")
+        case .unknown(let value): .other("closed by the notification server with unknown reason \(value)")
+        }
+    }
+
+    private func ownerChanged(to newOwner: String?) {
+        let events = state.withLock { state -> ToastPresenterEvents? in
+            guard state.owner != newOwner else { return nil }
+            state.owner = newOwner
+            state.capabilitiesTask = nil
+            state.toastForServerID = [:]
+            state.tokens = [:]
+            state.orphans = [:]
+            for key in state.entries.keys { state.entries[key]?.serverID = nil }
+            return state.events
+        }
+        guard let events else { return }
+        if newOwner == nil {
+            events.failed(
+                toastID: nil, reason: "the notification server left the bus; toasts come back when a server starts",
+                recoverable: true)
+        } else {
+            events.reshowAll()
+        }
+    }
+
+    private func lost(_ connection: DBusConnection, reason: DBusError) {
+        let events = state.withLock { state -> ToastPresenterEvents? in
+            guard state.link?.connection === connection else { return nil }
+            state.link = nil
+            state.linkTask = nil
+            state.capabilitiesTask = nil
+            state.owner = nil
+            state.toastForServerID = [:]
+            state.tokens = [:]
+            for key in state.entries.keys { state.entries[key]?.serverID = nil }
+            return state.entries.isEmpty ? nil : state.events
+        }
+        events?.failed(toastID: nil, reason: "lost the session bus: \(reason.message)", recoverable: false)
+    }
+}
+
+/// A weak reference that can cross into tasks, so the listening task never keeps the presenter alive.
+private final class WeakPresenter: Sendable {
+    private struct Box {
+        weak var value: DesktopNotificationPresenter?
+    }
+    private let storage: Mutex<Box>
+    init(_ presenter: DesktopNotificationPresenter) { storage = Mutex(Box(value: presenter)) }
+    var value: DesktopNotificationPresenter? { storage.withLock { $0.value } }
+}

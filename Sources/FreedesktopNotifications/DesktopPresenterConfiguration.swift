@@ -1,0 +1,58 @@
+public import DBus
+import Foundation
+
+/// How the desktop presenter talks to the notification server.
+public struct DesktopPresenterConfiguration: Sendable {
+    /// What to do with markup in a toast's message.
+    public enum Markup: Sendable, Hashable {
+        /// The message is plain text: escaped for servers that parse body markup (the default).
+        case plainText
+        /// The message may use `<b> <i> <u> <a href> <img>`: other markup is escaped; for servers without
+        /// `body-markup` all tags are stripped.
+        case basic
+    }
+
+    /// `app_name`: the application's name as the server shows it.
+    public var appName: String
+    /// `app_icon`: the application's icon name or path; the toast's own icon goes in the `image-path` hint.
+    public var appIcon: String?
+    /// The `desktop-entry` hint: the application's `.desktop` file name without the extension.
+    public var desktopEntry: String?
+    /// Which bus to use (the session bus by default).
+    public var bus: BusAddress
+    /// How long a call to the server may take before the toast is reported as failed.
+    public var callTimeout: Duration
+    /// Markup in messages.
+    public var markup: Markup
+    /// Messages longer than this many UTF-8 bytes are cut (with an ellipsis, and a `degraded` report).
+    public var maximumMessageLength: Int
+    /// Pause the center's timers while the screen saver is active (`org.freedesktop.ScreenSaver`).
+    public var pausesWhileScreenLocked: Bool
+
+    /// Creates a configuration; the app name defaults to the program's name.
+    public init(
+        appName: String = DesktopPresenterConfiguration.programName,
+        appIcon: String? = nil,
+        desktopEntry: String? = nil,
+        bus: BusAddress = .session,
+        callTimeout: Duration = .seconds(10),
+        markup: Markup = .plainText,
+        maximumMessageLength: Int = 64 * 1024,
+        pausesWhileScreenLocked: Bool = true
+    ) {
+        self.appName = appName
+        self.appIcon = appIcon
+        self.desktopEntry = desktopEntry
+        self.bus = bus
+        self.callTimeout = callTimeout
+        self.markup = markup
+        self.maximumMessageLength = maximumMessageLength
+        self.pausesWhileScreenLocked = pausesWhileScreenLocked
+    }
+
+    /// The running program's file name.
+    public static var programName: String {
+        let name = (CommandLine.arguments.first ?? "").split(separator: "/").last.map(String.init) ?? ""
+        return name.isEmpty ? "ToastKit" : name
+    }
+}

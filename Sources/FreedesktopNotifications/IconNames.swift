@@ -1,0 +1,64 @@
+/// Maps common SF Symbol names (what an app ported from Apple platforms uses) to freedesktop icon names.
+///
+/// Names that are not in the table pass through unchanged, so freedesktop names work as they are.
+public enum IconNames {
+    /// The freedesktop name for `name`.
+    public static func freedesktopName(for name: String) -> String {
+        table[name] ?? table[name.replacingOccurrences(of: ".fill", with: "")] ?? name
+    }
+
+    static let table: [String: String] = [
+        "photo": "image-x-generic",
+        "photo.on.rectangle": "image-x-generic",
+        "photo.on.rectangle.angled": "image-x-generic",
+        "camera": "camera-photo",
+        "archivebox": "mail-archive",
+        "tray.and.arrow.down": "mail-archive",
+        "trash": "user-trash",
+        "xmark.circle": "window-close",
+        "xmark": "window-close",
+        "checkmark": "emblem-default",
+        "checkmark.circle": "emblem-default",
+        "checkmark.seal": "emblem-default",
+        "exclamationmark.triangle": "dialog-warning",
+        "exclamationmark.octagon": "dialog-error",
+        "exclamationmark.circle": "dialog-error",
+        "xmark.octagon": "dialog-error",
+        "info.circle": "dialog-information",
+        "bell": "preferences-system-notifications",
+        "bell.badge": "preferences-system-notifications",
+        "envelope": "mail-unread",
+        "envelope.open": "mail-read",
+        "paperplane": "mail-send",
+        "message": "mail-message-new",
+        "bubble.left": "mail-message-new",
+        "arrow.triangle.2.circlepath": "view-refresh",
+        "arrow.clockwise": "view-refresh",
+        "arrow.down.circle": "folder-download",
+        "square.and.arrow.down": "document-save",
+        "square.and.arrow.up": "document-send",
+        "doc": "text-x-generic",
+        "folder": "folder",
+        "gear": "preferences-system",
+        "gearshape": "preferences-system",
+        "wifi": "network-wireless",
+        "wifi.slash": "network-offline",
+        "battery.25": "battery-low",
+        "bolt": "battery-full-charging",
+        "lock": "changes-prevent",
+        "lock.open": "changes-allow",
+        "person": "avatar-default",
+        "clock": "appointment-soon",
+        "calendar": "x-office-calendar",
+        "music.note": "audio-x-generic",
+        "speaker.wave.2": "audio-volume-high",
+        "speaker.slash": "audio-volume-muted",
+        "star": "starred",
+        "heart": "emblem-favorite",
+        "magnifyingglass": "edit-find",
+        "link": "insert-link",
+        "printer": "printer",
+        "externaldrive": "drive-harddisk",
+        "icloud": "folder-remote",
+    ]
+}

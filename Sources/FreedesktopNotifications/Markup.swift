@@ -1,0 +1,143 @@
+/// The body-markup subset of the specification, and what to do with text for servers with and without it.
+///
+/// The specification allows `<b> <i> <u> <a href> <img src alt>` in bodies when the server has `body-markup`;
+/// everything else in a body is then parsed as markup too, so plain text must have `& < >` escaped. Summaries are
+/// plain text on every server (dunst escapes them itself), so they are never touched.
+public enum BodyMarkup {
+    /// Escapes `&`, `<` and `>` so a markup server shows the text as it is.
+    public static func escape(_ text: String) -> String {
+        guard text.contains(where: { $0 == "&" || $0 == "<" || $0 == ">" }) else { return text }
+        var out = ""
+        out.reserveCapacity(text.utf8.count + 16)
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    private static let allowedTags: Set<String> = ["b", "i", "u", "a", "img"]
+    private static let allowedAttributes: [String: Set<String>] = ["a": ["href"], "img": ["src", "alt"]]
+
+    /// Keeps the allowed tags (with only their allowed attributes) and escapes everything else, for a server with
+    /// `body-markup`. Unbalanced or unknown tags become visible text, never markup.
+    public static func sanitize(_ text: String) -> String {
+        var out = ""
+        var open: [String] = []
+        for token in tokens(text) {
+            switch token {
+            case .text(let value):
+                out += escape(unescapeEntities(value))
+            case .tag(let raw, let name, let closing, let attributes):
+                if allowedTags.contains(name) {
+                    if closing {
+                        if let index = open.lastIndex(of: name) {
+                            // Close what was opened inside, in order, so the result is well formed.
+                            for inner in open[index...].reversed() where inner != "img" { out += "</\(inner)>" }
+                            open.removeSubrange(index...)
+                        }
+                    } else if name == "img" {
+                        out += "<img" + render(attributes, for: name) + "/>"
+                    } else {
+                        out += "<\(name)" + render(attributes, for: name) + ">"
+                        open.append(name)
+                    }
+                } else {
+                    out += escape(raw)
+                }
+            }
+        }
+        for name in open.reversed() { out += "</\(name)>" }
+        return out
+    }
+
+    /// Removes every tag and decodes the basic entities, for a server without `body-markup`.
+    public static func strip(_ text: String) -> String {
+        var out = ""
+        for token in tokens(text) {
+            switch token {
+            case .text(let value): out += unescapeEntities(value)
+            case .tag(_, let name, _, let attributes):
+                if name == "img", let alt = attributes.first(where: { $0.0 == "alt" })?.1 { out += alt }
+            }
+        }
+        return out
+    }
+
+    private static func render(_ attributes: [(String, String)], for tag: String) -> String {
+        let allowed = allowedAttributes[tag] ?? []
+        return attributes.filter { allowed.contains($0.0) }.map { " \($0.0)=\"\(escapeAttribute($0.1))\"" }.joined()
+    }
+
+    private static func escapeAttribute(_ value: String) -> String {
+        escape(unescapeEntities(value)).replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    private static func unescapeEntities(_ text: String) -> String {
+        guard text.contains("&") else { return text }
+        return text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&apos;", with: "'")
+            .replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+    private enum Token {
+        case text(String)
+        case tag(raw: String, name: String, closing: Bool, attributes: [(String, String)])
+    }
+
+    /// Splits text into runs of text and things that look like tags (`<name …>` / `</name>`).
+    private static func tokens(_ text: String) -> [Token] {
+        var result: [Token] = []
+        var rest = Substring(text)
+        while let start = rest.firstIndex(of: "<") {
+            guard let end = rest[start...].firstIndex(of: ">"), let tag = parseTag(rest[start...end]) else {
+                let next = rest.index(after: start)
+                result.append(.text(String(rest[..<next])))
+                rest = rest[next...]
+                continue
+            }
+            if start > rest.startIndex { result.append(.text(String(rest[..<start]))) }
+            result.append(tag)
+            rest = rest[rest.index(after: end)...]
+        }
+        if !rest.isEmpty { result.append(.text(String(rest))) }
+        return result
+    }
+
+    private static func parseTag(_ raw: Substring) -> Token? {
+        var inner = raw.dropFirst().dropLast()
+        let closing = inner.first == "/"
+        if closing { inner = inner.dropFirst() }
+        if inner.last == "/" { inner = inner.dropLast() }
+        let name = inner.prefix { $0.isLetter || $0.isNumber }.lowercased()
+        guard !name.isEmpty, name.first!.isLetter else { return nil }
+        var attributes: [(String, String)] = []
+        var remainder = inner.dropFirst(name.count)
+        while true {
+            remainder = remainder.drop { $0.isWhitespace }
+            let key = remainder.prefix { $0.isLetter || $0 == "-" }
+            guard !key.isEmpty else { break }
+            remainder = remainder.dropFirst(key.count).drop { $0.isWhitespace }
+            guard remainder.first == "=" else {
+                attributes.append((key.lowercased(), ""))
+                continue
+            }
+            remainder = remainder.dropFirst().drop { $0.isWhitespace }
+            if let quote = remainder.first, quote == "\"" || quote == "'" {
+                let body = remainder.dropFirst()
+                let value = body.prefix { $0 != quote }
+                attributes.append((key.lowercased(), String(value)))
+                remainder = body.dropFirst(value.count).dropFirst()
+            } else {
+                let value = remainder.prefix { !$0.isWhitespace }
+                attributes.append((key.lowercased(), String(value)))
+                remainder = remainder.dropFirst(value.count)
+            }
+        }
+        return .tag(raw: String(raw), name: name, closing: closing, attributes: attributes)
+    }
+}

@@ -1,0 +1,205 @@
+public import DBus
+import Foundation
+public import ToastModel
+
+/// What the server can do, from `GetCapabilities` and `GetServerInformation`.
+public struct ServerCapabilities: Sendable, Hashable {
+    /// The capability strings.
+    public var capabilities: Set<String>
+    /// The server's identity.
+    public var information: ServerInformation?
+
+    /// Creates the value.
+    public init(_ capabilities: some Sequence<String>, information: ServerInformation? = nil) {
+        self.capabilities = Set(capabilities)
+        self.information = information
+    }
+
+    /// Whether the server has `capability`.
+    public func has(_ capability: String) -> Bool { capabilities.contains(capability) }
+}
+
+/// The `Notify` call for one toast, with what had to be left out and how to read action keys back.
+public struct MappedNotification: Sendable, Hashable {
+    /// The call to send.
+    public var call: NotifyCall
+    /// Why something was degraded, one sentence each (empty when nothing was).
+    public var degradations: [String]
+    /// Wire action key → presenter action key, where they differ (icon-named actions).
+    public var actionKeys: [String: String]
+}
+
+/// Turns a ``ToastRequest`` into a `Notify` call for a server with given capabilities (pure; no I/O).
+public enum NotificationMapping {
+    /// Maps `request`. Throws a ``ToastValidationError`` naming the field for input no server can take (a NUL byte,
+    /// an image whose bytes don't match its size).
+    public static func notify(
+        _ request: ToastRequest,
+        replacesID: UInt32 = 0,
+        capabilities: ServerCapabilities,
+        configuration: DesktopPresenterConfiguration
+    ) throws(ToastValidationError) -> MappedNotification {
+        var degradations: [String] = []
+        var summary = request.summary
+        var body = request.body ?? ""
+        try checkText(summary, field: "title")
+        try checkText(body, field: "message")
+        try checkText(configuration.appName, field: "app name")
+
+        let limit = max(configuration.maximumMessageLength, 1)
+        if body.utf8.count > limit {
+            let original = body.utf8.count
+            body = truncate(body, toBytes: limit - 3) + "…"
+            degradations.append("message cut from \(original) to \(body.utf8.count) bytes (the limit is \(limit))")
+        }
+
+        let hasMarkup = capabilities.has("body-markup")
+        switch (configuration.markup, hasMarkup) {
+        case (.plainText, true): body = BodyMarkup.escape(body)
+        case (.plainText, false): break
+        case (.basic, true): body = BodyMarkup.sanitize(body)
+        case (.basic, false):
+            let stripped = BodyMarkup.strip(body)
+            if stripped != body { degradations.append("the server has no body-markup: markup stripped") }
+            body = stripped
+        }
+        if !body.isEmpty, !capabilities.has("body") {
+            summary = "\(summary): \(hasMarkup ? BodyMarkup.strip(body) : body)"
+            body = ""
+            degradations.append("the server shows no message body: the message was folded into the title")
+        }
+
+        var hints: [String: DBusValue] = [
+            "urgency": .byte(request.urgency.rawValue)
+        ]
+        if let category = request.category {
+            try checkText(category, field: "category")
+            hints["category"] = .string(category)
+        }
+        if let sound = request.soundName {
+            try checkText(sound, field: "sound")
+            hints["sound-name"] = .string(sound)
+        }
+        if request.isTransient { hints["transient"] = .boolean(true) }
+        if let entry = configuration.desktopEntry {
+            try checkText(entry, field: "desktop entry")
+            hints["desktop-entry"] = .string(entry)
+        }
+
+        var appIcon = configuration.appIcon ?? ""
+        try checkText(appIcon, field: "app icon")
+        switch request.icon {
+        case .system(let name)?:
+            try checkText(name, field: "icon")
+            let themed = IconNames.freedesktopName(for: name)
+            hints["image-path"] = .string(themed)
+            if configuration.appIcon == nil { appIcon = themed }
+        case .file(let path)?:
+            try checkText(path, field: "icon")
+            hints["image-path"] = .string(fileURI(path))
+        case .image(let image)?:
+            try image.validate(field: "icon")
+            hints["image-data"] = .structure([
+                .int32(Int32(image.width)), .int32(Int32(image.height)), .int32(Int32(image.rowStride)),
+                .boolean(true), .int32(8), .int32(4), .bytes(image.rgba),
+            ])
+        case nil:
+            break
+        }
+
+        var actions: [(key: String, label: String)] = []
+        var actionKeys: [String: String] = [:]
+        if !request.actions.isEmpty {
+            if capabilities.has("actions") {
+                for action in request.actions {
+                    try checkText(action.key, field: "action id")
+                    try checkText(action.label, field: "action \"\(action.key)\" title")
+                }
+                let buttons = request.actions.filter { $0.key != "default" }
+                let iconNames = buttons.compactMap { action -> String? in
+                    if case .system(let name)? = action.icon { return IconNames.freedesktopName(for: name) }
+                    return nil
+                }
+                let useIcons =
+                    capabilities.has("action-icons") && !buttons.isEmpty && iconNames.count == buttons.count
+                    && Set(iconNames).count == iconNames.count && !iconNames.contains("default")
+                for action in request.actions {
+                    var key = action.key
+                    if useIcons, action.key != "default", case .system(let name)? = action.icon {
+                        key = IconNames.freedesktopName(for: name)
+                        actionKeys[key] = action.key
+                    }
+                    actions.append((key, action.label))
+                }
+                if useIcons { hints["action-icons"] = .boolean(true) }
+            } else {
+                let names = request.actions.map(\.key).joined(separator: ", ")
+                degradations.append(
+                    "the server does not support actions: \(request.actions.count) dropped (\(names))")
+            }
+        }
+
+        for (name, value) in request.hints {
+            try checkText(name, field: "hint name")
+            if case .string(let text) = value { try checkText(text, field: "hint \"\(name)\"") }
+            hints[name] = value.dbusValue
+        }
+
+        let timeout: Int32
+        if let expire = request.expireTimeout {
+            let (seconds, attoseconds) = expire.components
+            let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+            timeout = Int32(clamping: max(1, milliseconds))
+        } else {
+            timeout = 0
+        }
+
+        let call = NotifyCall(
+            appName: configuration.appName, replacesID: replacesID, appIcon: appIcon, summary: summary, body: body,
+            actions: actions, hints: hints, expireTimeout: timeout)
+        return MappedNotification(call: call, degradations: degradations, actionKeys: actionKeys)
+    }
+
+    /// A NUL byte would be cut off by libdbus (or by the server's C string handling): refuse it, naming the field.
+    static func checkText(_ text: String, field: String) throws(ToastValidationError) {
+        if let index = text.utf8.firstIndex(of: 0) {
+            let offset = text.utf8.distance(from: text.utf8.startIndex, to: index)
+            throw ToastValidationError(field: field, reason: "contains a NUL byte at offset \(offset)")
+        }
+    }
+
+    /// The longest prefix of `text` with at most `limit` UTF-8 bytes, cut at a character boundary.
+    static func truncate(_ text: String, toBytes limit: Int) -> String {
+        var used = 0
+        var end = text.startIndex
+        for index in text.indices {
+            let width = text[index].utf8.count
+            if used + width > limit { break }
+            used += width
+            end = text.index(after: index)
+        }
+        return String(text[..<end])
+    }
+
+    /// A `file://` URI for a path (relative paths are taken from the current folder), percent-encoded.
+    static func fileURI(_ path: String) -> String {
+        if path.hasPrefix("file://") { return path }
+        let absolute =
+            path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        return URL(fileURLWithPath: absolute).absoluteString
+    }
+}
+
+extension ToastHintValue {
+    /// The D-Bus value for the hint.
+    public var dbusValue: DBusValue {
+        switch self {
+        case .byte(let value): .byte(value)
+        case .bool(let value): .boolean(value)
+        case .int32(let value): .int32(value)
+        case .uint32(let value): .uint32(value)
+        case .double(let value): .double(value)
+        case .string(let value): .string(value)
+        }
+    }
+}

@@ -1,0 +1,58 @@
+public import DBus
+
+/// The arguments of one `Notify` call, `(susssasa{sv}i)`, as plain fields.
+public struct NotifyCall: Sendable, Hashable {
+    /// `app_name`.
+    public var appName: String
+    /// `replaces_id`: the server id to update in place, or 0 for a new notification.
+    public var replacesID: UInt32
+    /// `app_icon`: an icon name or `file://` URI, or empty.
+    public var appIcon: String
+    /// `summary`.
+    public var summary: String
+    /// `body`.
+    public var body: String
+    /// `actions`, as (key, label) pairs in order.
+    public var actions: [(key: String, label: String)]
+    /// `hints`.
+    public var hints: [String: DBusValue]
+    /// `expire_timeout` in milliseconds: -1 server default, 0 never.
+    public var expireTimeout: Int32
+
+    /// Creates the call.
+    public init(
+        appName: String,
+        replacesID: UInt32 = 0,
+        appIcon: String = "",
+        summary: String,
+        body: String = "",
+        actions: [(key: String, label: String)] = [],
+        hints: [String: DBusValue] = [:],
+        expireTimeout: Int32 = -1
+    ) {
+        self.appName = appName
+        self.replacesID = replacesID
+        self.appIcon = appIcon
+        self.summary = summary
+        self.body = body
+        self.actions = actions
+        self.hints = hints
+        self.expireTimeout = expireTimeout
+    }
+
+    /// The D-Bus arguments, hints sorted by name so the same call always makes the same message.
+    public var arguments: [DBusValue] {
+        [
+            .string(appName), .uint32(replacesID), .string(appIcon), .string(summary), .string(body),
+            .strings(actions.flatMap { [$0.key, $0.label] }),
+            .variantDictionary(hints.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),
+            .int32(expireTimeout),
+        ]
+    }
+
+    /// Equal when every argument is equal.
+    public static func == (lhs: NotifyCall, rhs: NotifyCall) -> Bool { lhs.arguments == rhs.arguments }
+
+    /// Hashes the arguments.
+    public func hash(into hasher: inout Hasher) { hasher.combine(arguments) }
+}

@@ -1,1 +1,0 @@
-// The desktop presenter over org.freedesktop.Notifications (issue 4).

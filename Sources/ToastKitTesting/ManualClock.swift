@@ -1,0 +1,153 @@
+import Synchronization
+
+/// A clock whose time moves only when told to, for deterministic tests of timing code.
+///
+/// Sleepers wait until ``advance(by:)`` or ``advance(to:)`` passes their deadline. Code under test usually
+/// sleeps on another task, so a test first waits until that sleeper is registered —
+/// `await clock.sleepers(count: 1)` — then advances: no race, and no real sleeping.
+///
+/// ```swift
+/// let clock = ManualClock()
+/// let toasts = ToastCenter(presenter: presenter, clock: clock, laterStore: nil)
+/// toasts.present(.normal, title: "Copiado")
+/// await clock.sleepers(count: 1)
+/// clock.advance(by: .seconds(4))
+/// ```
+public final class ManualClock: Clock, Sendable {
+    /// A point in manual time: an offset from the clock's start.
+    public struct Instant: InstantProtocol, Sendable, Hashable, Comparable, CustomStringConvertible {
+        /// The time since the clock's start.
+        public var offset: Duration
+
+        /// Creates an instant `offset` after the clock's start.
+        public init(offset: Duration) {
+            self.offset = offset
+        }
+
+        /// The instant `duration` later.
+        public func advanced(by duration: Duration) -> Instant {
+            Instant(offset: offset + duration)
+        }
+
+        /// The duration from this instant to `other`.
+        public func duration(to other: Instant) -> Duration {
+            other.offset - offset
+        }
+
+        /// Orders instants by offset.
+        public static func < (lhs: Instant, rhs: Instant) -> Bool {
+            lhs.offset < rhs.offset
+        }
+
+        /// `"+<offset>"`.
+        public var description: String { "+\(offset)" }
+    }
+
+    private struct Sleeper {
+        var deadline: Instant
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct Waiter {
+        var count: Int
+        var continuation: CheckedContinuation<Void, Never>
+    }
+
+    private struct State {
+        var now = Instant(offset: .zero)
+        var sleepers: [UInt64: Sleeper] = [:]
+        var waiters: [Waiter] = []
+        var nextID: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates a clock at offset zero.
+    public init() {}
+
+    /// The current manual time.
+    public var now: Instant { state.withLock { $0.now } }
+
+    /// Zero: manual time has no granularity.
+    public var minimumResolution: Duration { .zero }
+
+    /// How many sleepers are waiting now.
+    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+    /// The earliest deadline among waiting sleepers.
+    public var nextDeadline: Instant? { state.withLock { $0.sleepers.values.map(\.deadline).min() } }
+
+    /// Sleeps until ``now`` reaches `deadline`; returns at once if it already has. Throws `CancellationError`
+    /// when the task is cancelled.
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        let id = state.withLock { state in
+            state.nextID &+= 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                enum Registration { case resumeNow, cancelled, waiting([CheckedContinuation<Void, Never>]) }
+                let registration: Registration = state.withLock { state in
+                    // The cancellation flag is set before the handler runs, so checking it under the lock
+                    // closes the window between the handler and this registration.
+                    if Task.isCancelled { return .cancelled }
+                    if deadline <= state.now { return .resumeNow }
+                    state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                    return .waiting(Self.takeSatisfiedWaiters(&state))
+                }
+                switch registration {
+                case .resumeNow: continuation.resume()
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .waiting(let waiters): for waiter in waiters { waiter.resume() }
+                }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Moves time forward by `duration` and wakes the sleepers whose deadline has come.
+    public func advance(by duration: Duration) {
+        let target = now.advanced(by: duration)
+        advance(to: target)
+    }
+
+    /// Moves time to `instant` (never backwards) and wakes the sleepers whose deadline has come, earliest first.
+    public func advance(to instant: Instant) {
+        let due: [Sleeper] = state.withLock { state in
+            if instant > state.now { state.now = instant }
+            let now = state.now
+            let due = state.sleepers.filter { $0.value.deadline <= now }
+            for key in due.keys { state.sleepers.removeValue(forKey: key) }
+            return due.values.sorted { $0.deadline < $1.deadline }
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+    }
+
+    /// Waits until at least `count` sleepers are waiting (for example, the code under test armed its timer).
+    public func sleepers(count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state in
+                if state.sleepers.count >= count { return true }
+                state.waiters.append(Waiter(count: count, continuation: continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Waits until at least one sleeper is waiting, and returns the earliest deadline.
+    @discardableResult
+    public func waitForSleeper() async -> Instant {
+        await sleepers(count: 1)
+        return nextDeadline ?? now
+    }
+
+    private static func takeSatisfiedWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        let count = state.sleepers.count
+        let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
+        state.waiters.removeAll { $0.count <= count }
+        return ready
+    }
+}

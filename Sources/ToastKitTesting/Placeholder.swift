@@ -1,1 +1,0 @@
-// Replaced by the toast model (issue 3).

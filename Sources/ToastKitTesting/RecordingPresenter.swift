@@ -1,0 +1,205 @@
+import Synchronization
+public import ToastModel
+
+/// An in-memory presenter that records every command, for tests and for apps that want to see what would
+/// be shown.
+///
+/// It can act as the person or the server: ``invokeAction(_:on:activationToken:)``, ``dismissByUser(_:)``,
+/// ``fail(_:reason:recoverable:)``, ``requestReshow()``, ``requestPause()``… And the `onShow` closure of ``init(onShow:)`` lets a test
+/// script a reaction to each show (for example, dismiss at once).
+public final class RecordingPresenter: ToastPresenter {
+    /// One call the center made.
+    public enum Command: Sendable, Hashable {
+        /// `ToastPresenter.show(_:)`.
+        case show(ToastPresentation)
+        /// `ToastPresenter.update(_:)`.
+        case update(ToastPresentation)
+        /// `ToastPresenter.close(id:reason:)`.
+        case close(id: String, reason: ToastCloseReason)
+
+        /// The toast the command is about.
+        public var id: String {
+            switch self {
+            case .show(let presentation), .update(let presentation): presentation.id
+            case .close(let id, _): id
+            }
+        }
+
+        /// A short form for assertions: `"show A"`, `"update A"`, `"close A expired"`.
+        public var summary: String {
+            switch self {
+            case .show(let presentation): "show \(presentation.id)"
+            case .update(let presentation): "update \(presentation.id)"
+            case .close(let id, let reason): "close \(id) \(reason.rawValue)"
+            }
+        }
+    }
+
+    private struct Waiter {
+        var count: Int
+        var continuation: CheckedContinuation<[Command], Never>
+    }
+
+    private struct State {
+        var commands: [Command] = []
+        var onScreen: [String: ToastPresentation] = [:]
+        var order: [String] = []
+        var events: ToastPresenterEvents?
+        var waiters: [Waiter] = []
+        var onShow: (@Sendable (ToastPresentation, ToastPresenterEvents) -> Void)?
+        var isConnected = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates a presenter. `onShow` runs after each show is recorded, with the sink, to script reactions.
+    public init(onShow: (@Sendable (ToastPresentation, ToastPresenterEvents) -> Void)? = nil) {
+        state.withLock { $0.onShow = onShow }
+    }
+
+    // MARK: - Recorded state
+
+    /// Every command so far, in order.
+    public var commands: [Command] { state.withLock { $0.commands } }
+
+    /// ``Command/summary`` of every command so far.
+    public var summaries: [String] { commands.map(\.summary) }
+
+    /// The presentations on screen now, in the order they were first shown.
+    public var onScreen: [ToastPresentation] {
+        state.withLock { state in state.order.compactMap { state.onScreen[$0] } }
+    }
+
+    /// The presentation of `id` on screen now, if any.
+    public func presentation(of id: String) -> ToastPresentation? {
+        state.withLock { $0.onScreen[id] }
+    }
+
+    /// Whether a center is connected.
+    public var isConnected: Bool { state.withLock { $0.isConnected } }
+
+    /// Waits until at least `count` commands were recorded, and returns them all.
+    @discardableResult
+    public func commands(count: Int) async -> [Command] {
+        await withCheckedContinuation { (continuation: CheckedContinuation<[Command], Never>) in
+            let ready: [Command]? = state.withLock { state in
+                if state.commands.count >= count { return state.commands }
+                state.waiters.append(Waiter(count: count, continuation: continuation))
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    // MARK: - ToastPresenter
+
+    /// Keeps the sink.
+    public func connect(_ events: ToastPresenterEvents) {
+        state.withLock {
+            $0.events = events
+            $0.isConnected = true
+        }
+    }
+
+    /// Forgets the sink.
+    public func disconnect() {
+        state.withLock {
+            $0.events = nil
+            $0.isConnected = false
+        }
+    }
+
+    /// Records a show.
+    public func show(_ presentation: ToastPresentation) {
+        let (hook, events) = record(.show(presentation)) { state in
+            if state.onScreen[presentation.id] == nil { state.order.append(presentation.id) }
+            state.onScreen[presentation.id] = presentation
+        }
+        if let hook, let events { hook(presentation, events) }
+    }
+
+    /// Records an update.
+    public func update(_ presentation: ToastPresentation) {
+        _ = record(.update(presentation)) { state in
+            if state.onScreen[presentation.id] == nil { state.order.append(presentation.id) }
+            state.onScreen[presentation.id] = presentation
+        }
+    }
+
+    /// Records a close.
+    public func close(id: String, reason: ToastCloseReason) {
+        _ = record(.close(id: id, reason: reason)) { state in
+            state.onScreen[id] = nil
+            state.order.removeAll { $0 == id }
+        }
+    }
+
+    private func record(
+        _ command: Command, _ change: (inout State) -> Void
+    ) -> ((@Sendable (ToastPresentation, ToastPresenterEvents) -> Void)?, ToastPresenterEvents?) {
+        let (ready, hook, events) = state.withLock { state in
+            state.commands.append(command)
+            change(&state)
+            let count = state.commands.count
+            let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
+            state.waiters.removeAll { $0.count <= count }
+            return (ready.map { ($0, state.commands) }, state.onShow, state.events)
+        }
+        for (continuation, commands) in ready { continuation.resume(returning: commands) }
+        return (hook, events)
+    }
+
+    // MARK: - Acting as the person or the server
+
+    private var events: ToastPresenterEvents? { state.withLock { $0.events } }
+
+    /// The person invoked the action with presenter key `key` (`"default"` for the tap action).
+    public func invokeAction(_ key: String, on id: String, activationToken: String? = nil) {
+        events?.actionInvoked(toastID: id, key: key, activationToken: activationToken)
+    }
+
+    /// The person closed the toast.
+    public func dismissByUser(_ id: String) {
+        removeFromScreen(id)
+        events?.closed(toastID: id, reason: .dismissedByUser)
+    }
+
+    /// The server closed the toast for `reason`.
+    public func closeByServer(_ id: String, reason: ToastPresenterCloseReason) {
+        removeFromScreen(id)
+        events?.closed(toastID: id, reason: reason)
+    }
+
+    /// Showing failed (`id == nil`: for every toast).
+    public func fail(_ id: String?, reason: String, recoverable: Bool) {
+        if let id { removeFromScreen(id) }
+        events?.failed(toastID: id, reason: reason, recoverable: recoverable)
+    }
+
+    /// Reports a degraded feature.
+    public func degrade(_ id: String?, reason: String) {
+        events?.degraded(toastID: id, reason: reason)
+    }
+
+    /// Asks the center to show everything again (server restarted).
+    public func requestReshow() {
+        events?.reshowAll()
+    }
+
+    /// Asks the center to pause (screen locked).
+    public func requestPause() {
+        events?.pause()
+    }
+
+    /// Asks the center to resume (screen unlocked).
+    public func requestResume() {
+        events?.resume()
+    }
+
+    private func removeFromScreen(_ id: String) {
+        state.withLock { state in
+            state.onScreen[id] = nil
+            state.order.removeAll { $0 == id }
+        }
+    }
+}

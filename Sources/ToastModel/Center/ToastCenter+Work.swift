@@ -1,0 +1,116 @@
+import Foundation
+
+extension ToastCenter {
+    /// Carries out queued work in order until the outbox is empty. Only one caller drains at a time; work queued
+    /// meanwhile (also by handlers and presenters calling back) is picked up by the same loop.
+    func drain() {
+        while true {
+            let batch: [ToastCenterWork] = state.withLock { state in
+                guard !state.outbox.isEmpty else {
+                    state.isDraining = false
+                    return []
+                }
+                defer { state.outbox = [] }
+                return state.outbox
+            }
+            if batch.isEmpty { return }
+            for work in batch { perform(work) }
+        }
+    }
+
+    private func perform(_ work: ToastCenterWork) {
+        switch work {
+        case .show(let presenter, let toast, let style):
+            presenter.show(ToastPresentation(toast: toast, request: style.makeRequest(for: toast)))
+        case .update(let presenter, let toast, let style):
+            presenter.update(ToastPresentation(toast: toast, request: style.makeRequest(for: toast)))
+        case .close(let presenter, let id, let reason):
+            presenter.close(id: id, reason: reason)
+        case .connect(let presenter, let events):
+            presenter.connect(events)
+        case .disconnect(let presenter):
+            presenter.disconnect()
+        case .event(let event):
+            deliver(event)
+        case .runAction(let invocation):
+            runAction(invocation)
+        case .keepForLater(let message):
+            keepForLater(message)
+        case .restoreLater:
+            restoreLater()
+        }
+    }
+
+    func deliver(_ event: ToastEvent) {
+        let (observer, subscribers) = state.withLock { ($0.onEvent, Array($0.subscribers.values)) }
+        observer?(event)
+        for subscriber in subscribers { subscriber.yield(event) }
+    }
+
+    /// M5: handler, then observer, then the effect.
+    private func runAction(_ invocation: ToastStack.ActionInvocation) {
+        invocation.action.runHandler(invocation.context)
+        onToastAction?(invocation.context)
+        deliver(
+            .actionInvoked(
+                id: invocation.context.toast.id, actionID: invocation.context.actionID,
+                activationToken: invocation.context.activationToken))
+        mutate { stack, now in stack.completeAction(invocation, now: now) }
+    }
+
+    // MARK: - Later (M6)
+
+    private func keepForLater(_ message: ToastMessage) {
+        let record = ToastLaterRecord(message: message)
+        state.withLock { $0.keptMessages[message.id] = message }
+        guard let laterStore else {
+            state.withLock { $0.unsavedLater.append(record) }
+            return
+        }
+        var records: [ToastLaterRecord]
+        do {
+            records = try laterStore.load()
+        } catch {
+            deliver(.laterStoreProblem(error))
+            guard error.setAsideAt != nil else {
+                // The old data is still in place and unreadable: never overwrite it. Keep this one in memory.
+                state.withLock { $0.unsavedLater.append(record) }
+                return
+            }
+            records = []
+        }
+        records.removeAll { $0.id == record.id }
+        records.append(record)
+        do {
+            try laterStore.save(records)
+        } catch {
+            deliver(.laterStoreProblem(error))
+            state.withLock { $0.unsavedLater.append(record) }
+        }
+    }
+
+    private func restoreLater() {
+        var records: [ToastLaterRecord] = []
+        if let laterStore {
+            do {
+                records = try laterStore.load()
+                if !records.isEmpty { try laterStore.save([]) }
+            } catch {
+                // A failed clear may bring the same toasts back next time: duplicates rather than loss.
+                deliver(.laterStoreProblem(error))
+            }
+        }
+        let (unsaved, kept, restorer) = state.withLock { state in
+            defer {
+                state.unsavedLater = []
+                state.keptMessages = [:]
+            }
+            return (state.unsavedLater, state.keptMessages, state.laterRestorer)
+        }
+        var seen: Set<String> = []
+        for record in records + unsaved where seen.insert(record.id).inserted {
+            let message = kept[record.id] ?? restorer?(record) ?? record.makeMessage()
+            present(message)
+        }
+    }
+}

@@ -1,0 +1,289 @@
+import Synchronization
+
+/// The heart of ToastKit: holds the toasts, decides what is shown and when, runs actions, reports events.
+///
+/// ```swift
+/// let toasts = ToastCenter(presenter: myPresenter)
+/// toasts.present(.normal, title: "Cambios guardados")
+/// ```
+///
+/// A center may exist before any presenter is attached; its toasts wait (with their time stopped) until
+/// ``attach(_:)``. The `ToastKit` module adds `ToastCenter()` and `ToastCenter(defaultDuration:)`, which attach
+/// the desktop presenter.
+///
+/// ## Threading
+/// Every method may be called from any task or thread. State lives behind a `Mutex`; work that leaves the
+/// center — presenter calls, events, action handlers, the observer, the later store — is queued under the lock
+/// and carried out, in order, outside it by whichever caller finds nobody else doing it. So presenter calls
+/// never overlap, handlers may call back into the center, and ``present(_:)`` never waits for another thread's
+/// handler.
+///
+/// ## Lifetime
+/// When a center is deinitialized its event streams finish. Toasts still live at that moment are left as they are
+/// on the presenter and get no terminal event: call ``dismissAll()`` first if they should end.
+///
+/// ## Time
+/// The rules live in ``ToastStack``, fed with "now" from the injected `Clock`. One timer task at a time sleeps
+/// until the front toast's deadline; it is replaced whenever the deadline changes.
+public final class ToastCenter: Sendable {
+    let state: Mutex<ToastCenterState>
+    let time: ToastTimeSource
+    let laterStore: (any LaterStore)?
+
+    /// Creates a center.
+    ///
+    /// The presenter must be passed explicitly (possibly `nil`, to attach one later), so that the `ToastKit`
+    /// module's `ToastCenter()` — which attaches the desktop presenter — is never ambiguous with this one.
+    /// - Parameters:
+    ///   - defaultDuration: The duration of `.automatic` toasts (4 seconds by default).
+    ///   - maxVisible: How many toasts are handed to the presenter at most (the product's single front toast by
+    ///     default); values below 1 are taken as 1.
+    ///   - overflow: What happens to toasts beyond `maxVisible`.
+    ///   - presenter: Where toasts are shown, or `nil` to attach one later.
+    ///   - clock: The clock timers run on; tests pass a manual clock.
+    ///   - laterStore: Where ``ToastAction/later`` toasts are kept; `nil` keeps them in memory only.
+    ///   - labels: The built-in labels; by default chosen from the locale environment.
+    ///   - confirmationDuration: How long an action's confirmation text stays.
+    public init(
+        defaultDuration: ToastDuration = ToastDuration.standardDefault,
+        maxVisible: Int = 1,
+        overflow: ToastOverflowPolicy = .queue,
+        presenter: (any ToastPresenter)?,
+        clock: some Clock<Duration> = ContinuousClock(),
+        laterStore: (any LaterStore)? = FileLaterStore.standard(),
+        labels: ToastLabels = .current,
+        confirmationDuration: Duration = .milliseconds(1500)
+    ) {
+        let configuration = ToastStack.Configuration(
+            defaultDuration: defaultDuration, maxVisible: maxVisible, overflow: overflow,
+            confirmationDuration: confirmationDuration, labels: labels)
+        self.state = Mutex(ToastCenterState(stack: ToastStack(configuration: configuration)))
+        self.time = ToastTimeSource(clock)
+        self.laterStore = laterStore
+        if let presenter { attach(presenter) }
+    }
+
+    deinit {
+        let (timer, subscribers) = state.withLock { state in
+            let result = (state.timer?.task, Array(state.subscribers.values))
+            state.timer = nil
+            state.subscribers = [:]
+            return result
+        }
+        timer?.cancel()
+        for subscriber in subscribers { subscriber.finish() }
+    }
+
+    // MARK: - Settings
+
+    /// The duration of `.automatic` toasts.
+    public var defaultDuration: ToastDuration { state.withLock { $0.stack.configuration.defaultDuration } }
+    /// How many toasts are handed to the presenter at most.
+    public var maxVisible: Int { state.withLock { $0.stack.configuration.maxVisible } }
+    /// What happens to toasts beyond ``maxVisible``.
+    public var overflow: ToastOverflowPolicy { state.withLock { $0.stack.configuration.overflow } }
+    /// The built-in labels in use.
+    public var labels: ToastLabels { state.withLock { $0.stack.configuration.labels } }
+
+    /// The style that turns toasts into requests for the presenter; ``ThemedToastStyle`` with the standard
+    /// theme by default.
+    public var style: any ToastStyle { state.withLock { $0.style } }
+
+    /// Sets the style (the product page's `.toastStyle(.plain)`). Applies to toasts shown or updated from now.
+    @discardableResult
+    public func toastStyle(_ style: some ToastStyle) -> ToastCenter {
+        state.withLock { $0.style = style }
+        return self
+    }
+
+    /// Sets a themed style (the product page's `.toastTheme(ToastTheme(…))`).
+    @discardableResult
+    public func toastTheme(_ theme: ToastTheme) -> ToastCenter {
+        toastStyle(ThemedToastStyle(theme: theme))
+    }
+
+    /// Called after an action's handler and before its effect, for every invoked action (M5).
+    public var onToastAction: (@Sendable (ToastActionContext) -> Void)? {
+        get { state.withLock { $0.onToastAction } }
+        set { state.withLock { $0.onToastAction = newValue } }
+    }
+
+    /// Called with every event, in order, on the thread carrying out the center's work.
+    public var onEvent: (@Sendable (ToastEvent) -> Void)? {
+        get { state.withLock { $0.onEvent } }
+        set { state.withLock { $0.onEvent = newValue } }
+    }
+
+    /// Rebuilds a kept toast from its stored record when it comes back in a new process, for example to give
+    /// its actions their handlers again (see ``ToastAction/withHandler(_:)``). Return `nil` to use
+    /// ``ToastLaterRecord/makeMessage()``.
+    public var laterRestorer: (@Sendable (ToastLaterRecord) -> ToastMessage?)? {
+        get { state.withLock { $0.laterRestorer } }
+        set { state.withLock { $0.laterRestorer = newValue } }
+    }
+
+    // MARK: - Presenting
+
+    /// Presents `message` and returns its id (M1–M4).
+    ///
+    /// If the id is live (shown, covered or waiting), the toast is updated in place and brought to the front;
+    /// the old presentation ends with ``ToastOutcome/replaced``. An invalid message ends at once with
+    /// ``ToastOutcome/failed(_:)``; this never traps.
+    @discardableResult
+    public func present(_ message: ToastMessage) -> String {
+        mutate { stack, now in stack.present(message, now: now) }
+        return message.id
+    }
+
+    /// Presents a simple toast: `toasts.present(.warning, title: "Poco espacio", message: "…")`.
+    @discardableResult
+    public func present(
+        _ status: ToastStatus,
+        title: String,
+        message: String? = nil,
+        icon: ToastIcon? = nil,
+        duration: ToastDuration = .automatic
+    ) -> String {
+        present(ToastMessage(status: status, title: title, message: message, icon: icon, duration: duration))
+    }
+
+    /// Closes the toast with `id` (``ToastOutcome/closedByApp``). Unknown ids are ignored.
+    public func dismiss(id: String) {
+        mutate { stack, now in stack.dismiss(id: id, now: now) }
+    }
+
+    /// Closes every toast (``ToastOutcome/closedByApp``), shown or waiting.
+    public func dismissAll() {
+        mutate { stack, now in stack.dismissAll(now: now) }
+    }
+
+    /// Freezes every remaining time, for example while the person touches the stack or the app is in the
+    /// background.
+    public func pause() {
+        mutate { stack, now in stack.pause(now: now) }
+    }
+
+    /// Lets the front toast's time run again after ``pause()``.
+    public func resume() {
+        mutate { stack, now in stack.resume(now: now) }
+    }
+
+    /// Whether timers are paused, by the app or by the presenter (screen locked).
+    public var isPaused: Bool { state.withLock { $0.stack.isPaused } }
+
+    /// The ids of live toasts, front first.
+    public var liveToastIDs: [String] { state.withLock { $0.stack.liveToastIDs } }
+
+    // MARK: - Presenter
+
+    /// The attached presenter, if any.
+    public var presenter: (any ToastPresenter)? { state.withLock { $0.presenter } }
+
+    /// Attaches `presenter` (the product page's `.toasts(toasts)`), detaching the current one first. Waiting
+    /// toasts are shown and the front timer starts. Attaching the presenter already attached does nothing.
+    public func attach(_ presenter: any ToastPresenter) {
+        mutateAndDrain { state, now in
+            guard state.presenter !== presenter else { return }
+            state.detachPresenter(now: now)
+            state.generation &+= 1
+            let generation = state.generation
+            state.presenter = presenter
+            let events = ToastPresenterEvents { [weak self] report in
+                self?.receive(report, generation: generation)
+            }
+            state.outbox.append(.connect(presenter, events))
+            state.enqueue(state.stack.attachPresenter(now: now))
+        }
+    }
+
+    /// Detaches the presenter; its toasts are closed there and wait here with their remaining time.
+    public func detach() {
+        mutateAndDrain { state, now in
+            state.detachPresenter(now: now)
+        }
+    }
+
+    private func receive(_ report: ToastPresenterReport, generation: UInt64) {
+        mutateAndDrain { state, now in
+            guard state.generation == generation, state.presenter != nil else { return }
+            state.enqueue(state.stack.handle(report, now: now))
+        }
+    }
+
+    // MARK: - Later
+
+    /// Tells the center the host is active again (the page appeared, the window got focus): toasts kept with
+    /// ``ToastAction/later`` are presented again, here and from earlier runs of the program (M6).
+    public func hostDidBecomeActive() {
+        mutateAndDrain { state, _ in
+            state.outbox.append(.restoreLater)
+        }
+    }
+
+    // MARK: - Events
+
+    /// A new stream of events from now on. Each call gives an independent stream; events are buffered without
+    /// limit so none is lost. The stream finishes when the center is deinitialized.
+    public func events() -> AsyncStream<ToastEvent> {
+        let (stream, continuation) = AsyncStream<ToastEvent>.makeStream(bufferingPolicy: .unbounded)
+        let key = state.withLock { state in
+            state.nextSubscriber &+= 1
+            state.subscribers[state.nextSubscriber] = continuation
+            return state.nextSubscriber
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: key) }
+        }
+        return stream
+    }
+
+    // MARK: - Driving
+
+    /// Runs a stack operation at the current time and carries out what it returns.
+    func mutate(_ operation: (inout ToastStack, Duration) -> [ToastStack.Output]) {
+        mutateAndDrain { state, now in
+            state.enqueue(operation(&state.stack, now))
+        }
+    }
+
+    /// Changes the state under the lock, re-arms the timer, then carries out queued work outside the lock if no
+    /// one else is doing it.
+    func mutateAndDrain(_ body: (inout ToastCenterState, Duration) -> Void) {
+        let (shouldDrain, staleTimer) = state.withLock { state in
+            body(&state, time.now())
+            let stale = rearmTimer(&state)
+            return (state.claimDrain(), stale)
+        }
+        staleTimer?.cancel()
+        if shouldDrain { drain() }
+    }
+
+    /// Starts a timer task for the stack's next deadline if it changed; returns the task it replaces.
+    private func rearmTimer(_ state: inout ToastCenterState) -> Task<Void, Never>? {
+        let deadline = state.stack.nextDeadline
+        guard deadline != state.timer?.deadline else { return nil }
+        let stale = state.timer?.task
+        state.timer = nil
+        guard let deadline else { return stale }
+        state.timerSerial &+= 1
+        let serial = state.timerSerial
+        let time = self.time
+        let task = Task { [weak self] in
+            do {
+                try await time.sleep(deadline)
+            } catch {
+                return
+            }
+            self?.timerFired(serial: serial)
+        }
+        state.timer = ToastCenterState.Timer(deadline: deadline, serial: serial, task: task)
+        return stale
+    }
+
+    private func timerFired(serial: UInt64) {
+        mutateAndDrain { state, now in
+            if state.timer?.serial == serial { state.timer = nil }
+            state.enqueue(state.stack.advance(to: now))
+        }
+    }
+}

@@ -1,0 +1,83 @@
+/// Everything a ``ToastCenter`` keeps behind its lock.
+struct ToastCenterState: Sendable {
+    struct Timer: Sendable {
+        var deadline: Duration
+        var serial: UInt64
+        var task: Task<Void, Never>
+    }
+
+    var stack: ToastStack
+    var presenter: (any ToastPresenter)?
+    /// Bumped on every attach, so reports from a detached presenter are ignored.
+    var generation: UInt64 = 0
+    var style: any ToastStyle = ThemedToastStyle(theme: .standard)
+    var onToastAction: (@Sendable (ToastActionContext) -> Void)?
+    var onEvent: (@Sendable (ToastEvent) -> Void)?
+    var laterRestorer: (@Sendable (ToastLaterRecord) -> ToastMessage?)?
+    var subscribers: [UInt64: AsyncStream<ToastEvent>.Continuation] = [:]
+    var nextSubscriber: UInt64 = 0
+    var timer: Timer?
+    var timerSerial: UInt64 = 0
+
+    /// Work waiting to be carried out outside the lock, in order.
+    var outbox: [ToastCenterWork] = []
+    /// Whether some caller is carrying out the outbox; only one does at a time.
+    var isDraining = false
+
+    /// Messages kept with "Later" in this process, with their handlers, by id.
+    var keptMessages: [String: ToastMessage] = [:]
+    /// Kept toasts the store could not save; they still come back in this process.
+    var unsavedLater: [ToastLaterRecord] = []
+
+    init(stack: ToastStack) {
+        self.stack = stack
+    }
+
+    /// Queues the stack's outputs, binding presenter calls to the current presenter and style.
+    mutating func enqueue(_ outputs: [ToastStack.Output]) {
+        for output in outputs {
+            switch output {
+            case .show(let toast):
+                if let presenter { outbox.append(.show(presenter, toast, style)) }
+            case .update(let toast):
+                if let presenter { outbox.append(.update(presenter, toast, style)) }
+            case .close(let id, let reason):
+                if let presenter { outbox.append(.close(presenter, id, reason)) }
+            case .event(let event):
+                outbox.append(.event(event))
+            case .runAction(let invocation):
+                outbox.append(.runAction(invocation))
+            case .keepForLater(let message):
+                outbox.append(.keepForLater(message))
+            }
+        }
+    }
+
+    /// Detaches the current presenter, closing its toasts there first.
+    mutating func detachPresenter(now: Duration) {
+        guard let old = presenter else { return }
+        enqueue(stack.detachPresenter(now: now))
+        presenter = nil
+        outbox.append(.disconnect(old))
+    }
+
+    /// Returns `true` if the caller must drain the outbox (nobody else is).
+    mutating func claimDrain() -> Bool {
+        guard !outbox.isEmpty, !isDraining else { return false }
+        isDraining = true
+        return true
+    }
+}
+
+/// One piece of work a center carries out outside its lock.
+enum ToastCenterWork: Sendable {
+    case show(any ToastPresenter, PresentedToast, any ToastStyle)
+    case update(any ToastPresenter, PresentedToast, any ToastStyle)
+    case close(any ToastPresenter, String, ToastCloseReason)
+    case connect(any ToastPresenter, ToastPresenterEvents)
+    case disconnect(any ToastPresenter)
+    case event(ToastEvent)
+    case runAction(ToastStack.ActionInvocation)
+    case keepForLater(ToastMessage)
+    case restoreLater
+}

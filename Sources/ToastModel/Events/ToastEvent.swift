@@ -1,0 +1,43 @@
+/// Something that happened to a toast. Read them from ``ToastCenter/events()`` or ``ToastCenter/onEvent``.
+///
+/// For each call of ``ToastCenter/present(_:)`` there is exactly one terminal ``ended(id:outcome:)`` event.
+/// Re-presenting a live id ends the old presentation with ``ToastOutcome/replaced`` and starts a new one, so
+/// N calls give N terminal events.
+public enum ToastEvent: Sendable, Hashable {
+    /// The center accepted the toast; it is in front, covered or waiting.
+    case presented(id: String)
+    /// The toast was handed to the presenter (it reached the visible part of the stack).
+    case shown(id: String)
+    /// A toast already on the presenter was updated in place (replace by id, or a confirmation).
+    case updated(id: String)
+    /// The person invoked an action. Comes after the handler and the observer, before the effect.
+    case actionInvoked(id: String, actionID: String, activationToken: String?)
+    /// The presenter had to leave something out, such as actions on a server without actions. Informational.
+    case degraded(id: String?, reason: String)
+    /// The presenter could not show a toast for now (for example, no notification server); the center keeps
+    /// it and shows it again when the presenter recovers.
+    case presenterFailed(id: String?, reason: String)
+    /// The store of ``ToastAction/later`` toasts had a problem. Nothing was deleted.
+    case laterStoreProblem(LaterStoreProblem)
+    /// The toast ended. Exactly one per presentation.
+    case ended(id: String, outcome: ToastOutcome)
+
+    /// Whether this is the one terminal event of a presentation.
+    public var isTerminal: Bool {
+        if case .ended = self { return true }
+        return false
+    }
+
+    /// The toast the event is about, if any.
+    public var toastID: String? {
+        switch self {
+        case .presented(let id), .shown(let id), .updated(let id), .actionInvoked(let id, _, _),
+            .ended(let id, _):
+            id
+        case .degraded(let id, _), .presenterFailed(let id, _):
+            id
+        case .laterStoreProblem:
+            nil
+        }
+    }
+}

@@ -1,0 +1,34 @@
+/// How a presented toast ended. Every presented toast ends exactly once (M9).
+public enum ToastOutcome: Sendable, Hashable {
+    /// The person invoked the action with this id (its own id, also for a tap action).
+    case actionInvoked(actionID: String)
+    /// The person closed the toast, or the server closed it for a reason other than expiry.
+    case dismissed
+    /// Its time ran out while it was in front (or the server expired it).
+    case expired
+    /// The app closed it with ``ToastCenter/dismiss(id:)`` or ``ToastCenter/dismissAll()``.
+    case closedByApp
+    /// A newer presentation with the same id took its place (M2), or the overflow policy
+    /// ``ToastOverflowPolicy/replaceOldest`` dropped it.
+    case replaced
+    /// The person chose ``ToastAction/later``; it is kept and comes back later (M6).
+    case deferred
+    /// It could not be shown.
+    case failed(ToastFailure)
+}
+
+/// Why a toast failed.
+public enum ToastFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The message was invalid; nothing was handed to the presenter.
+    case invalid(ToastValidationError)
+    /// The presenter could not show it and said it would not recover (for example, bad data the server refused).
+    case presenter(reason: String)
+
+    /// A human-readable description.
+    public var description: String {
+        switch self {
+        case .invalid(let error): "invalid toast: \(error)"
+        case .presenter(let reason): "presenter failed: \(reason)"
+        }
+    }
+}

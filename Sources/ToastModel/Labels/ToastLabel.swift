@@ -1,0 +1,62 @@
+/// A label that ToastKit itself shows (M7). App text — titles, messages, custom action titles — is the app's
+/// business and is never translated by ToastKit.
+public enum ToastLabel: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The built-in ``ToastAction/later`` action.
+    case later
+    /// The default label of an action that opens the toast's subject (the CLI's `--tap ID` without a label).
+    case open
+    /// The built-in ``ToastAction/dismiss`` action.
+    case dismiss
+}
+
+/// A language ToastKit has built-in labels for.
+public enum ToastLanguage: String, Sendable, Hashable, Codable, CaseIterable {
+    /// English, also the fallback for every other language and for the "C"/"POSIX" locale.
+    case english = "en"
+    /// Spanish.
+    case spanish = "es"
+    /// Japanese.
+    case japanese = "ja"
+    /// Chinese in simplified script (mainland China, Singapore).
+    case simplifiedChinese = "zh-Hans"
+    /// Chinese in traditional script (Taiwan, Hong Kong, Macau).
+    case traditionalChinese = "zh-Hant"
+}
+
+/// The built-in labels in one language.
+///
+/// The labels are a table in code rather than `.lproj` resources: Foundation's bundle localization on Linux
+/// follows its own language preference, not gettext's `LANGUAGE`/`LC_ALL`/`LC_MESSAGES`/`LANG` precedence,
+/// and a table is deterministic in tests.
+public struct ToastLabels: Sendable, Hashable {
+    /// The language of the labels.
+    public var language: ToastLanguage
+
+    /// Creates the labels of `language`.
+    public init(language: ToastLanguage) {
+        self.language = language
+    }
+
+    /// The labels for the process's locale environment, chosen as gettext does.
+    public static var current: ToastLabels {
+        ToastLabels(language: ToastLocaleResolver.language())
+    }
+
+    /// The labels for an explicit environment (see ``ToastLocaleResolver/language(environment:)``).
+    public static func resolved(environment: [String: String]) -> ToastLabels {
+        ToastLabels(language: ToastLocaleResolver.language(environment: environment))
+    }
+
+    /// The text of `label` in this language.
+    public subscript(_ label: ToastLabel) -> String {
+        Self.table[language]?[label] ?? Self.table[.english]![label]!
+    }
+
+    private static let table: [ToastLanguage: [ToastLabel: String]] = [
+        .english: [.later: "Later", .open: "Open", .dismiss: "Dismiss"],
+        .spanish: [.later: "Más tarde", .open: "Abrir", .dismiss: "Descartar"],
+        .japanese: [.later: "後で", .open: "開く", .dismiss: "閉じる"],
+        .simplifiedChinese: [.later: "稍后", .open: "打开", .dismiss: "关闭"],
+        .traditionalChinese: [.later: "稍後", .open: "打開", .dismiss: "關閉"],
+    ]
+}

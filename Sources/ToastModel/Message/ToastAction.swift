@@ -1,0 +1,162 @@
+/// Something the person can do with a toast: tap it, or pick one of its swipe actions.
+///
+/// When the person invokes an action, ``ToastCenter`` runs, in this order (M5):
+/// 1. the action's handler,
+/// 2. the center's ``ToastCenter/onToastAction`` observer,
+/// 3. the action's effect: the toast is dismissed; or, with a ``confirmation``, it is replaced for a moment by
+///    the confirmation text; or, for the built-in ``later``, it is kept aside until the host is active again.
+///
+/// Handlers run on whatever thread the presenter reports from, never while the center holds its lock, so a
+/// handler may call back into the center (for example to present another toast).
+///
+/// ## Ids
+/// The ``id`` is what events and the observer report. When you leave it out, the title is used.
+/// At the presenter level the tap action is always sent under the key `"default"` (the desktop's
+/// convention for "the notification itself was clicked"); events still report the action's own ``id``.
+/// For that reason a swipe action cannot use the id `"default"`.
+public struct ToastAction: Sendable, Identifiable {
+    /// What the center does after the handler and the observer have run.
+    public enum Effect: String, Sendable, Hashable, Codable {
+        /// The toast ends (after showing ``ToastAction/confirmation`` briefly, if there is one).
+        case dismiss
+        /// The toast is kept aside and comes back when the host reports activity (M6).
+        case later
+    }
+
+    /// The id reported in events and to the observer.
+    public var id: String
+    /// The label shown for the action. Built-in actions are shown with their localized label instead.
+    public var title: String
+    /// An optional icon for the action (shown where the server supports action icons).
+    public var icon: ToastIcon?
+    /// Text that briefly replaces the toast after the action, such as "Archivado".
+    public var confirmation: String?
+    /// What happens after the handler and the observer.
+    public var effect: Effect
+    /// The built-in label this action is shown with, if it is a built-in action such as ``later``.
+    public var builtInLabel: ToastLabel?
+
+    let handler: @Sendable (ToastActionContext) -> Void
+
+    /// Creates an action whose handler receives the toast.
+    ///
+    /// ```swift
+    /// let archive = ToastAction(id: "archive", title: "Archivar", icon: .system("archivebox"),
+    ///                           confirmation: "Archivado") { toast in
+    ///     store.archive(toast.id)
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - id: The id reported in events; defaults to `title`.
+    ///   - title: The label shown for the action.
+    ///   - icon: An optional icon.
+    ///   - confirmation: Text shown briefly in place of the toast after the action.
+    ///   - handler: Runs first when the action is invoked.
+    public init(
+        id: String? = nil,
+        title: String,
+        icon: ToastIcon? = nil,
+        confirmation: String? = nil,
+        handler: @escaping @Sendable (ToastMessage) -> Void = { _ in }
+    ) {
+        self.init(
+            id: id ?? title, title: title, icon: icon, confirmation: confirmation, effect: .dismiss,
+            builtInLabel: nil, contextHandler: { context in handler(context.toast) })
+    }
+
+    /// Creates an action whose handler receives the whole ``ToastActionContext``, including the desktop's
+    /// activation token (needed to raise a window on Wayland).
+    ///
+    /// This is a static function rather than another initializer so that a trailing closure such as
+    /// `{ toast in … }` is never ambiguous.
+    public static func withContext(
+        id: String? = nil,
+        title: String,
+        icon: ToastIcon? = nil,
+        confirmation: String? = nil,
+        handler: @escaping @Sendable (ToastActionContext) -> Void
+    ) -> ToastAction {
+        ToastAction(
+            id: id ?? title, title: title, icon: icon, confirmation: confirmation, effect: .dismiss,
+            builtInLabel: nil, contextHandler: handler)
+    }
+
+    init(
+        id: String,
+        title: String,
+        icon: ToastIcon?,
+        confirmation: String?,
+        effect: Effect,
+        builtInLabel: ToastLabel?,
+        contextHandler: @escaping @Sendable (ToastActionContext) -> Void
+    ) {
+        self.id = id
+        self.title = title
+        self.icon = icon
+        self.confirmation = confirmation
+        self.effect = effect
+        self.builtInLabel = builtInLabel
+        self.handler = contextHandler
+    }
+
+    /// The built-in "Later" action (M6): the toast leaves the screen and is kept; it comes back when the host
+    /// calls ``ToastCenter/hostDidBecomeActive()``, even after the program restarts. Its id is `"later"`.
+    public static var later: ToastAction {
+        ToastAction(
+            id: "later", title: "Later", icon: nil, confirmation: nil, effect: .later, builtInLabel: .later,
+            contextHandler: { _ in })
+    }
+
+    /// A built-in "Dismiss" action that simply ends the toast. Its id is `"dismiss"`.
+    public static var dismiss: ToastAction {
+        ToastAction(
+            id: "dismiss", title: "Dismiss", icon: nil, confirmation: nil, effect: .dismiss,
+            builtInLabel: .dismiss, contextHandler: { _ in })
+    }
+
+    /// Returns a copy whose handler is `handler`, keeping id, title, icon, confirmation and effect.
+    ///
+    /// Useful to give restored ``later`` toasts their handlers back (closures cannot be stored on disk).
+    public func withHandler(_ handler: @escaping @Sendable (ToastActionContext) -> Void) -> ToastAction {
+        ToastAction(
+            id: id, title: title, icon: icon, confirmation: confirmation, effect: effect,
+            builtInLabel: builtInLabel, contextHandler: handler)
+    }
+
+    /// Runs the handler. The center calls this; it is public so custom drivers and tests can too.
+    public func runHandler(_ context: ToastActionContext) {
+        handler(context)
+    }
+}
+
+/// What an action handler and the center's observer receive when an action is invoked.
+public struct ToastActionContext: Sendable {
+    /// The toast the action belongs to.
+    public var toast: ToastMessage
+    /// The invoked action's own id (not the presenter-level `"default"` key of a tap action).
+    public var actionID: String
+    /// The activation token the desktop sent with the action, if any (`ActivationToken` signal); pass it to
+    /// the window you raise.
+    public var activationToken: String?
+
+    /// Creates a context.
+    public init(toast: ToastMessage, actionID: String, activationToken: String? = nil) {
+        self.toast = toast
+        self.actionID = actionID
+        self.activationToken = activationToken
+    }
+}
+
+/// The swipe actions of a toast: on the desktop, two buttons, leading first.
+public struct ToastSwipeActions: Sendable {
+    /// The action revealed by swiping from the leading edge; the first button on the desktop.
+    public var leading: ToastAction?
+    /// The action revealed by swiping from the trailing edge; the second button on the desktop.
+    public var trailing: ToastAction?
+
+    /// Creates swipe actions.
+    public init(leading: ToastAction? = nil, trailing: ToastAction? = nil) {
+        self.leading = leading
+        self.trailing = trailing
+    }
+}

@@ -1,0 +1,107 @@
+/// A value snapshot of a toast as the presenter should show it. It carries no closures: the center keeps the
+/// handlers and runs them when the presenter reports an action.
+public struct PresentedToast: Sendable, Hashable {
+    /// The toast's id (the app's string id; the presenter maps it to its own ids).
+    public var id: String
+    /// The semantic status.
+    public var status: ToastStatus
+    /// The title (the desktop's summary).
+    public var title: String
+    /// The optional second line (the desktop's body).
+    public var message: String?
+    /// The toast's own icon; `nil` lets the style use the theme's icon for the status.
+    public var icon: ToastIcon?
+    /// The actions to show, tap first, then leading and trailing, with built-in labels already localized.
+    public var actions: [PresentedAction]
+    /// The time the toast still has in front; `nil` for indefinite. The center owns timing: this is only a
+    /// safety net for the server's `expire_timeout`.
+    public var remaining: Duration?
+    /// Whether this is the short confirmation that replaces a toast after an action (transient, no actions).
+    public var isConfirmation: Bool
+
+    /// Creates a snapshot.
+    public init(
+        id: String,
+        status: ToastStatus,
+        title: String,
+        message: String? = nil,
+        icon: ToastIcon? = nil,
+        actions: [PresentedAction] = [],
+        remaining: Duration? = nil,
+        isConfirmation: Bool = false
+    ) {
+        self.id = id
+        self.status = status
+        self.title = title
+        self.message = message
+        self.icon = icon
+        self.actions = actions
+        self.remaining = remaining
+        self.isConfirmation = isConfirmation
+    }
+}
+
+/// An action as the presenter shows it.
+public struct PresentedAction: Sendable, Hashable {
+    /// The key the presenter uses and reports back: ``ToastActionRole/tapKey`` (`"default"`) for the tap
+    /// action, the action's id otherwise.
+    public var key: String
+    /// The action's own id, as events report it.
+    public var actionID: String
+    /// The label to show, already localized for built-in actions.
+    public var title: String
+    /// An optional icon.
+    public var icon: ToastIcon?
+    /// Where the action sits.
+    public var role: ToastActionRole
+
+    /// Creates a presented action.
+    public init(key: String, actionID: String, title: String, icon: ToastIcon? = nil, role: ToastActionRole) {
+        self.key = key
+        self.actionID = actionID
+        self.title = title
+        self.icon = icon
+        self.role = role
+    }
+}
+
+/// What the center hands to the presenter: the snapshot and the request the style made from it.
+public struct ToastPresentation: Sendable, Hashable {
+    /// The toast snapshot.
+    public var toast: PresentedToast
+    /// The outgoing request made by the center's ``ToastStyle``; the desktop presenter maps it 1:1 to
+    /// `Notify`.
+    public var request: ToastRequest
+
+    /// Creates a presentation.
+    public init(toast: PresentedToast, request: ToastRequest) {
+        self.toast = toast
+        self.request = request
+    }
+
+    /// The toast's id.
+    public var id: String { toast.id }
+}
+
+/// Why the center closes a toast on the presenter.
+///
+/// Only ``covered`` and ``detached`` leave the toast alive in the center (it will be shown again); the others
+/// follow the toast's end. A presenter should not report a close back for a toast the center closed.
+public enum ToastCloseReason: String, Sendable, Hashable {
+    /// Its time ran out; the center reports ``ToastOutcome/expired``.
+    case expired
+    /// The app dismissed it.
+    case closedByApp
+    /// An action ran and its effect ends the toast (or its confirmation's time ran out).
+    case actionCompleted
+    /// The person chose ``ToastAction/later``.
+    case deferred
+    /// Another toast took its place (overflow policy ``ToastOverflowPolicy/replaceOldest``).
+    case replaced
+    /// The presenter failed to show it for good.
+    case failed
+    /// Another toast moved in front of it and only ``ToastCenter/maxVisible`` fit; it waits and comes back.
+    case covered
+    /// The presenter is being detached from the center; the toast stays in the center.
+    case detached
+}

@@ -1,0 +1,27 @@
+/// Shows toasts somewhere: the desktop's notification server, a recording for tests, a custom surface.
+///
+/// The center calls these methods one at a time, in order, never while holding its lock, from whichever thread
+/// is draining the center's work at that moment. They must not block: queue the work and return. A presenter
+/// may report back through the ``ToastPresenterEvents`` it receives in ``connect(_:)`` at any time, from any
+/// thread, even from inside one of these calls.
+///
+/// The center owns all timing. A presenter never expires a toast by itself; the center calls
+/// ``close(id:reason:)`` with ``ToastCloseReason/expired`` when the front toast's time is up.
+public protocol ToastPresenter: AnyObject, Sendable {
+    /// Called when the presenter is attached to a center, before any other call. Keep `events` to report back.
+    func connect(_ events: ToastPresenterEvents)
+    /// Called when the presenter is detached (after closing its toasts with ``ToastCloseReason/detached``).
+    /// Reports made after this are ignored.
+    func disconnect()
+    /// Shows a toast that is not on screen (first time, back from being covered, or again after a restart).
+    func show(_ presentation: ToastPresentation)
+    /// Updates a toast that is on screen, in place (same id): replace by id, or the confirmation text.
+    func update(_ presentation: ToastPresentation)
+    /// Closes a toast that is on screen, saying why.
+    func close(id: String, reason: ToastCloseReason)
+}
+
+extension ToastPresenter {
+    /// Does nothing by default.
+    public func disconnect() {}
+}

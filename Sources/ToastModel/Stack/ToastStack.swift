@@ -1,0 +1,495 @@
+/// The timing and ordering rules of a center as a plain value-type state machine (M10).
+///
+/// Time is a `Duration` since an origin the caller chooses (the center uses "since the center was made").
+/// Each operation takes `now`, updates the stack, and returns the ``Output`` the caller must carry out, in
+/// order: presenter commands, events, action runs, kept toasts. ``nextDeadline`` says when to call
+/// ``advance(to:)`` next. Nothing here sleeps, locks or calls out, so every rule is tested deterministically.
+///
+/// The rules:
+/// - **Order.** Entries are front first. New toasts join at the back (FIFO); at most
+///   ``Configuration/maxVisible`` entries are handed to the presenter; the rest wait (M4).
+/// - **Replace by id (M2).** Presenting a live id ends the old presentation with ``ToastOutcome/replaced``,
+///   puts the new content in front with its full duration, and updates it in place if it is on the presenter.
+/// - **Only the front counts (M4).** Only the front entry's timer runs, and only while it is on the presenter,
+///   nothing paused it and no action is in flight. Everyone else keeps their remaining time.
+/// - **Durations (M3).** `.automatic` resolves to ``Configuration/defaultDuration``; `.indefinite` never runs out.
+/// - **One ending (M9).** Every accepted presentation ends with exactly one ``ToastEvent/ended(id:outcome:)``.
+///   Once an action is invoked, the presentation's outcome is fixed: whatever ends it reports that action.
+public struct ToastStack: Sendable {
+    /// The settings of a stack.
+    public struct Configuration: Sendable, Hashable {
+        /// The duration of `.automatic` toasts.
+        public var defaultDuration: ToastDuration
+        /// How many toasts are handed to the presenter at most (at least 1).
+        public var maxVisible: Int
+        /// What happens to toasts beyond ``maxVisible``.
+        public var overflow: ToastOverflowPolicy
+        /// How long a confirmation text replaces a toast after an action.
+        public var confirmationDuration: Duration
+        /// The built-in labels.
+        public var labels: ToastLabels
+
+        /// Creates a configuration. `maxVisible` below 1 is taken as 1.
+        public init(
+            defaultDuration: ToastDuration = ToastDuration.standardDefault,
+            maxVisible: Int = 1,
+            overflow: ToastOverflowPolicy = .queue,
+            confirmationDuration: Duration = .milliseconds(1500),
+            labels: ToastLabels = ToastLabels(language: .english)
+        ) {
+            self.defaultDuration = defaultDuration
+            self.maxVisible = max(1, maxVisible)
+            self.overflow = overflow
+            self.confirmationDuration = confirmationDuration
+            self.labels = labels
+        }
+    }
+
+    /// Something the caller must do, in order.
+    public enum Output: Sendable {
+        /// Call ``ToastPresenter/show(_:)``.
+        case show(PresentedToast)
+        /// Call ``ToastPresenter/update(_:)``.
+        case update(PresentedToast)
+        /// Call ``ToastPresenter/close(id:reason:)``.
+        case close(id: String, reason: ToastCloseReason)
+        /// Deliver an event.
+        case event(ToastEvent)
+        /// Run the action's handler, then the observer, then call ``ToastStack/completeAction(_:now:)``.
+        case runAction(ActionInvocation)
+        /// Store the message for ``ToastAction/later``.
+        case keepForLater(ToastMessage)
+    }
+
+    /// An invoked action whose handler and observer must run before its effect.
+    public struct ActionInvocation: Sendable {
+        /// The handler's and observer's argument.
+        public var context: ToastActionContext
+        /// The invoked action.
+        public var action: ToastAction
+        /// Identifies the presentation, so the effect applies only if it is still the same one.
+        public var presentation: UInt64
+    }
+
+    /// A read-only view of one entry, for tests and diagnostics.
+    public struct EntryState: Sendable, Hashable {
+        /// The toast's id.
+        public var id: String
+        /// Whether this is a confirmation rather than a toast.
+        public var isConfirmation: Bool
+        /// The remaining time; `nil` for indefinite.
+        public var remaining: Duration?
+        /// Whether its timer is running.
+        public var isRunning: Bool
+        /// Whether it is on the presenter.
+        public var isOnPresenter: Bool
+    }
+
+    enum Content: Sendable {
+        case toast(ToastMessage)
+        case confirmation(String)
+    }
+
+    enum PresenterState: Sendable, Hashable {
+        /// Not handed to the presenter.
+        case off
+        /// Handed to the presenter.
+        case shown
+        /// The presenter failed to show it and will tell us when to try again.
+        case failed
+        /// The presenter closed it while its action was in flight.
+        case gone
+    }
+
+    struct Entry: Sendable {
+        var id: String
+        var serial: UInt64
+        var content: Content
+        var remaining: Duration?
+        var runningSince: Duration?
+        var presenter: PresenterState = .off
+        var pendingAction: String?
+
+        var isToast: Bool {
+            if case .toast = content { return true }
+            return false
+        }
+
+        func remaining(at now: Duration) -> Duration? {
+            guard let remaining else { return nil }
+            guard let runningSince else { return remaining }
+            return max(.zero, remaining - (now - runningSince))
+        }
+    }
+
+    /// The settings.
+    public private(set) var configuration: Configuration
+    /// Whether a presenter is attached; without one nothing is shown and no timer runs.
+    public private(set) var isPresenterAttached = false
+    /// Whether the app paused the timers.
+    public private(set) var isPausedByApp = false
+    /// Whether the presenter paused the timers (for example, screen locked).
+    public private(set) var isPausedByPresenter = false
+
+    var entries: [Entry] = []
+    private var nextSerial: UInt64 = 0
+
+    /// Creates an empty stack.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    // MARK: - Queries
+
+    /// The ids of live toasts, front first (confirmations excluded).
+    public var liveToastIDs: [String] {
+        entries.filter(\.isToast).map(\.id)
+    }
+
+    /// The ids of entries on the presenter, front first (confirmations included).
+    public var idsOnPresenter: [String] {
+        entries.filter { $0.presenter == .shown }.map(\.id)
+    }
+
+    /// Every entry, front first, with its remaining time at `now`.
+    public func entryStates(now: Duration) -> [EntryState] {
+        entries.map {
+            EntryState(
+                id: $0.id, isConfirmation: !$0.isToast, remaining: $0.remaining(at: now),
+                isRunning: $0.runningSince != nil, isOnPresenter: $0.presenter == .shown)
+        }
+    }
+
+    /// Whether timers are paused by the app or the presenter.
+    public var isPaused: Bool { isPausedByApp || isPausedByPresenter }
+
+    /// When the front entry's time runs out, if its timer is running.
+    public var nextDeadline: Duration? {
+        guard let front = entries.first, let since = front.runningSince, let remaining = front.remaining else {
+            return nil
+        }
+        return since + remaining
+    }
+
+    // MARK: - Operations
+
+    /// Presents `message` (M2, M3, M4). An invalid message ends at once with ``ToastFailure/invalid(_:)``.
+    public mutating func present(_ message: ToastMessage, now: Duration) -> [Output] {
+        var out: [Output] = []
+        expireDue(now: now, into: &out)
+        let remaining: Duration?
+        do {
+            try message.validate(defaultDuration: configuration.defaultDuration)
+            remaining = try message.duration.resolved(default: configuration.defaultDuration)
+        } catch {
+            out.append(.event(.ended(id: message.id, outcome: .failed(.invalid(error)))))
+            return out
+        }
+        nextSerial += 1
+        if let index = entries.firstIndex(where: { $0.id == message.id }) {
+            var entry = entries.remove(at: index)
+            if entry.isToast {
+                out.append(.event(.ended(id: entry.id, outcome: entry.fixedOutcome ?? .replaced)))
+            }
+            entry.serial = nextSerial
+            entry.content = .toast(message)
+            entry.remaining = remaining
+            entry.runningSince = nil
+            entry.pendingAction = nil
+            if entry.presenter == .gone { entry.presenter = .off }
+            entries.insert(entry, at: 0)
+            out.append(.event(.presented(id: message.id)))
+            if entry.presenter == .shown {
+                out.append(.update(snapshot(entries[0], now: now)))
+                out.append(.event(.updated(id: message.id)))
+            }
+        } else {
+            entries.append(Entry(id: message.id, serial: nextSerial, content: .toast(message), remaining: remaining))
+            out.append(.event(.presented(id: message.id)))
+            if configuration.overflow == .replaceOldest {
+                while entries.count > configuration.maxVisible {
+                    let oldest = entries.dropLast().indices.min { entries[$0].serial < entries[$1].serial }!
+                    end(at: oldest, outcome: .replaced, closeReason: .replaced, into: &out)
+                }
+            }
+        }
+        reconcile(now: now, into: &out)
+        return out
+    }
+
+    /// Closes the toast with `id` for the app (``ToastOutcome/closedByApp``). Unknown ids do nothing.
+    public mutating func dismiss(id: String, now: Duration) -> [Output] {
+        var out: [Output] = []
+        expireDue(now: now, into: &out)
+        if let index = entries.firstIndex(where: { $0.id == id }) {
+            end(at: index, outcome: .closedByApp, closeReason: .closedByApp, into: &out)
+        }
+        reconcile(now: now, into: &out)
+        return out
+    }
+
+    /// Closes every toast for the app, front first.
+    public mutating func dismissAll(now: Duration) -> [Output] {
+        var out: [Output] = []
+        expireDue(now: now, into: &out)
+        while !entries.isEmpty {
+            end(at: 0, outcome: .closedByApp, closeReason: .closedByApp, into: &out)
+        }
+        return out
+    }
+
+    /// Freezes every remaining time (app request).
+    public mutating func pause(now: Duration) -> [Output] {
+        setPaused(byApp: true, now: now)
+    }
+
+    /// Lets the front timer continue after ``pause(now:)``.
+    public mutating func resume(now: Duration) -> [Output] {
+        setPaused(byApp: false, now: now)
+    }
+
+    /// A presenter was attached: the visible entries are shown and the front timer starts.
+    public mutating func attachPresenter(now: Duration) -> [Output] {
+        var out: [Output] = []
+        expireDue(now: now, into: &out)
+        isPresenterAttached = true
+        reconcile(now: now, into: &out)
+        return out
+    }
+
+    /// The presenter is being detached: its toasts are closed with ``ToastCloseReason/detached`` and wait,
+    /// keeping their remaining time.
+    public mutating func detachPresenter(now: Duration) -> [Output] {
+        var out: [Output] = []
+        expireDue(now: now, into: &out)
+        isPresenterAttached = false
+        reconcile(now: now, into: &out)
+        return out
+    }
+
+    /// Ends the front toasts whose time ran out by `now` and brings the next ones forward.
+    public mutating func advance(to now: Duration) -> [Output] {
+        var out: [Output] = []
+        expireDue(now: now, into: &out)
+        reconcile(now: now, into: &out)
+        return out
+    }
+
+    /// Handles a report from the presenter.
+    public mutating func handle(_ report: ToastPresenterReport, now: Duration) -> [Output] {
+        var out: [Output] = []
+        expireDue(now: now, into: &out)
+        switch report {
+        case .actionInvoked(let toastID, let key, let token):
+            invokeAction(toastID: toastID, key: key, token: token, into: &out)
+        case .closed(let toastID, let reason):
+            closedByPresenter(toastID: toastID, reason: reason, into: &out)
+        case .failed(let toastID, let reason, let recoverable):
+            presenterFailed(toastID: toastID, reason: reason, recoverable: recoverable, into: &out)
+        case .degraded(let toastID, let reason):
+            out.append(.event(.degraded(id: toastID, reason: reason)))
+        case .reshowRequested:
+            reshow(now: now, into: &out)
+        case .pauseRequested:
+            isPausedByPresenter = true
+        case .resumeRequested:
+            isPausedByPresenter = false
+        }
+        reconcile(now: now, into: &out)
+        return out
+    }
+
+    /// Applies an invoked action's effect, after its handler and the observer ran (M5). Does nothing if the
+    /// presentation already ended (for example, the handler re-presented the same id).
+    public mutating func completeAction(_ invocation: ActionInvocation, now: Duration) -> [Output] {
+        var out: [Output] = []
+        expireDue(now: now, into: &out)
+        guard let index = entries.firstIndex(where: { $0.serial == invocation.presentation }),
+            entries[index].pendingAction == invocation.action.id,
+            case .toast(let message) = entries[index].content
+        else {
+            reconcile(now: now, into: &out)
+            return out
+        }
+        let actionID = invocation.action.id
+        entries[index].pendingAction = nil
+        switch invocation.action.effect {
+        case .later:
+            end(at: index, outcome: .deferred, closeReason: .deferred, into: &out)
+            out.append(.keepForLater(message))
+        case .dismiss:
+            if let confirmation = invocation.action.confirmation {
+                out.append(.event(.ended(id: message.id, outcome: .actionInvoked(actionID: actionID))))
+                var entry = entries.remove(at: index)
+                nextSerial += 1
+                entry.serial = nextSerial
+                entry.content = .confirmation(confirmation)
+                entry.remaining = configuration.confirmationDuration
+                entry.runningSince = nil
+                if entry.presenter == .gone { entry.presenter = .off }
+                entries.insert(entry, at: 0)
+                if entry.presenter == .shown { out.append(.update(snapshot(entry, now: now))) }
+            } else {
+                end(at: index, outcome: .actionInvoked(actionID: actionID), closeReason: .actionCompleted, into: &out)
+            }
+        }
+        reconcile(now: now, into: &out)
+        return out
+    }
+
+    // MARK: - Presenter reports
+
+    private mutating func invokeAction(toastID: String, key: String, token: String?, into out: inout [Output]) {
+        guard let index = entries.firstIndex(where: { $0.id == toastID }),
+            entries[index].presenter == .shown, entries[index].pendingAction == nil,
+            case .toast(let message) = entries[index].content
+        else { return }
+        let match = message.actions.first { role, action in
+            role == .tap ? key == ToastActionRole.tapKey : key == action.id
+        }
+        guard let action = match?.action else { return }
+        entries[index].pendingAction = action.id
+        let context = ToastActionContext(toast: message, actionID: action.id, activationToken: token)
+        out.append(.runAction(ActionInvocation(context: context, action: action, presentation: entries[index].serial)))
+    }
+
+    private mutating func closedByPresenter(
+        toastID: String, reason: ToastPresenterCloseReason, into out: inout [Output]
+    ) {
+        guard let index = entries.firstIndex(where: { $0.id == toastID }), entries[index].presenter == .shown
+        else { return }
+        if entries[index].pendingAction != nil {
+            entries[index].presenter = .gone
+            return
+        }
+        entries[index].presenter = .off
+        let outcome: ToastOutcome = reason == .expired ? .expired : .dismissed
+        end(at: index, outcome: outcome, closeReason: nil, into: &out)
+    }
+
+    private mutating func presenterFailed(
+        toastID: String?, reason: String, recoverable: Bool, into out: inout [Output]
+    ) {
+        let targets = entries.filter { entry in
+            entry.presenter == .shown && (toastID == nil || entry.id == toastID)
+        }.map(\.serial)
+        if recoverable {
+            for serial in targets {
+                guard let index = entries.firstIndex(where: { $0.serial == serial }) else { continue }
+                entries[index].presenter = .failed
+                if entries[index].isToast {
+                    out.append(.event(.presenterFailed(id: entries[index].id, reason: reason)))
+                }
+            }
+            if targets.isEmpty, toastID == nil {
+                out.append(.event(.presenterFailed(id: nil, reason: reason)))
+            }
+            return
+        }
+        for serial in targets {
+            guard let index = entries.firstIndex(where: { $0.serial == serial }) else { continue }
+            entries[index].presenter = .off
+            end(at: index, outcome: .failed(.presenter(reason: reason)), closeReason: nil, into: &out)
+        }
+    }
+
+    private mutating func reshow(now: Duration, into out: inout [Output]) {
+        guard isPresenterAttached else { return }
+        for index in entries.indices.prefix(configuration.maxVisible)
+        where entries[index].presenter == .shown || entries[index].presenter == .failed {
+            entries[index].presenter = .shown
+            out.append(.show(snapshot(entries[index], now: now)))
+            if entries[index].isToast { out.append(.event(.shown(id: entries[index].id))) }
+        }
+    }
+
+    // MARK: - Core rules
+
+    private mutating func setPaused(byApp paused: Bool, now: Duration) -> [Output] {
+        var out: [Output] = []
+        expireDue(now: now, into: &out)
+        isPausedByApp = paused
+        reconcile(now: now, into: &out)
+        return out
+    }
+
+    /// Ends front entries whose time is up, one at a time, bringing the next forward at `now`.
+    private mutating func expireDue(now: Duration, into out: inout [Output]) {
+        while let deadline = nextDeadline, deadline <= now {
+            end(at: 0, outcome: .expired, closeReason: entries[0].isToast ? .expired : .actionCompleted, into: &out)
+            reconcile(now: now, into: &out)
+        }
+    }
+
+    /// Removes the entry at `index`, closing it on the presenter (when `closeReason` is given and it is shown)
+    /// and reporting its one ending (toasts only; a confirmation's toast already ended).
+    private mutating func end(
+        at index: Int, outcome: ToastOutcome, closeReason: ToastCloseReason?, into out: inout [Output]
+    ) {
+        let entry = entries.remove(at: index)
+        if let closeReason, entry.presenter == .shown {
+            out.append(.close(id: entry.id, reason: closeReason))
+        }
+        if entry.isToast {
+            out.append(.event(.ended(id: entry.id, outcome: entry.fixedOutcome ?? outcome)))
+        }
+    }
+
+    /// Brings presenter and timers in line with the order: entries beyond the visible part are closed first
+    /// (so the presenter never holds more than `maxVisible`), then new visible entries are shown, then only the
+    /// front timer may run.
+    private mutating func reconcile(now: Duration, into out: inout [Output]) {
+        let visibleCount = isPresenterAttached ? min(configuration.maxVisible, entries.count) : 0
+        for index in entries.indices where index >= visibleCount {
+            if entries[index].presenter == .shown {
+                out.append(.close(id: entries[index].id, reason: isPresenterAttached ? .covered : .detached))
+            }
+            entries[index].presenter = .off
+        }
+        for index in 0..<visibleCount where entries[index].presenter == .off {
+            entries[index].presenter = .shown
+            out.append(.show(snapshot(entries[index], now: now)))
+            if entries[index].isToast { out.append(.event(.shown(id: entries[index].id))) }
+        }
+        for index in entries.indices {
+            let entry = entries[index]
+            let shouldRun =
+                index == 0 && index < visibleCount && entry.presenter == .shown && !isPaused
+                && entry.pendingAction == nil && entry.remaining != nil
+            if shouldRun, entry.runningSince == nil {
+                entries[index].runningSince = now
+            } else if !shouldRun, entry.runningSince != nil {
+                entries[index].remaining = entry.remaining(at: now)
+                entries[index].runningSince = nil
+            }
+        }
+    }
+
+    private func snapshot(_ entry: Entry, now: Duration) -> PresentedToast {
+        switch entry.content {
+        case .toast(let message):
+            let actions = message.actions.map { role, action in
+                PresentedAction(
+                    key: role == .tap ? ToastActionRole.tapKey : action.id,
+                    actionID: action.id,
+                    title: action.builtInLabel.map { configuration.labels[$0] } ?? action.title,
+                    icon: action.icon,
+                    role: role)
+            }
+            return PresentedToast(
+                id: entry.id, status: message.status, title: message.title, message: message.message,
+                icon: message.icon, actions: actions, remaining: entry.remaining(at: now))
+        case .confirmation(let text):
+            return PresentedToast(
+                id: entry.id, status: .success, title: text, remaining: entry.remaining(at: now),
+                isConfirmation: true)
+        }
+    }
+}
+
+extension ToastStack.Entry {
+    /// Once an action is invoked, whatever ends the presentation reports that action.
+    fileprivate var fixedOutcome: ToastOutcome? {
+        pendingAction.map { .actionInvoked(actionID: $0) }
+    }
+}

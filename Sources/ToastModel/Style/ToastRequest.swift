@@ -1,0 +1,97 @@
+/// The outgoing request for one toast, as a ``ToastStyle`` produces it and the desktop presenter sends it
+/// (one field per `Notify` argument or hint).
+///
+/// The presenter maps ``urgency``, ``category``, ``soundName`` and ``isTransient`` to the standard hints
+/// (`urgency`, `category`, `sound-name`, `transient`); entries in ``hints`` are added as they are and win over
+/// those on a clash.
+public struct ToastRequest: Sendable, Hashable {
+    /// One action button.
+    public struct Action: Sendable, Hashable {
+        /// The key reported back when invoked (`"default"` for the tap action).
+        public var key: String
+        /// The label.
+        public var label: String
+        /// An optional icon (sent as an icon name where the server has `action-icons`).
+        public var icon: ToastIcon?
+
+        /// Creates an action button.
+        public init(key: String, label: String, icon: ToastIcon? = nil) {
+            self.key = key
+            self.label = label
+            self.icon = icon
+        }
+    }
+
+    /// The summary line (the toast's title).
+    public var summary: String
+    /// The body (the toast's message).
+    public var body: String?
+    /// The icon to send, if any.
+    public var icon: ToastIcon?
+    /// The urgency.
+    public var urgency: ToastUrgency
+    /// An optional freedesktop category, such as `"im.received"`.
+    public var category: String?
+    /// An optional freedesktop sound name, such as `"message-new-instant"`.
+    public var soundName: String?
+    /// The action buttons, in order.
+    public var actions: [Action]
+    /// Extra hints, sent as they are.
+    public var hints: [String: ToastHintValue]
+    /// The safety-net timeout for the server; `nil` means never (`0` on the wire). The center closes the toast
+    /// itself on time.
+    public var expireTimeout: Duration?
+    /// Whether the server should not keep the toast in its history (confirmations).
+    public var isTransient: Bool
+
+    /// Creates a request.
+    public init(
+        summary: String,
+        body: String? = nil,
+        icon: ToastIcon? = nil,
+        urgency: ToastUrgency = .normal,
+        category: String? = nil,
+        soundName: String? = nil,
+        actions: [Action] = [],
+        hints: [String: ToastHintValue] = [:],
+        expireTimeout: Duration? = nil,
+        isTransient: Bool = false
+    ) {
+        self.summary = summary
+        self.body = body
+        self.icon = icon
+        self.urgency = urgency
+        self.category = category
+        self.soundName = soundName
+        self.actions = actions
+        self.hints = hints
+        self.expireTimeout = expireTimeout
+        self.isTransient = isTransient
+    }
+}
+
+/// The urgency of a toast, as the freedesktop specification defines it.
+public enum ToastUrgency: UInt8, Sendable, Hashable, Codable, CaseIterable {
+    /// Low urgency (some servers show no banner at all).
+    case low = 0
+    /// Normal urgency.
+    case normal = 1
+    /// Critical urgency (some servers keep it until closed; the center still closes it on time).
+    case critical = 2
+}
+
+/// A typed hint value. The cases are the D-Bus types the freedesktop hints use.
+public enum ToastHintValue: Sendable, Hashable {
+    /// A byte (`y`).
+    case byte(UInt8)
+    /// A boolean (`b`).
+    case bool(Bool)
+    /// A signed 32-bit integer (`i`).
+    case int32(Int32)
+    /// An unsigned 32-bit integer (`u`).
+    case uint32(UInt32)
+    /// A double (`d`).
+    case double(Double)
+    /// A string (`s`).
+    case string(String)
+}

@@ -1,0 +1,188 @@
+import DBus
+import FreedesktopNotifications
+import TestSupport
+import Testing
+import ToastKitTesting
+import ToastModel
+
+/// What dunst cannot do on demand, with a server written on our own D-Bus layer.
+@Suite(.timeLimit(.minutes(1))) struct FakeServerTests {
+    @Test func activationTokenComesBeforeTheActionAndReachesTheHandler() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let server = try await FakeNotificationServer.start(on: bus)
+        defer { server.stop() }
+        let harness = DesktopHarness(busAddress: bus.address)
+        let log = CallLog()
+        let open = ToastAction.withContext(id: "open", title: "Abrir") { context in
+            log.append("handler token=\(context.activationToken ?? "nil")")
+        }
+        harness.center.present(ToastMessage(id: "mail", title: "Mensaje de Ana", tapAction: open))
+        let notification = try await server.nextNotification()
+        #expect(notification.actions == ["default", "Abrir"])
+
+        try server.emitActivationToken(id: notification.id, token: "xdg-token-42")
+        try server.emitActionInvoked(id: notification.id, key: "default")
+        let event = try await harness.next { if case .actionInvoked = $0 { true } else { false } }
+        #expect(event == .actionInvoked(id: "mail", actionID: "open", activationToken: "xdg-token-42"))
+        #expect(try await harness.outcome(of: "mail") == .actionInvoked(actionID: "open"))
+        #expect(log.all == ["handler token=xdg-token-42"])
+    }
+
+    @Test func aServerWithoutActionsBodyOrMarkupGetsLessAndItIsReported() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let server = try await FakeNotificationServer.start(
+            on: bus, options: .init(capabilities: ["icon-static"], name: "minimal"))
+        defer { server.stop() }
+        let harness = DesktopHarness(busAddress: bus.address)
+        harness.center.present(
+            ToastMessage(
+                id: "ana", title: "Mensaje de Ana", message: "<b>¿Comemos?</b>",
+                tapAction: ToastAction(title: "Abrir"),
+                swipeActions: ToastSwipeActions(leading: ToastAction(id: "archive", title: "Archivar"))))
+        let notification = try await server.nextNotification()
+        #expect(notification.actions.isEmpty)
+        #expect(notification.summary == "Mensaje de Ana: <b>¿Comemos?</b>")
+        #expect(notification.body == "")
+        let first = try await harness.next { if case .degraded = $0 { true } else { false } }
+        let second = try await harness.next { if case .degraded = $0 { true } else { false } }
+        #expect(
+            Set([first, second]) == [
+                .degraded(
+                    id: "ana", reason: "the server shows no message body: the message was folded into the title"),
+                .degraded(id: "ana", reason: "the server does not support actions: 2 dropped (default, archive)"),
+            ])
+    }
+
+    @Test func markupCharactersArriveEscaped() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let server = try await FakeNotificationServer.start(on: bus)
+        defer { server.stop() }
+        let harness = DesktopHarness(busAddress: bus.address)
+        harness.center.present(.warning, title: "1 < 2 & 3 > 2", message: "<i>x</i> & y")
+        let notification = try await server.nextNotification()
+        #expect(notification.body == "&lt;i&gt;x&lt;/i&gt; &amp; y")
+        #expect(notification.summary == "1 < 2 & 3 > 2")
+        #expect(notification.hints["urgency"] == .byte(1))
+        #expect(notification.hints["image-path"] == .string("dialog-warning"))
+        _ = harness
+    }
+
+    @Test func aForgedActionFromAnotherConnectionIsIgnored() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let server = try await FakeNotificationServer.start(on: bus, options: .init(unicastSignals: false))
+        defer { server.stop() }
+        let forger = try await bus.connect()
+        defer { forger.close() }
+        let harness = DesktopHarness(busAddress: bus.address)
+        let log = CallLog()
+        harness.center.present(
+            ToastMessage(
+                id: "pay", title: "¿Pagar 500 €?", duration: .indefinite,
+                tapAction: ToastAction(id: "confirm", title: "Pagar") { _ in log.append("paid") }))
+        let notification = try await server.nextNotification()
+
+        // A look-alike signal from another connection, broadcast and unicast, for the live id.
+        try server.emitActionInvoked(id: notification.id, key: "default", from: forger)
+        let presenterName = notification.sender
+        try forger.emitSignal(
+            path: "/org/freedesktop/Notifications", interface: "org.freedesktop.Notifications",
+            member: "ActionInvoked", arguments: [.uint32(notification.id), .string("default")],
+            destination: BusName(validating: presenterName))
+        try server.emitClosed(id: notification.id, reason: 2, from: forger)
+        // Signals for ids this presenter never made, from the real server.
+        try server.emitActionInvoked(id: notification.id + 100, key: "default")
+        // Then the real one: it must be the first action the center sees.
+        try server.emitClosed(id: notification.id, reason: 1)
+        #expect(try await harness.outcome(of: "pay") == .expired)
+        #expect(log.all.isEmpty)
+        #expect(!harness.events.contains { if case .actionInvoked = $0 { true } else { false } })
+    }
+
+    @Test func closeReasonsFromTheServer() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let server = try await FakeNotificationServer.start(on: bus)
+        defer { server.stop() }
+        let harness = DesktopHarness(busAddress: bus.address)
+        harness.center.present(ToastMessage(id: "a", title: "A"))
+        try server.emitClosed(id: try await server.nextNotification().id, reason: 2)
+        #expect(try await harness.outcome(of: "a") == .dismissed)
+        harness.center.present(ToastMessage(id: "b", title: "B"))
+        try server.emitClosed(id: try await server.nextNotification().id, reason: 1)
+        #expect(try await harness.outcome(of: "b") == .expired)
+        harness.center.present(ToastMessage(id: "c", title: "C"))
+        try server.emitClosed(id: try await server.nextNotification().id, reason: 77)
+        #expect(try await harness.outcome(of: "c") == .dismissed)
+    }
+
+    @Test func expiryClosesOnTheServerAndIsReportedOnce() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let server = try await FakeNotificationServer.start(on: bus)
+        defer { server.stop() }
+        let clock = ManualClock()
+        let harness = DesktopHarness(busAddress: bus.address, clock: clock)
+        harness.center.present(ToastMessage(id: "copied", title: "Copiado", duration: 2))
+        let notification = try await server.nextNotification()
+        #expect(notification.expireTimeout == 2000, "the safety net carries the duration")
+        await clock.sleepers(count: 1)
+        clock.advance(by: .seconds(2))
+        #expect(try await harness.outcome(of: "copied") == .expired)
+        for await event in server.events {
+            if case .close(let id) = event {
+                #expect(id == notification.id)
+                break
+            }
+        }
+        #expect(harness.events.filter(\.isTerminal).count == 1)
+    }
+
+    @Test func withNoServerTheToastWaitsAndAppearsWhenOneStarts() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let harness = DesktopHarness(busAddress: bus.address)
+        harness.center.present(ToastMessage(id: "late", title: "Sin servidor", duration: .indefinite))
+        let failure = try await harness.next { if case .presenterFailed = $0 { true } else { false } }
+        #expect(
+            failure
+                == .presenterFailed(
+                    id: "late", reason: "no notification server is running (org.freedesktop.Notifications has no owner)"
+                ))
+
+        let server = try await FakeNotificationServer.start(on: bus)
+        defer { server.stop() }
+        let notification = try await server.nextNotification()
+        #expect(notification.summary == "Sin servidor")
+        #expect(harness.events.filter(\.isTerminal).isEmpty)
+    }
+
+    @Test func aRestartedServerGetsTheLiveToastsWithTheirRemainingTime() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let first = try await FakeNotificationServer.start(on: bus)
+        let clock = ManualClock()
+        let harness = DesktopHarness(busAddress: bus.address, clock: clock)
+        harness.center.present(ToastMessage(id: "sync", title: "Sincronizando…", duration: 10))
+        #expect(try await first.nextNotification().expireTimeout == 10_000)
+        await clock.sleepers(count: 1)
+        clock.advance(by: .seconds(3))
+
+        first.stop()
+        let gone = try await harness.next { if case .presenterFailed("sync", _) = $0 { true } else { false } }
+        #expect(
+            gone
+                == .presenterFailed(
+                    id: "sync", reason: "the notification server left the bus; toasts come back when a server starts"))
+        let second = try await FakeNotificationServer.start(on: bus, options: .init(firstID: 50))
+        defer { second.stop() }
+        let again = try await second.nextNotification()
+        #expect(again.summary == "Sincronizando…")
+        #expect(again.replacesID == 0)
+        #expect(again.expireTimeout == 7000)
+        #expect(harness.events.filter(\.isTerminal).isEmpty)
+    }
+}

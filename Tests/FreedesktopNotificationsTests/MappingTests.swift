@@ -1,0 +1,167 @@
+import DBus
+import FreedesktopNotifications
+import Testing
+import ToastModel
+
+@Suite struct MappingTests {
+    static let dunst = ServerCapabilities([
+        "actions", "body", "body-hyperlinks", "icon-static", "body-markup", "persistence",
+    ])
+    static let configuration = DesktopPresenterConfiguration(appName: "Fotos", desktopEntry: "org.example.Fotos")
+
+    private func map(
+        _ request: ToastRequest,
+        capabilities: ServerCapabilities = dunst,
+        configuration: DesktopPresenterConfiguration = configuration
+    ) throws -> MappedNotification {
+        try NotificationMapping.notify(request, capabilities: capabilities, configuration: configuration)
+    }
+
+    @Test func fieldsHintsAndTimeout() throws {
+        let request = ToastRequest(
+            summary: "Poco espacio", body: "Libera espacio", icon: .system("photo.on.rectangle"), urgency: .critical,
+            category: "device", soundName: "dialog-warning", actions: [.init(key: "default", label: "Abrir")],
+            hints: ["x-custom": .int32(7)], expireTimeout: .milliseconds(4500), isTransient: true)
+        let call = try map(request).call
+        #expect(call.appName == "Fotos")
+        #expect(call.summary == "Poco espacio")
+        #expect(call.body == "Libera espacio")
+        #expect(call.appIcon == "image-x-generic")
+        #expect(call.expireTimeout == 4500)
+        #expect(call.actions.map(\.key) == ["default"])
+        #expect(call.hints["urgency"] == .byte(2))
+        #expect(call.hints["category"] == .string("device"))
+        #expect(call.hints["sound-name"] == .string("dialog-warning"))
+        #expect(call.hints["transient"] == .boolean(true))
+        #expect(call.hints["desktop-entry"] == .string("org.example.Fotos"))
+        #expect(call.hints["image-path"] == .string("image-x-generic"))
+        #expect(call.hints["x-custom"] == .int32(7))
+        #expect(call.arguments.map(\.signature).joined() == "susssasa{sv}i")
+    }
+
+    @Test func indefiniteIsZeroAndAppIconWins() throws {
+        var configuration = Self.configuration
+        configuration.appIcon = "org.example.Fotos"
+        let call = try map(
+            ToastRequest(summary: "x", icon: .system("archivebox"), expireTimeout: nil), configuration: configuration
+        ).call
+        #expect(call.expireTimeout == 0)
+        #expect(call.appIcon == "org.example.Fotos")
+        #expect(call.hints["image-path"] == .string("mail-archive"))
+    }
+
+    @Test(arguments: [
+        ("photo.on.rectangle", "image-x-generic"), ("archivebox", "mail-archive"),
+        ("xmark.circle.fill", "window-close"),
+        ("dialog-warning", "dialog-warning"),
+    ])
+    func sfSymbolNames(_ symbol: String, _ freedesktop: String) {
+        #expect(IconNames.freedesktopName(for: symbol) == freedesktop)
+    }
+
+    @Test func fileIconIsAFileURIAndImageIsImageData() throws {
+        let file = try map(ToastRequest(summary: "x", icon: .file("/tmp/a b.png"))).call
+        #expect(file.hints["image-path"] == .string("file:///tmp/a%20b.png"))
+        let pixels = [UInt8](repeating: 200, count: 2 * 3 * 4)
+        let image = try map(ToastRequest(summary: "x", icon: .image(width: 2, height: 3, rgba: pixels))).call
+        #expect(
+            image.hints["image-data"]
+                == .structure([.int32(2), .int32(3), .int32(8), .boolean(true), .int32(8), .int32(4), .bytes(pixels)]))
+        #expect(image.hints["image-data"]?.signature == "(iiibiiay)")
+    }
+
+    @Test func imageWithWrongByteCountIsAnError() {
+        let error = #expect(throws: ToastValidationError.self) {
+            try map(ToastRequest(summary: "x", icon: .image(width: 2, height: 2, rgba: [1, 2, 3])))
+        }
+        #expect(error?.field == "icon")
+    }
+
+    @Test func nulBytesNameTheField() {
+        #expect(
+            (#expect(throws: ToastValidationError.self) { try map(ToastRequest(summary: "a\u{0}b")) })?.field
+                == "title")
+        #expect(
+            (#expect(throws: ToastValidationError.self) { try map(ToastRequest(summary: "a", body: "\u{0}")) })?.field
+                == "message")
+        let action = #expect(throws: ToastValidationError.self) {
+            try map(ToastRequest(summary: "a", actions: [.init(key: "archive", label: "Arch\u{0}")]))
+        }
+        #expect(action?.field == "action \"archive\" title")
+    }
+
+    @Test func bodyIsEscapedForMarkupServersOnly() throws {
+        let request = ToastRequest(summary: "a < b & c", body: "x < y && <b>z</b> > w")
+        let escaped = try map(request).call
+        #expect(escaped.body == "x &lt; y &amp;&amp; &lt;b&gt;z&lt;/b&gt; &gt; w")
+        #expect(escaped.summary == "a < b & c", "summaries are plain text on every server")
+        let plain = try map(request, capabilities: ServerCapabilities(["body", "actions"])).call
+        #expect(plain.body == "x < y && <b>z</b> > w")
+    }
+
+    @Test func basicMarkupIsSanitizedOrStripped() throws {
+        var configuration = Self.configuration
+        configuration.markup = .basic
+        let request = ToastRequest(
+            summary: "s",
+            body: "<b>bold</b> <script>x</script> <a href=\"https://e.org\" onclick=\"y\">link</a> <i>open")
+        let sanitized = try map(request, configuration: configuration)
+        #expect(
+            sanitized.call.body
+                == "<b>bold</b> &lt;script&gt;x&lt;/script&gt; <a href=\"https://e.org\">link</a> <i>open</i>")
+        let stripped = try map(request, capabilities: ServerCapabilities(["body"]), configuration: configuration)
+        #expect(stripped.call.body == "bold x link open")
+        #expect(stripped.degradations == ["the server has no body-markup: markup stripped"])
+    }
+
+    @Test func withoutActionsOrBodyTheServerGetsLessAndItIsSaid() throws {
+        let request = ToastRequest(
+            summary: "Mensaje de Ana", body: "¿Comemos?",
+            actions: [.init(key: "default", label: "Abrir"), .init(key: "later", label: "Más tarde")])
+        let mapped = try map(request, capabilities: ServerCapabilities(["icon-static"]))
+        #expect(mapped.call.actions.isEmpty)
+        #expect(mapped.call.summary == "Mensaje de Ana: ¿Comemos?")
+        #expect(mapped.call.body == "")
+        #expect(
+            mapped.degradations == [
+                "the server shows no message body: the message was folded into the title",
+                "the server does not support actions: 2 dropped (default, later)",
+            ])
+    }
+
+    @Test func actionIconsWhenEveryButtonHasOne() throws {
+        let request = ToastRequest(
+            summary: "s",
+            actions: [
+                .init(key: "default", label: "Open"),
+                .init(key: "archive", label: "Archive", icon: .system("archivebox")),
+                .init(key: "delete", label: "Delete", icon: .system("trash")),
+            ])
+        let withIcons = try map(request, capabilities: ServerCapabilities(["actions", "action-icons", "body"]))
+        #expect(withIcons.call.actions.map(\.key) == ["default", "mail-archive", "user-trash"])
+        #expect(withIcons.call.hints["action-icons"] == .boolean(true))
+        #expect(withIcons.actionKeys == ["mail-archive": "archive", "user-trash": "delete"])
+        let withoutCapability = try map(request)
+        #expect(withoutCapability.call.actions.map(\.key) == ["default", "archive", "delete"])
+        #expect(withoutCapability.call.hints["action-icons"] == nil)
+    }
+
+    @Test func longMessagesAreCutAndSaidSo() throws {
+        var configuration = Self.configuration
+        configuration.maximumMessageLength = 10
+        let mapped = try map(
+            ToastRequest(summary: "s", body: "ñññññññññññ"), capabilities: ServerCapabilities(["body"]),
+            configuration: configuration)
+        #expect(mapped.call.body == "ñññ…")
+        #expect(mapped.degradations == ["message cut from 22 to 9 bytes (the limit is 10)"])
+    }
+
+    @Test func closeReasons() {
+        #expect(NotificationCloseReason(rawValue: 1) == .expired)
+        #expect(NotificationCloseReason(rawValue: 2) == .dismissedByUser)
+        #expect(NotificationCloseReason(rawValue: 3) == .closedByCall)
+        #expect(NotificationCloseReason(rawValue: 4) == .undefined)
+        #expect(NotificationCloseReason(rawValue: 77) == .unknown(77))
+        #expect(NotificationCloseReason(rawValue: 77).rawValue == 77)
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+import Testing
+import ToastKitTesting
+import ToastModel
+
+@Suite("M6 .later", .timeLimit(.minutes(1)))
+struct ToastLaterTests {
+    static func laterMessage(id: String = "M") -> ToastMessage {
+        ToastMessage(
+            id: id, status: .notification, title: "Mensaje de Ana", message: "¿Comemos?",
+            icon: .system("person.crop.circle"), duration: 6,
+            tapAction: ToastAction(id: "open", title: "Abrir"),
+            swipeActions: ToastSwipeActions(leading: ToastAction(id: "archive", title: "Archivar"), trailing: .later))
+    }
+
+    @Test("later keeps the toast aside; hostDidBecomeActive brings it back, with its handlers, in-process")
+    func inProcessRoundTrip() {
+        let h = Harness()
+        let opened = Trace()
+        var message = Self.laterMessage()
+        message.tapAction = ToastAction(id: "open", title: "Abrir") { toast in opened.append(toast.id) }
+        h.center.present(message)
+        h.presenter.invokeAction("later", on: "M")
+        #expect(h.log.terminal == [.ended(id: "M", outcome: .deferred)])
+        #expect(h.presenter.summaries == ["show M", "close M deferred"])
+        #expect(h.store.records.map(\.id) == ["M"])
+
+        h.center.hostDidBecomeActive()
+        #expect(h.presenter.summaries == ["show M", "close M deferred", "show M"])
+        #expect(h.store.records.isEmpty)
+        h.presenter.invokeAction("default", on: "M")
+        #expect(opened.all == ["M"])
+        h.center.hostDidBecomeActive()
+        #expect(h.presenter.summaries.count == 4)
+    }
+
+    @Test("round trip through a JSON file and a fresh center")
+    func fileRoundTrip() throws {
+        let folder = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("toastkit/later.json")
+
+        do {
+            let clock = ManualClock()
+            let presenter = RecordingPresenter()
+            let center = ToastCenter(
+                presenter: presenter, clock: clock, laterStore: FileLaterStore(url: url),
+                labels: ToastLabels(language: .japanese))
+            center.present(Self.laterMessage())
+            #expect(presenter.presentation(of: "M")?.toast.actions.last?.title == "後で")
+            presenter.invokeAction("later", on: "M")
+        }
+        let stored = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any]
+        #expect(stored?["version"] as? Int == 1)
+        #expect((stored?["toasts"] as? [Any])?.count == 1)
+
+        let clock = ManualClock()
+        let presenter = RecordingPresenter()
+        let center = ToastCenter(presenter: presenter, clock: clock, laterStore: FileLaterStore(url: url))
+        let log = EventLog(clock: clock)
+        center.onEvent = { log.append($0) }
+        let trace = Trace()
+        center.onToastAction = { trace.append("observer \($0.actionID)") }
+        center.hostDidBecomeActive()
+
+        let back = try #require(presenter.presentation(of: "M"))
+        #expect(back.toast.title == "Mensaje de Ana")
+        #expect(back.toast.message == "¿Comemos?")
+        #expect(back.toast.status == .notification)
+        #expect(back.toast.icon == .system("person.crop.circle"))
+        #expect(back.toast.remaining == seconds(6))
+        #expect(back.toast.actions.map(\.key) == ["default", "archive", "later"])
+        #expect(try FileLaterStore(url: url).load().isEmpty)
+        // Without a restorer the actions come back without handlers, but the observer still sees them.
+        presenter.invokeAction("archive", on: "M")
+        #expect(trace.all == ["observer archive"])
+        #expect(log.terminal == [.ended(id: "M", outcome: .actionInvoked(actionID: "archive"))])
+    }
+
+    @Test("a laterRestorer gives restored toasts their handlers back")
+    func restorer() {
+        let store = InMemoryLaterStore(records: [ToastLaterRecord(message: Self.laterMessage())])
+        let h = Harness(store: store)
+        let trace = Trace()
+        h.center.laterRestorer = { record in
+            var message = record.makeMessage()
+            message.tapAction = message.tapAction?.withHandler { trace.append("open \($0.toast.id)") }
+            return message
+        }
+        h.center.hostDidBecomeActive()
+        h.presenter.invokeAction("default", on: "M")
+        #expect(trace.all == ["open M"])
+    }
+
+    @Test("a corrupt file is set aside (not deleted) and reported; new toasts are still kept")
+    func corruptFile() throws {
+        let folder = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("later.json")
+        try Data("{ not json".utf8).write(to: url)
+
+        let clock = ManualClock()
+        let presenter = RecordingPresenter()
+        let center = ToastCenter(presenter: presenter, clock: clock, laterStore: FileLaterStore(url: url))
+        let log = EventLog(clock: clock)
+        center.onEvent = { log.append($0) }
+        center.present(Self.laterMessage())
+        presenter.invokeAction("later", on: "M")
+
+        let problems = log.events.compactMap { event -> LaterStoreProblem? in
+            if case .laterStoreProblem(let problem) = event { return problem }
+            return nil
+        }
+        #expect(problems.count == 1)
+        let problem = try #require(problems.first)
+        #expect(problem.kind == .corrupt)
+        let aside = try #require(problem.setAsideAt)
+        #expect(aside.lastPathComponent.hasPrefix("later.json.corrupt-"))
+        #expect(try String(contentsOf: aside, encoding: .utf8) == "{ not json")
+        #expect(try FileLaterStore(url: url).load().map(\.id) == ["M"])
+        #expect(log.terminal == [.ended(id: "M", outcome: .deferred)])
+    }
+
+    @Test("a corrupt file found on hostDidBecomeActive is reported and set aside, never a crash")
+    func corruptFileOnRestore() throws {
+        let folder = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("later.json")
+        try Data("[1, 2".utf8).write(to: url)
+        let clock = ManualClock()
+        let center = ToastCenter(presenter: RecordingPresenter(), clock: clock, laterStore: FileLaterStore(url: url))
+        let log = EventLog(clock: clock)
+        center.onEvent = { log.append($0) }
+        center.hostDidBecomeActive()
+        guard case .laterStoreProblem(let problem) = log.events.first else {
+            Issue.record("expected a later store problem, got \(log.events)")
+            return
+        }
+        #expect(problem.kind == .corrupt)
+        #expect(FileManager.default.fileExists(atPath: problem.setAsideAt?.path ?? "/nonexistent"))
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+
+    @Test("an unreadable file is reported and set aside")
+    func unreadableFile() throws {
+        let folder = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("later.json")
+        // A directory where the file should be cannot be read, even as root.
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        #expect {
+            try FileLaterStore(url: url).load()
+        } throws: { error in
+            guard let problem = error as? LaterStoreProblem else { return false }
+            return problem.kind == .unreadable && problem.setAsideAt != nil
+        }
+    }
+
+    @Test("when the store cannot be read or written, kept toasts stay in memory and still come back")
+    func storeFailures() {
+        let h = Harness()
+        let location = URL(fileURLWithPath: "/nonexistent/later.json")
+        h.store.failLoads(with: LaterStoreProblem(kind: .unreadable, location: location, detail: "EACCES"))
+        h.center.present(Self.laterMessage(id: "A"))
+        h.presenter.invokeAction("later", on: "A")
+        h.store.failLoads(with: nil)
+        h.store.failSaves(with: LaterStoreProblem(kind: .unwritable, location: location, detail: "ENOSPC"))
+        h.center.present(Self.laterMessage(id: "B"))
+        h.presenter.invokeAction("later", on: "B")
+        let kinds = h.log.events.compactMap { event -> LaterStoreProblem.Kind? in
+            if case .laterStoreProblem(let problem) = event { return problem.kind }
+            return nil
+        }
+        #expect(kinds == [.unreadable, .unwritable])
+        h.store.failSaves(with: nil)
+        h.center.hostDidBecomeActive()
+        #expect(h.center.liveToastIDs == ["A", "B"])
+    }
+
+    @Test(
+        "default location follows XDG_STATE_HOME, then HOME/.local/state",
+        arguments: [
+            (["XDG_STATE_HOME": "/state", "HOME": "/home/ana"], "/state/toastkit/later.json"),
+            (["HOME": "/home/ana"], "/home/ana/.local/state/toastkit/later.json"),
+            (["XDG_STATE_HOME": "relative", "HOME": "/home/ana"], "/home/ana/.local/state/toastkit/later.json"),
+        ])
+    func defaultLocation(environment: [String: String], expected: String) {
+        #expect(FileLaterStore.defaultURL(environment: environment).path == expected)
+    }
+
+    @Test("records encode icons, including image pixels, and durations")
+    func recordCoding() throws {
+        let image = ToastIcon.image(width: 1, height: 1, rgba: [1, 2, 3, 4])
+        for icon in [ToastIcon.system("a"), .file("/tmp/a.png"), image] {
+            for duration in [ToastDuration.automatic, .indefinite, 2.5] {
+                let record = ToastLaterRecord(
+                    message: ToastMessage(id: "x", title: "t", icon: icon, duration: duration))
+                let data = try JSONEncoder().encode(record)
+                #expect(try JSONDecoder().decode(ToastLaterRecord.self, from: data) == record)
+            }
+        }
+    }
+}
