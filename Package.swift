@@ -31,13 +31,19 @@ let package = Package(
         .target(name: "ToastKitTesting", dependencies: ["ToastModel"], swiftSettings: strict),
         .target(name: "FreedesktopNotifications", dependencies: ["DBus", "ToastModel"], swiftSettings: strict),
         .target(name: "ToastKit", dependencies: ["ToastModel", "FreedesktopNotifications"], swiftSettings: strict),
-        .executableTarget(name: "ToastKitCLI", dependencies: ["ToastKit"], swiftSettings: strict),
+        .target(name: "ToastKitCommandLine", dependencies: ["ToastKit", "DBus"], swiftSettings: strict),
+        .executableTarget(name: "ToastKitCLI", dependencies: ["ToastKitCommandLine"], swiftSettings: strict),
         .executableTarget(name: "DBusBenchmark", dependencies: ["DBus"], swiftSettings: strict),
         .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "FreedesktopNotificationsTests",
             dependencies: ["FreedesktopNotifications", "ToastModel", "ToastKitTesting", "TestSupport", "DBus"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ToastKitCommandLineTests",
+            dependencies: ["ToastKitCommandLine", "TestSupport", "DBus"],
             swiftSettings: strict
         ),
         .testTarget(name: "ToastKitTests", dependencies: ["ToastKit", "ToastKitTesting"], swiftSettings: strict),

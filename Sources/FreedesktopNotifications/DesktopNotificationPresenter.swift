@@ -74,6 +74,38 @@ public final class DesktopNotificationPresenter: ToastPresenter {
         state.withLock { $0.entries[id]?.serverID }
     }
 
+    /// Treats `serverID` as the server's notification for toast `id`, so the toast's next `Notify` replaces it
+    /// (`replaces_id`) instead of adding another. For tools that remember server ids across runs; a stale id is
+    /// harmless (the server then shows a new notification).
+    public func adopt(serverID: UInt32, forToast id: String) {
+        state.withLock { state in
+            state.entries[id, default: Entry()].serverID = serverID
+            state.toastForServerID[serverID] = id
+        }
+    }
+
+    /// Waits until the server has answered every `Notify` queued so far for toast `id`, and returns its server id.
+    ///
+    /// - Throws: ``DesktopPresentationError`` when the latest `Notify` failed (no server, refused, invalid input)
+    ///   or the toast was closed before the server accepted it.
+    public func accepted(_ id: String) async throws -> UInt32 {
+        try await withCheckedThrowingContinuation { continuation in
+            let ready: Result<UInt32, DesktopPresentationError>? = state.withLock { state in
+                guard var entry = state.entries[id] else { return .failure(.notPresented(id)) }
+                let showsPending =
+                    entry.running || entry.operations.contains { if case .show = $0 { true } else { false } }
+                if !showsPending {
+                    if let serverID = entry.serverID { return .success(serverID) }
+                    return .failure(entry.lastFailure ?? .notPresented(id))
+                }
+                entry.waiters.append(continuation)
+                state.entries[id] = entry
+                return nil
+            }
+            if let ready { continuation.resume(with: ready) }
+        }
+    }
+
     // MARK: - State
 
     private enum Operation {
@@ -88,6 +120,8 @@ public final class DesktopNotificationPresenter: ToastPresenter {
         var closed = false
         var actionKeys: [String: String] = [:]
         var reported: Set<String> = []
+        var lastFailure: DesktopPresentationError?
+        var waiters: [CheckedContinuation<UInt32, any Error>] = []
     }
 
     private struct Link {
@@ -140,7 +174,12 @@ public final class DesktopNotificationPresenter: ToastPresenter {
             guard var entry = state.entries[id] else { return nil }
             guard !entry.operations.isEmpty else {
                 entry.running = false
+                let waiters = entry.waiters
+                entry.waiters = []
+                let result: Result<UInt32, DesktopPresentationError> =
+                    entry.serverID.map { .success($0) } ?? .failure(entry.lastFailure ?? .notPresented(id))
                 state.entries[id] = entry.closed && entry.serverID == nil ? nil : entry
+                for waiter in waiters { waiter.resume(with: result.mapError { $0 as any Error }) }
                 return nil
             }
             let operation = entry.operations.removeFirst()
@@ -185,6 +224,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
                 }
                 if let old = entry.serverID, old != result.id { state.toastForServerID[old] = nil }
                 entry.serverID = result.id
+                entry.lastFailure = nil
                 entry.actionKeys = mapped.actionKeys
                 state.entries[id] = entry
                 state.toastForServerID[result.id] = id
@@ -196,28 +236,33 @@ public final class DesktopNotificationPresenter: ToastPresenter {
             }
             for signal in early { handle(signal) }
         } catch let error as ToastValidationError {
-            events.failed(toastID: id, reason: error.description, recoverable: false)
+            fail(id, DesktopPresentationError(.invalidInput, reason: error.description), events: events)
         } catch let error as DBusError {
-            let (reason, recoverable) = Self.describe(error, timeout: configuration.callTimeout)
-            events.failed(toastID: id, reason: reason, recoverable: recoverable)
+            fail(id, Self.describe(error, timeout: configuration.callTimeout), events: events)
         } catch {
-            events.failed(toastID: id, reason: "\(error)", recoverable: false)
+            fail(id, DesktopPresentationError(.refused, reason: "\(error)"), events: events)
         }
     }
 
-    /// Says what a D-Bus failure means for a toast, and whether a server appearing later can fix it.
-    static func describe(_ error: DBusError, timeout: Duration) -> (String, Bool) {
+    private func fail(_ id: String, _ error: DesktopPresentationError, events: ToastPresenterEvents) {
+        state.withLock { $0.entries[id]?.lastFailure = error }
+        events.failed(toastID: id, reason: error.reason, recoverable: error.kind == .noServer)
+    }
+
+    /// Says what a D-Bus failure means for a toast (only `.noServer` can be fixed by a server appearing later).
+    static func describe(_ error: DBusError, timeout: Duration) -> DesktopPresentationError {
         switch error.name {
         case DBusError.Name.serviceUnknown, DBusError.Name.nameHasNoOwner:
-            return ("no notification server is running (org.freedesktop.Notifications has no owner)", true)
+            DesktopPresentationError(
+                .noServer, reason: "no notification server is running (org.freedesktop.Notifications has no owner)")
         case DBusError.Name.noReply:
-            return ("the notification server did not answer within \(timeout)", false)
+            DesktopPresentationError(.timedOut, reason: "the notification server did not answer within \(timeout)")
         case DBusError.Name.badAddress, DBusError.Name.noServer, DBusError.Name.fileNotFound:
-            return ("cannot reach the session bus: \(error.message)", false)
+            DesktopPresentationError(.busUnavailable, reason: "cannot reach the session bus: \(error.message)")
         case DBusError.Name.disconnected:
-            return ("the session bus connection was lost: \(error.message)", false)
+            DesktopPresentationError(.busUnavailable, reason: "the session bus connection was lost: \(error.message)")
         default:
-            return ("the notification server refused the toast: \(error)", false)
+            DesktopPresentationError(.refused, reason: "the notification server refused the toast: \(error)")
         }
     }
 
@@ -423,4 +468,42 @@ private final class WeakPresenter: Sendable {
     private let storage: Mutex<Box>
     init(_ presenter: DesktopNotificationPresenter) { storage = Mutex(Box(value: presenter)) }
     var value: DesktopNotificationPresenter? { storage.withLock { $0.value } }
+}
+
+/// Why the desktop presenter could not show a toast.
+public struct DesktopPresentationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure.
+    public enum Kind: Sendable, Hashable {
+        /// No notification server owns `org.freedesktop.Notifications` (the center keeps the toast).
+        case noServer
+        /// The session bus cannot be reached or was lost.
+        case busUnavailable
+        /// The server did not answer in time.
+        case timedOut
+        /// The server answered with an error.
+        case refused
+        /// The toast's content cannot be sent (a NUL byte, a bad image).
+        case invalidInput
+        /// The toast is not on the presenter (never shown, or closed before the server accepted it).
+        case notPresented
+    }
+
+    /// The kind of failure.
+    public var kind: Kind
+    /// What went wrong, in words.
+    public var reason: String
+
+    /// Creates the error.
+    public init(_ kind: Kind, reason: String) {
+        self.kind = kind
+        self.reason = reason
+    }
+
+    /// The toast was never presented, or was closed before the server accepted it.
+    public static func notPresented(_ id: String) -> DesktopPresentationError {
+        DesktopPresentationError(.notPresented, reason: "toast \"\(id)\" is not on the presenter")
+    }
+
+    /// The reason.
+    public var description: String { reason }
 }

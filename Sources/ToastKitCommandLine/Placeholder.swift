@@ -1,0 +1,1 @@
+// The `toastkit` command line: parsing, running, output (issue 5).
