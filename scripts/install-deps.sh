@@ -10,6 +10,8 @@ packages=(
     libnotify-bin              # notify-send: a peer to compare with
     imagemagick                # `import` screenshots of the virtual display
     fonts-dejavu-core adwaita-icon-theme
+    # the other real servers of the conformance matrix, and clicks on their popups
+    notification-daemon xfce4-notifyd mate-notification-daemon xdotool
 )
 case "${1:-test}" in
     bench) packages+=(hyperfine libglib2.0-bin python3-dbus gcc valgrind) ;;

@@ -2,8 +2,51 @@ import DBus
 import Foundation
 import Glibc
 
-/// A private headless desktop for one test: a private bus, Xvfb on a free display, and dunst with the project's
-/// `scripts/harness/dunstrc`. Stopped by pid, in reverse order.
+/// A real notification server the tests can run under Xvfb.
+public enum NotificationServerKind: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// dunst, with the project's `scripts/harness/dunstrc` (driven with `dunstctl`).
+    case dunst
+    /// GNOME's notification-daemon (driven with xdotool clicks; never expires anything under Xvfb).
+    case notificationDaemon = "notification-daemon"
+    /// xfce4-notifyd (driven with xdotool clicks).
+    case xfce4Notifyd = "xfce4-notifyd"
+    /// mate-notification-daemon (driven with xdotool clicks; its "x" reports reason 1).
+    case mateNotificationDaemon = "mate-notification-daemon"
+
+    /// The server's name.
+    public var description: String { rawValue }
+
+    /// The Debian package that provides it.
+    public var package: String { rawValue }
+
+    /// The executable and its arguments, or nil when the package is not installed.
+    func command(dunstrc: String) -> (String, [String])? {
+        let candidates: [String]
+        var arguments: [String] = []
+        switch self {
+        case .dunst:
+            return (try? Tools.require("dunst", package: "dunst")).map { ($0, ["-config", dunstrc]) }
+        case .notificationDaemon:
+            candidates = ["/usr/lib/notification-daemon/notification-daemon", "/usr/libexec/notification-daemon"]
+            arguments = ["--replace"]
+        case .xfce4Notifyd:
+            candidates = [
+                "/usr/lib/x86_64-linux-gnu/xfce4/notifyd/xfce4-notifyd",
+                "/usr/lib/aarch64-linux-gnu/xfce4/notifyd/xfce4-notifyd",
+                "/usr/lib/xfce4/notifyd/xfce4-notifyd",
+            ]
+        case .mateNotificationDaemon:
+            candidates = [
+                "/usr/lib/mate-notification-daemon/mate-notification-daemon", "/usr/libexec/mate-notification-daemon",
+            ]
+            arguments = ["--replace"]
+        }
+        return candidates.first { access($0, X_OK) == 0 }.map { ($0, arguments) }
+    }
+}
+
+/// A private headless desktop for one test: a private bus, Xvfb on a free display, and a notification server
+/// (dunst with the project's `scripts/harness/dunstrc` by default). Stopped by pid, in reverse order.
 public final class NotificationEnvironment: Sendable {
     /// The bus.
     public let bus: PrivateBus
@@ -12,10 +55,16 @@ public final class NotificationEnvironment: Sendable {
     /// The run folder (dunstrc, logs, the context-menu choice file).
     public let directory: String
     private let xvfbPID: Int32
-    /// dunst's pid.
+    /// The server's pid.
     public let serverPID: Int32
+    /// Which server runs.
+    public let server: NotificationServerKind
 
-    private init(bus: PrivateBus, display: String, directory: String, xvfbPID: Int32, serverPID: Int32) {
+    private init(
+        bus: PrivateBus, display: String, directory: String, xvfbPID: Int32, serverPID: Int32,
+        server: NotificationServerKind
+    ) {
+        self.server = server
         self.bus = bus
         self.display = display
         self.directory = directory
@@ -42,14 +91,16 @@ public final class NotificationEnvironment: Sendable {
         return env
     }
 
-    /// Starts bus, Xvfb and dunst, and returns once dunst owns `org.freedesktop.Notifications`.
-    public static func start() async throws -> NotificationEnvironment {
+    /// Starts bus, Xvfb and the server, and returns once the server owns `org.freedesktop.Notifications`.
+    public static func start(server kind: NotificationServerKind = .dunst) async throws -> NotificationEnvironment {
         let xvfb = try Tools.require("Xvfb", package: "xvfb")
-        let dunst = try Tools.require("dunst", package: "dunst")
-        _ = try Tools.require("dunstctl", package: "dunst")
+        guard kind.command(dunstrc: "") != nil else {
+            throw TestEnvironmentError("\(kind) is not installed: run `apt-get install \(kind.package)`")
+        }
+        if kind == .dunst { _ = try Tools.require("dunstctl", package: "dunst") }
         let bus = try PrivateBus.start()
         let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-desktop")
-        for folder in ["runtime", "state", "config", "cache"] {
+        for folder in ["runtime", "state", "config", "cache", "data"] {
             try FileManager.default.createDirectory(atPath: "\(directory)/\(folder)", withIntermediateDirectories: true)
         }
         chmod("\(directory)/runtime", 0o700)
@@ -73,7 +124,7 @@ public final class NotificationEnvironment: Sendable {
         try template.replacingOccurrences(of: "@HARNESS_DIR@", with: harness)
             .write(toFile: "\(directory)/dunstrc", atomically: true, encoding: .utf8)
 
-        // Watch for dunst's name before starting it, so its arrival is awaited, not polled.
+        // Watch for the server's name before starting it, so its arrival is awaited, not polled.
         let watcher = try await bus.connect()
         defer { watcher.close() }
         let owners = try await watcher.nameOwnerChanges(of: "org.freedesktop.Notifications")
@@ -84,26 +135,32 @@ public final class NotificationEnvironment: Sendable {
         env["NOTIFY_HARNESS_DIR"] = directory
         env["XDG_CONFIG_HOME"] = "\(directory)/config"
         env["XDG_CACHE_HOME"] = "\(directory)/cache"
+        env["XDG_DATA_HOME"] = "\(directory)/data"
         env["XDG_RUNTIME_DIR"] = "\(directory)/runtime"
+        // Keep GTK servers off dconf, the accessibility bus and any Wayland compositor.
+        env["GSETTINGS_BACKEND"] = "memory"
+        env["NO_AT_BRIDGE"] = "1"
+        env["GDK_BACKEND"] = "x11"
         env.removeValue(forKey: "WAYLAND_DISPLAY")
-        let log = open("\(directory)/dunst.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let log = open("\(directory)/server.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         defer { close(log) }
+        let (executable, arguments) = kind.command(dunstrc: "\(directory)/dunstrc")!
         let server = try ChildProcess.spawn(
-            dunst, ["-config", "\(directory)/dunstrc"], environment: env, fileDescriptors: [2: log])
+            executable, arguments, environment: env, fileDescriptors: [1: log, 2: log])
 
         let environment = NotificationEnvironment(
             bus: bus, display: display, directory: directory, xvfbPID: xvfbProcess.pid,
-            serverPID: server.pid)
+            serverPID: server.pid, server: kind)
         do {
             for try await change in owners where change.newOwner != nil { break }
         } catch {
             environment.stop()
-            throw TestEnvironmentError("dunst did not take org.freedesktop.Notifications: \(error)")
+            throw TestEnvironmentError("\(kind) did not take org.freedesktop.Notifications: \(error)")
         }
         return environment
     }
 
-    /// Stops dunst, Xvfb and the bus, and removes the run folder.
+    /// Stops the server, Xvfb and the bus, and removes the run folder.
     public func stop() {
         Tools.terminate(pid: serverPID, signal: SIGTERM)
         Tools.terminate(pid: xvfbPID, signal: SIGTERM)
