@@ -46,6 +46,11 @@ let package = Package(
             dependencies: ["ToastKitCommandLine", "TestSupport", "DBus"],
             swiftSettings: strict
         ),
+        .testTarget(
+            name: "ConformanceTests",
+            dependencies: ["FreedesktopNotifications", "ToastModel", "ToastKitTesting", "TestSupport", "DBus"],
+            swiftSettings: strict
+        ),
         .testTarget(name: "ToastKitTests", dependencies: ["ToastKit", "ToastKitTesting"], swiftSettings: strict),
         .testTarget(
             name: "ToastModelTests",
