@@ -50,7 +50,11 @@ public final class ManualClock: Clock, Sendable {
 
     private struct Waiter {
         var count: Int
+        /// Waits for at least `count` sleepers, or (when true) for at most `count`.
+        var atMost = false
         var continuation: CheckedContinuation<Void, Never>
+
+        func isSatisfied(by sleepers: Int) -> Bool { atMost ? sleepers <= count : sleepers >= count }
     }
 
     private struct State {
@@ -102,8 +106,11 @@ public final class ManualClock: Clock, Sendable {
                 }
             }
         } onCancel: {
-            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            let (sleeper, ready) = state.withLock { state in
+                (state.sleepers.removeValue(forKey: id), Self.takeSatisfiedWaiters(&state))
+            }
             sleeper?.continuation.resume(throwing: CancellationError())
+            for waiter in ready { waiter.resume() }
         }
     }
 
@@ -115,14 +122,15 @@ public final class ManualClock: Clock, Sendable {
 
     /// Moves time to `instant` (never backwards) and wakes the sleepers whose deadline has come, earliest first.
     public func advance(to instant: Instant) {
-        let due: [Sleeper] = state.withLock { state in
+        let due: ([Sleeper], [CheckedContinuation<Void, Never>]) = state.withLock { state in
             if instant > state.now { state.now = instant }
             let now = state.now
             let due = state.sleepers.filter { $0.value.deadline <= now }
             for key in due.keys { state.sleepers.removeValue(forKey: key) }
-            return due.values.sorted { $0.deadline < $1.deadline }
+            return (due.values.sorted { $0.deadline < $1.deadline }, Self.takeSatisfiedWaiters(&state))
         }
-        for sleeper in due { sleeper.continuation.resume() }
+        for sleeper in due.0 { sleeper.continuation.resume() }
+        for waiter in due.1 { waiter.resume() }
     }
 
     /// Waits until at least `count` sleepers are waiting (for example, the code under test armed its timer).
@@ -131,6 +139,18 @@ public final class ManualClock: Clock, Sendable {
             let ready = state.withLock { state in
                 if state.sleepers.count >= count { return true }
                 state.waiters.append(Waiter(count: count, continuation: continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Waits until at most `count` sleepers are left (for example, the code under test cancelled its timer).
+    public func sleepers(atMost count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state in
+                if state.sleepers.count <= count { return true }
+                state.waiters.append(Waiter(count: count, atMost: true, continuation: continuation))
                 return false
             }
             if ready { continuation.resume() }
@@ -146,8 +166,8 @@ public final class ManualClock: Clock, Sendable {
 
     private static func takeSatisfiedWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
         let count = state.sleepers.count
-        let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
-        state.waiters.removeAll { $0.count <= count }
+        let ready = state.waiters.filter { $0.isSatisfied(by: count) }.map(\.continuation)
+        state.waiters.removeAll { $0.isSatisfied(by: count) }
         return ready
     }
 }
