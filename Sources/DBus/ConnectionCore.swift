@@ -20,6 +20,8 @@ final class ConnectionCore: @unchecked Sendable {
         case send(OutgoingMessage)
         case cancel(PendingReply)
         case close
+        /// A Swift task job to run on this thread (the connection's task executor).
+        case job(UnownedJob)
     }
 
     private struct Inbox {
@@ -55,6 +57,9 @@ final class ConnectionCore: @unchecked Sendable {
     private var closing: DBusError?
     private let thread = Mutex<pthread_t?>(nil)
 
+    /// Runs Swift tasks on the I/O thread (see ``DBusConnection/executor``). Set once in `init`.
+    private(set) var executor: IOTaskExecutor!
+
     init(
         deliver: @escaping @Sendable (ConnectionCore, DBusMessage) -> Bool,
         onClose: @escaping @Sendable (DBusError) -> Void
@@ -64,6 +69,7 @@ final class ConnectionCore: @unchecked Sendable {
         wakeFD = fd
         self.deliver = deliver
         self.onClose = onClose
+        executor = IOTaskExecutor(core: self)
     }
 
     deinit { close(wakeFD) }
@@ -127,6 +133,11 @@ final class ConnectionCore: @unchecked Sendable {
             return (nil, true)
         }
         if let rejected {
+            if case .job(let job) = operation {
+                // The thread is gone; a task must still run, so run it here.
+                job.runSynchronously(on: executor.asUnownedTaskExecutor())
+                return nil
+            }
             Self.fail(operation, with: rejected)
             return rejected
         }
@@ -147,6 +158,7 @@ final class ConnectionCore: @unchecked Sendable {
             reply.complete(.failure(error))
         case .send(let message): message.release()
         case .cancel, .close: break
+        case .job: break
         }
     }
 
@@ -279,10 +291,16 @@ final class ConnectionCore: @unchecked Sendable {
         guard let raw else { return }
         for operation in operations {
             if let closing {
-                Self.fail(operation, with: closing)
+                if case .job(let job) = operation {
+                    job.runSynchronously(on: executor.asUnownedTaskExecutor())
+                } else {
+                    Self.fail(operation, with: closing)
+                }
                 continue
             }
             switch operation {
+            case .job(let job):
+                job.runSynchronously(on: executor.asUnownedTaskExecutor())
             case .call(let message, let timeout, let reply):
                 if reply.isCancelled {
                     message.release()
@@ -375,7 +393,13 @@ final class ConnectionCore: @unchecked Sendable {
             defer { inbox.operations = [] }
             return inbox.operations
         }
-        for operation in leftovers { Self.fail(operation, with: reason) }
+        for operation in leftovers {
+            if case .job(let job) = operation {
+                job.runSynchronously(on: executor.asUnownedTaskExecutor())
+            } else {
+                Self.fail(operation, with: reason)
+            }
+        }
         if let raw {
             dbus_connection_close(raw)
             // Lets libdbus complete what it still holds (pending calls get their Disconnected errors).
@@ -515,5 +539,21 @@ final class PendingReply: @unchecked Sendable {
             }
         }
         if let result { continuation.resume(with: result) }
+    }
+}
+
+/// A task executor whose jobs run on a connection's I/O thread, between its polls.
+///
+/// A task that prefers it makes calls and receives their replies without a single thread switch: the reply's
+/// continuation is resumed on the I/O thread and the task's next step runs there too, as a C client's loop would.
+public final class IOTaskExecutor: TaskExecutor, @unchecked Sendable {
+    // `@unchecked Sendable` invariant: `core` is unowned (the core owns the executor) and itself Sendable.
+    private unowned let core: ConnectionCore
+
+    init(core: ConnectionCore) { self.core = core }
+
+    /// Queues a job for the I/O thread.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        core.post(.job(UnownedJob(job)))
     }
 }

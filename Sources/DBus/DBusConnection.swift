@@ -47,6 +47,21 @@ public final class DBusConnection: Sendable {
         return DBusConnection(core: core, router: router, closeWaiters: waiters, uniqueName: name)
     }
 
+    /// A task executor that runs Swift code on this connection's I/O thread.
+    ///
+    /// Code that makes many calls in a row can run there to avoid two thread switches per call (the reply is
+    /// handled and the next call is made on the same thread):
+    ///
+    /// ```swift
+    /// try await withTaskExecutorPreference(bus.executor) {
+    ///     for item in items { _ = try await bus.call(…) }
+    /// }
+    /// ```
+    ///
+    /// While such code runs, the connection does no I/O: keep it short, and never block in it (a synchronous wait
+    /// for a reply there would deadlock).
+    public var executor: some TaskExecutor { core.executor }
+
     /// Closes the connection. Pending calls fail with a `Disconnected` error; signal sequences end.
     public func close() { core.post(.close) }
 

@@ -32,6 +32,7 @@ struct Options {
     var server = Server.inProcess
     var externalName = "org.toastkit.BenchServer"
     var json = false
+    var ioExecutor = true
 
     static let usage = """
         usage: dbus-benchmark [--address ADDR] [--calls N] [--window W] [--warmup N] [--method ping|notify]
@@ -45,6 +46,8 @@ struct Options {
           --server swift     serve the object from a second connection of this process (default)
           --server external  call the object of another process, by bus name (see --server-name)
           --server-name NAME the external server's name (default org.toastkit.BenchServer)
+          --executor E       io: run the client on the connection's I/O thread (DBusConnection.executor,
+                             default); global: on Swift's global executor
           --json             print one JSON line instead of the table
         """
 
@@ -70,6 +73,12 @@ struct Options {
             case "--window": options.window = count(value(), minimum: 1)
             case "--warmup": options.warmup = count(value(), minimum: 0)
             case "--json": options.json = true
+            case "--executor":
+                switch value() {
+                case "io": options.ioExecutor = true
+                case "global": options.ioExecutor = false
+                case let other: fail("--executor takes io or global, not \(other)", code: 2)
+                }
             case "--server-name": options.externalName = value()
             case "--method":
                 switch value() {
@@ -338,12 +347,19 @@ func run(_ options: Options) async throws {
     let client = Client(
         connection: connection, destination: try BusName(validating: serverName), method: options.method)
 
-    if options.warmup > 0 {
-        _ = try await client.sequential(calls: options.warmup, measureLatency: false)
-        _ = try await client.pipelined(calls: options.warmup, window: options.window)
+    @concurrent func measure() async throws -> (Figures, Figures) {
+        if options.warmup > 0 {
+            _ = try await client.sequential(calls: options.warmup, measureLatency: false)
+            _ = try await client.pipelined(calls: options.warmup, window: options.window)
+        }
+        let sequential = try await client.sequential(calls: options.calls, measureLatency: true)
+        let pipelined = try await client.pipelined(calls: options.calls, window: options.window)
+        return (sequential, pipelined)
     }
-    let sequential = try await client.sequential(calls: options.calls, measureLatency: true)
-    let pipelined = try await client.pipelined(calls: options.calls, window: options.window)
+    let (sequential, pipelined) =
+        options.ioExecutor
+        ? try await withTaskExecutorPreference(connection.executor) { try await measure() }
+        : try await measure()
 
     if options.json {
         printJSON(options: options, serverName: serverName, sequential: sequential, pipelined: pipelined)

@@ -259,3 +259,53 @@ import Testing
         #expect(rule.ruleString == "type='signal',member='Ping',arg0='it'\\''s'")
     }
 }
+
+@Suite(.privateBus) struct ExecutorTests {
+    @Test func callsRunOnTheConnectionsOwnThread() async throws {
+        let service = try await TestService.start(on: PrivateBus.shared)
+        let client = try await PrivateBus.shared.connect()
+        defer {
+            client.close()
+            service.connection.close()
+        }
+        let (sequential, concurrent, threadName) = try await withTaskExecutorPreference(client.executor) {
+            var sequential = 0
+            for index in 0..<200 {
+                let reply = try await service.call(from: client, "Echo", [.int32(Int32(index))])
+                if reply.body == [.int32(Int32(index))] { sequential += 1 }
+            }
+            let concurrent = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        try await service.call(from: client, "Echo", [.int32(Int32(index))]).body.count == 1
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            return (sequential, concurrent, currentThreadName())
+        }
+        #expect(sequential == 200)
+        #expect(concurrent == 200)
+        #expect(threadName == "dbus-io")
+    }
+
+    @Test func tasksOnAClosedConnectionStillRun() async throws {
+        let client = try await PrivateBus.shared.connect()
+        client.close()
+        _ = await client.waitUntilClosed()
+        let error = await withTaskExecutorPreference(client.executor) {
+            do {
+                _ = try await client.listNames()
+                return nil as DBusError?
+            } catch {
+                return error as? DBusError
+            }
+        }
+        #expect(error?.isDisconnected == true)
+    }
+}
+
+private func currentThreadName() -> String {
+    (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
+        .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+}
