@@ -456,7 +456,8 @@ public final class DesktopNotificationPresenter: ToastPresenter {
             for key in state.entries.keys { state.entries[key]?.serverID = nil }
             return state.entries.isEmpty ? nil : state.events
         }
-        events?.failed(toastID: nil, reason: "lost the session bus: \(reason.message)", recoverable: false)
+        let failure = Self.describe(reason, timeout: configuration.callTimeout)
+        events?.failed(toastID: nil, reason: failure.reason, recoverable: false)
     }
 }
 

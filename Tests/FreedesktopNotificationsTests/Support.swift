@@ -6,6 +6,10 @@ import Testing
 import ToastKitTesting
 import ToastModel
 
+/// Suites whose tests run one at a time: the 10,000-toast flood would starve the real-time checks of the dunst
+/// tests (a 1 s toast must leave the server within ±0.5 s) if they ran side by side on a 2-core machine.
+@Suite(.serialized) enum OneAtATime {}
+
 /// A center wired to a desktop presenter on a test bus, with its events collected in order.
 final class DesktopHarness: Sendable {
     let center: ToastCenter

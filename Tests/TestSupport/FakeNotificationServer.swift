@@ -20,6 +20,16 @@ public final class FakeNotificationServer: Sendable {
         public var notifyDelay: Duration?
         /// The first id handed out.
         public var firstID: UInt32
+        /// Answer every method wrongly, for fault injection.
+        public var misbehavior: Misbehavior?
+
+        /// Ways to answer wrongly.
+        public enum Misbehavior: Sendable {
+            /// Replies with the wrong signature (a string where a number or list belongs).
+            case wrongSignatures
+            /// Replies with a D-Bus error to every call.
+            case errorReplies
+        }
 
         /// The defaults: dunst's capabilities, unicast signals, immediate replies.
         public init(
@@ -29,8 +39,10 @@ public final class FakeNotificationServer: Sendable {
             name: String = "fake-notifications",
             unicastSignals: Bool = true,
             notifyDelay: Duration? = nil,
-            firstID: UInt32 = 1
+            firstID: UInt32 = 1,
+            misbehavior: Misbehavior? = nil
         ) {
+            self.misbehavior = misbehavior
             self.capabilities = capabilities
             self.name = name
             self.unicastSignals = unicastSignals
@@ -99,12 +111,25 @@ public final class FakeNotificationServer: Sendable {
     public static func start(on bus: PrivateBus, options: Options = Options()) async throws -> FakeNotificationServer {
         let server = FakeNotificationServer(connection: try await bus.connect(), options: options)
         var object = DBusObject(interface: interface)
-        object.method("GetCapabilities") { call in call.reply([.strings(server.options.capabilities)]) }
-        object.method("GetServerInformation") { call in
-            call.reply([.string(server.options.name), .string("ToastKit tests"), .string("1.0"), .string("1.2")])
+        switch options.misbehavior {
+        case .wrongSignatures?:
+            for member: MemberName in ["GetCapabilities", "GetServerInformation", "Notify", "CloseNotification"] {
+                object.method(member) { call in call.reply([.string("surprise"), .int64(-1)]) }
+            }
+        case .errorReplies?:
+            for member: MemberName in ["GetCapabilities", "GetServerInformation", "Notify", "CloseNotification"] {
+                object.method(member) { call in
+                    call.fail(DBusError(name: "org.toastkit.Test.Error.Broken", message: "broken server"))
+                }
+            }
+        case nil:
+            object.method("GetCapabilities") { call in call.reply([.strings(server.options.capabilities)]) }
+            object.method("GetServerInformation") { call in
+                call.reply([.string(server.options.name), .string("ToastKit tests"), .string("1.0"), .string("1.2")])
+            }
+            object.method("Notify") { call in server.notify(call) }
+            object.method("CloseNotification") { call in server.closeNotification(call) }
         }
-        object.method("Notify") { call in server.notify(call) }
-        object.method("CloseNotification") { call in server.closeNotification(call) }
         server.connection.export(object, at: path)
         let reply = try await server.connection.requestName("org.freedesktop.Notifications", flags: .doNotQueue)
         guard reply == .primaryOwner else {

@@ -132,6 +132,12 @@ public struct ToastStack: Sendable {
     public private(set) var isPausedByPresenter = false
 
     var entries: [Entry] = []
+    /// The ids in `entries`, so presenting a new id needs no scan of a long queue.
+    private var entryIDs: Set<String> = []
+    /// How many entries were visible after the last reconcile: only those can still be on the presenter.
+    private var lastVisibleCount = 0
+    /// Entries removed since the last reconcile: each lets one waiting entry slide into the visible part.
+    private var removedSinceReconcile = 0
     private var nextSerial: UInt64 = 0
 
     /// Creates an empty stack.
@@ -186,7 +192,7 @@ public struct ToastStack: Sendable {
             return out
         }
         nextSerial += 1
-        if let index = entries.firstIndex(where: { $0.id == message.id }) {
+        if entryIDs.contains(message.id), let index = entries.firstIndex(where: { $0.id == message.id }) {
             var entry = entries.remove(at: index)
             if entry.isToast {
                 out.append(.event(.ended(id: entry.id, outcome: entry.fixedOutcome ?? .replaced)))
@@ -205,6 +211,7 @@ public struct ToastStack: Sendable {
             }
         } else {
             entries.append(Entry(id: message.id, serial: nextSerial, content: .toast(message), remaining: remaining))
+            entryIDs.insert(message.id)
             out.append(.event(.presented(id: message.id)))
             if configuration.overflow == .replaceOldest {
                 while entries.count > configuration.maxVisible {
@@ -427,6 +434,8 @@ public struct ToastStack: Sendable {
         at index: Int, outcome: ToastOutcome, closeReason: ToastCloseReason?, into out: inout [Output]
     ) {
         let entry = entries.remove(at: index)
+        entryIDs.remove(entry.id)
+        removedSinceReconcile += 1
         if let closeReason, entry.presenter == .shown {
             out.append(.close(id: entry.id, reason: closeReason))
         }
@@ -438,28 +447,39 @@ public struct ToastStack: Sendable {
     /// Brings presenter and timers in line with the order: entries beyond the visible part are closed first
     /// (so the presenter never holds more than `maxVisible`), then new visible entries are shown, then only the
     /// front timer may run.
+    ///
+    /// Every operation changes the order by at most one move to the front, one append and removals, and reconciles
+    /// right after; so only the entries up to one past the previously visible part can be on the presenter, and
+    /// only the first two can have a running timer. The scans are bounded by that, which keeps an operation cheap
+    /// with thousands of toasts waiting.
     private mutating func reconcile(now: Duration, into out: inout [Output]) {
         let visibleCount = isPresenterAttached ? min(configuration.maxVisible, entries.count) : 0
-        for index in entries.indices where index >= visibleCount {
+        let mayBeShown = min(entries.count, max(lastVisibleCount, visibleCount) + 1)
+        for index in visibleCount..<max(visibleCount, mayBeShown) {
             if entries[index].presenter == .shown {
                 out.append(.close(id: entries[index].id, reason: isPresenterAttached ? .covered : .detached))
             }
-            entries[index].presenter = .off
+            if entries[index].presenter != .off { entries[index].presenter = .off }
         }
-        for index in 0..<visibleCount where entries[index].presenter == .off {
+        // Entries that are off inside the visible part: one moved to the front, or ones that slid in from behind
+        // (after removals) or were appended.
+        let firstNew = max(0, min(lastVisibleCount, entries.count) - removedSinceReconcile - 1)
+        let candidates = [0] + Array(max(1, firstNew)..<max(1, visibleCount))
+        lastVisibleCount = visibleCount
+        removedSinceReconcile = 0
+        for index in candidates where index < visibleCount && entries[index].presenter == .off {
             entries[index].presenter = .shown
             out.append(.show(snapshot(entries[index], now: now)))
             if entries[index].isToast { out.append(.event(.shown(id: entries[index].id))) }
         }
-        for index in entries.indices {
-            let entry = entries[index]
+        for index in 0..<min(2, entries.count) {
             let shouldRun =
-                index == 0 && index < visibleCount && entry.presenter == .shown && !isPaused
-                && entry.pendingAction == nil && entry.remaining != nil
-            if shouldRun, entry.runningSince == nil {
+                index == 0 && index < visibleCount && entries[index].presenter == .shown && !isPaused
+                && entries[index].pendingAction == nil && entries[index].remaining != nil
+            if shouldRun, entries[index].runningSince == nil {
                 entries[index].runningSince = now
-            } else if !shouldRun, entry.runningSince != nil {
-                entries[index].remaining = entry.remaining(at: now)
+            } else if !shouldRun, entries[index].runningSince != nil {
+                entries[index].remaining = entries[index].remaining(at: now)
                 entries[index].runningSince = nil
             }
         }
