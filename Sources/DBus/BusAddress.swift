@@ -14,7 +14,7 @@ public enum BusAddress: Sendable, Hashable {
     /// libdbus would fall back to X11 autolaunch for a missing session address, which starts a stray daemon;
     /// this resolves the address itself so a missing bus is a clear error instead.
     public func resolve() throws(DBusError) -> String {
-        try resolve(environment: DBus.environment)
+        try resolve(environment: environmentVariable)
     }
 
     /// ``resolve()`` with the environment given, for tests.
@@ -47,7 +47,7 @@ public enum BusAddress: Sendable, Hashable {
     }
 }
 
-func environment(_ name: String) -> String? {
+func environmentVariable(_ name: String) -> String? {
     getenv(name).map { String(cString: $0) }
 }
 

@@ -1,2 +1,6 @@
-// The `toastkit` command-line tool (issue 5).
-print("toastkit: coming in the CLI issue")
+// The `toastkit` command-line tool: everything lives in ToastKitCommandLine; this only runs it and exits.
+import Glibc
+import ToastKitCommandLine
+
+let code = await ToastKitCommand.run(arguments: ToastKitCommand.rawArguments())
+exit(code)

@@ -1,0 +1,312 @@
+import ToastKit
+
+/// Turns a command line into an ``Invocation``. Pure: no I/O, no environment; every error is a
+/// ``CommandFailure`` with its exit code (64 for the shape of the command line, 65 for a bad value).
+enum CommandLineParser {
+    /// Parses arguments given as strings (without the program name).
+    static func parse(_ arguments: [String]) throws(CommandFailure) -> Invocation {
+        try parse(arguments: arguments.map { Argument($0) })
+    }
+
+    /// Parses arguments decoded from raw bytes (without the program name).
+    static func parse(arguments: [Argument]) throws(CommandFailure) -> Invocation {
+        guard let first = arguments.first else {
+            throw .usage("missing command (\(commandList)); see toastkit --help")
+        }
+        let rest = arguments.dropFirst()
+        switch first.text {
+        case "--help", "-?", "-h":
+            return .help(nil)
+        case "--version", "-v", "-V":
+            return .version
+        case "help":
+            guard let topic = rest.first else { return .help(nil) }
+            guard let command = Command(rawValue: topic.text) else {
+                throw .usage("help: unknown command \"\(topic.text)\" (\(commandList))")
+            }
+            return .help(command)
+        default:
+            break
+        }
+        guard let command = Command(rawValue: first.text) else {
+            if first.text.hasPrefix("-") {
+                throw .usage("unknown option \(first.text); see toastkit --help")
+            }
+            let name = try first.text(as: "the command")
+            throw .usage("unknown command \"\(name)\" (\(commandList)); see toastkit --help")
+        }
+        let beforeDashes = rest.prefix { $0.text != "--" }
+        if beforeDashes.contains(where: { $0.text == "--help" || $0.text == "-?" }) {
+            return .help(command)
+        }
+        if command != .send, beforeDashes.contains(where: { $0.text == "-h" }) {
+            return .help(command)
+        }
+        switch command {
+        case .send: return .send(try parseSend(rest))
+        case .close: return .close(try parseClose(rest))
+        case .later:
+            let split = try SplitArguments(rest, specs: Specs.later, command: "later")
+            try noPositionals(split, command: "later")
+            return .later(show: split.has("show"), json: split.has("json"))
+        case .capabilities:
+            return .capabilities(json: try jsonOnly(rest, command: "capabilities"))
+        case .serverInfo:
+            return .serverInfo(json: try jsonOnly(rest, command: "server-info"))
+        case .listen:
+            return .listen(json: try jsonOnly(rest, command: "listen"))
+        }
+    }
+
+    static var commandList: String { Command.allCases.map(\.rawValue).joined(separator: ", ") }
+
+    private static func jsonOnly(_ arguments: ArraySlice<Argument>, command: String) throws(CommandFailure) -> Bool {
+        let split = try SplitArguments(arguments, specs: Specs.jsonOnly, command: command)
+        try noPositionals(split, command: command)
+        return split.has("json")
+    }
+
+    private static func noPositionals(_ split: SplitArguments, command: String) throws(CommandFailure) {
+        if let extra = split.positionals.first {
+            throw .usage("\(command): unexpected argument \"\(extra.text)\"; see toastkit \(command) --help")
+        }
+    }
+
+    // MARK: - close
+
+    private static func parseClose(_ arguments: ArraySlice<Argument>) throws(CommandFailure) -> CloseTarget {
+        let split = try SplitArguments(arguments, specs: Specs.close, command: "close")
+        try noPositionals(split, command: "close")
+        var target: CloseTarget?
+        for option in split.options {
+            guard target == nil else {
+                throw .usage("close: give one of --id ID or --server-id N, once")
+            }
+            let value = try option.text()
+            if option.spec.long == "id" {
+                guard !value.isEmpty else { throw .data("--id: the id is empty") }
+                target = .id(value)
+            } else {
+                guard let number = UInt32(value), number > 0 else {
+                    throw .data("--server-id \(value): expected a notification number from 1 to \(UInt32.max)")
+                }
+                target = .serverID(number)
+            }
+        }
+        guard let target else { throw .usage("close: missing --id ID or --server-id N; see toastkit close --help") }
+        return target
+    }
+
+    // MARK: - send
+
+    private static func parseSend(_ arguments: ArraySlice<Argument>) throws(CommandFailure) -> SendOptions {
+        let split = try SplitArguments(arguments, specs: Specs.send, command: "send")
+        guard let titleArgument = split.positionals.first else {
+            throw .usage("send: missing TITLE; see toastkit send --help")
+        }
+        guard split.positionals.count <= 2 else {
+            let extra = split.positionals[2].text
+            throw .usage(
+                "send: unexpected argument \"\(extra)\" (TITLE and MESSAGE are already given; quote text with spaces)")
+        }
+        if titleArgument.text == "-" {
+            throw .usage("send: TITLE cannot be read from standard input; use - for MESSAGE")
+        }
+        var options = SendOptions(title: try titleArgument.text(as: "TITLE"))
+        if split.positionals.count == 2 {
+            let message = split.positionals[1]
+            options.message = message.text == "-" ? .standardInput : .text(try message.text(as: "MESSAGE"))
+        }
+        var confirmations: [(id: String, text: String, raw: String)] = []
+        var durationSeen = false
+        var expireSeen = false
+        for option in split.options {
+            let flag = option.spec.display
+            switch option.spec.long {
+            case "status":
+                let value = try option.text()
+                guard let status = ToastStatus(rawValue: value) else {
+                    let names = ToastStatus.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw .data("\(flag) \(value): unknown status (use \(names))")
+                }
+                options.status = status
+            case "icon":
+                let value = try option.text()
+                guard !value.isEmpty else { throw .data("\(flag): the icon is empty") }
+                options.icon = iconOption(value)
+            case "id":
+                let value = try option.text()
+                guard !value.isEmpty else { throw .data("\(flag): the id is empty") }
+                options.id = value
+            case "duration":
+                durationSeen = true
+                options.duration = .duration(try duration(try option.text(), flag: flag))
+            case "expire-time":
+                expireSeen = true
+                let value = try option.text()
+                guard let milliseconds = Int32(value), milliseconds >= -1 else {
+                    throw .data(
+                        "\(flag) \(value): expected milliseconds (-1 for the default, 0 to stay until closed)")
+                }
+                options.duration = .expireTime(milliseconds)
+            case "action":
+                let action = try actionOption(try option.text(), flag: flag, index: options.actions.count)
+                guard options.actions.count < 2 else {
+                    throw .usage(
+                        "\(flag): at most two actions (the first is leading, the second trailing); "
+                            + "use --tap for clicking the toast")
+                }
+                options.actions.append(action)
+            case "tap":
+                let value = try option.text()
+                let (id, label) = splitPair(value)
+                guard !id.isEmpty else { throw .data("\(flag) \(value): the action id is empty") }
+                if let label, label.isEmpty { throw .data("\(flag) \(value): the label is empty") }
+                options.tap = ActionOption(id: id, label: label)
+            case "confirm":
+                let value = try option.text()
+                let (id, text) = splitPair(value)
+                guard let text, !id.isEmpty, !text.isEmpty else {
+                    throw .data("\(flag) \(value): expected ID=TEXT")
+                }
+                confirmations.append((id, text, value))
+            case "wait": options.wait = true
+            case "json": options.json = true
+            case "app-name": options.appName = try option.text()
+            case "app-icon": options.appIcon = try option.text()
+            case "urgency":
+                let value = try option.text()
+                guard let urgency = urgency(value) else {
+                    throw .data("\(flag) \(value): unknown urgency (use low, normal or critical)")
+                }
+                options.urgency = urgency
+            case "category": options.category = try option.text()
+            case "hint": options.hints.append(try HintParser.parse(try option.text()))
+            case "transient": options.transient = true
+            case "print-id": options.printID = true
+            case "replace-id":
+                let value = try option.text()
+                guard let number = UInt32(value) else {
+                    throw .data("\(flag) \(value): expected a notification number (0 for none)")
+                }
+                options.replaceID = number == 0 ? nil : number
+            default:
+                throw CommandFailure(.software, "unhandled option \(flag)")
+            }
+        }
+        if durationSeen && expireSeen {
+            throw .usage("-t/--expire-time and -d/--duration cannot be used together")
+        }
+        var ids: Set<String> = []
+        for action in options.actions + (options.tap.map { [$0] } ?? []) {
+            guard ids.insert(action.id).inserted else {
+                throw .data("-A/--action: more than one action has the id \"\(action.id)\"")
+            }
+        }
+        for confirmation in confirmations {
+            if options.tap?.id == confirmation.id {
+                options.tap?.confirmation = confirmation.text
+            } else if let index = options.actions.firstIndex(where: { $0.id == confirmation.id }) {
+                options.actions[index].confirmation = confirmation.text
+            } else {
+                throw .usage(
+                    "--confirm \(confirmation.raw): no -A/--action or --tap has the id \"\(confirmation.id)\"")
+            }
+        }
+        return options
+    }
+
+    /// `ID=LABEL`; without `=`, `later` and `dismiss` are the built-ins and anything else is a label whose id is
+    /// its position (`0`, `1`), as notify-send does.
+    private static func actionOption(_ value: String, flag: String, index: Int) throws(CommandFailure)
+        -> ActionOption
+    {
+        let (first, label) = splitPair(value)
+        guard let label else {
+            guard !value.isEmpty else { throw .data("\(flag): the action is empty") }
+            if value == "later" || value == "dismiss" { return ActionOption(id: value, label: nil) }
+            return ActionOption(id: String(index), label: value)
+        }
+        guard !first.isEmpty else { throw .data("\(flag) \(value): the action id is empty") }
+        guard !label.isEmpty else { throw .data("\(flag) \(value): the label is empty") }
+        guard first != "default" else {
+            throw .data("\(flag) \(value): \"default\" is the click on the toast; use --tap \(value)")
+        }
+        return ActionOption(id: first, label: label)
+    }
+
+    private static func splitPair(_ value: String) -> (String, String?) {
+        guard let equals = value.firstIndex(of: "=") else { return (value, nil) }
+        return (String(value[..<equals]), String(value[value.index(after: equals)...]))
+    }
+
+    private static func duration(_ value: String, flag: String) throws(CommandFailure) -> ToastDuration {
+        switch value {
+        case "auto", "automatic": return .automatic
+        case "indefinite", "never": return .indefinite
+        default:
+            guard let seconds = Double(value), seconds.isFinite, seconds >= 0,
+                seconds <= ToastDuration.maximumSeconds
+            else {
+                throw .data("\(flag) \(value): expected a number of seconds, auto or indefinite")
+            }
+            return .seconds(seconds)
+        }
+    }
+
+    private static func urgency(_ value: String) -> ToastUrgency? {
+        switch value.lowercased() {
+        case "low", "0": .low
+        case "normal", "1": .normal
+        case "critical", "2": .critical
+        default: nil
+        }
+    }
+
+    /// A value with a slash (or a `file://` URI) is a file; anything else is a theme icon name.
+    static func iconOption(_ value: String) -> IconOption {
+        if value.hasPrefix("file://") { return .path(String(value.dropFirst("file://".count))) }
+        if value.contains("/") { return .path(value) }
+        let imageExtensions = [".png", ".svg", ".jpg", ".jpeg", ".xpm", ".gif", ".bmp", ".ico", ".webp"]
+        if imageExtensions.contains(where: { value.lowercased().hasSuffix($0) }) { return .path(value) }
+        return .name(value)
+    }
+}
+
+extension SplitArguments {
+    /// Whether the flag `--long` was given.
+    func has(_ long: String) -> Bool { options.contains { $0.spec.long == long } }
+}
+
+/// The option tables of the commands.
+enum Specs {
+    static let send: [OptionSpec] = [
+        OptionSpec(short: "s", long: "status", takesValue: true),
+        OptionSpec(short: "i", long: "icon", takesValue: true),
+        OptionSpec(short: nil, long: "id", takesValue: true),
+        OptionSpec(short: "d", long: "duration", takesValue: true),
+        OptionSpec(short: "A", long: "action", takesValue: true),
+        OptionSpec(short: nil, long: "tap", takesValue: true),
+        OptionSpec(short: nil, long: "confirm", takesValue: true),
+        OptionSpec(short: "w", long: "wait", takesValue: false),
+        OptionSpec(short: nil, long: "json", takesValue: false),
+        OptionSpec(short: "a", long: "app-name", takesValue: true),
+        OptionSpec(short: "n", long: "app-icon", takesValue: true),
+        OptionSpec(short: "u", long: "urgency", takesValue: true),
+        OptionSpec(short: "c", long: "category", takesValue: true),
+        OptionSpec(short: "h", long: "hint", takesValue: true),
+        OptionSpec(short: "e", long: "transient", takesValue: false),
+        OptionSpec(short: "p", long: "print-id", takesValue: false),
+        OptionSpec(short: "r", long: "replace-id", takesValue: true),
+        OptionSpec(short: "t", long: "expire-time", takesValue: true),
+    ]
+    static let close: [OptionSpec] = [
+        OptionSpec(short: nil, long: "id", takesValue: true),
+        OptionSpec(short: nil, long: "server-id", takesValue: true),
+    ]
+    static let later: [OptionSpec] = [
+        OptionSpec(short: nil, long: "show", takesValue: false),
+        OptionSpec(short: nil, long: "json", takesValue: false),
+    ]
+    static let jsonOnly: [OptionSpec] = [OptionSpec(short: nil, long: "json", takesValue: false)]
+}

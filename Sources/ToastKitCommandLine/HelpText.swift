@@ -1,0 +1,192 @@
+/// The help pages: OVERVIEW, USAGE, ARGUMENTS, OPTIONS (and EXIT CODES for the top level and `send`).
+enum HelpText {
+    static func page(for command: Command?) -> String {
+        switch command {
+        case nil: topLevel
+        case .send?: send
+        case .close?: close
+        case .later?: later
+        case .capabilities?: capabilities
+        case .serverInfo?: serverInfo
+        case .listen?: listen
+        }
+    }
+
+    static let exitCodes = """
+        EXIT CODES:
+          0     shown (without --wait), or an action was invoked (with --wait)
+          2     dismissed by the user
+          3     expired
+          4     closed by another program or by `toastkit close`
+          5     deferred: the Later action was chosen (see `toastkit later`)
+          64    usage error: unknown option, missing or conflicting arguments
+          65    bad input data: an invalid value, hint, icon file, UTF-8 or NUL byte
+          69    no session bus, no notification server, or the server failed
+          70    internal error
+          130   interrupted by SIGINT while waiting (the toast was closed); 143 for SIGTERM
+        """
+
+    static let topLevel = """
+        OVERVIEW: Desktop toasts from scripts: a better notify-send, with string ids that replace across runs,
+        status presets, durations that hold, actions, Later, clear exit codes and JSON.
+
+        USAGE: toastkit <command> [options]
+               toastkit --help | --version | help <command>
+
+        ARGUMENTS:
+          <command>
+            send            Show a toast (notify-send compatible flags).
+            close           Close a toast sent with --id, or a notification by number.
+            later           List the toasts kept with the Later action, or show them again.
+            capabilities    Print what the notification server can do.
+            server-info     Print the notification server's name, vendor and version.
+            listen          Watch the notification traffic on the session bus.
+
+        OPTIONS:
+          --help            Show help (also `toastkit <command> --help`).
+          --version         Print the version.
+
+        \(exitCodes)
+
+        EXAMPLES:
+          toastkit send "Cambios guardados"
+          toastkit send --id sync "Sincronizando…" && toastkit send --id sync -s success "Sincronizado"
+          make 2>&1 | tail -5 | toastkit send -s error "Build failed" -
+          choice=$(toastkit send -A archive=Archive -A later "New mail") && echo "$choice"
+
+        """
+
+    static let send = """
+        OVERVIEW: Show a toast on the desktop's notification server.
+        Without --wait (and without actions) the command returns as soon as the server accepted the toast.
+
+        USAGE: toastkit send [options] TITLE [MESSAGE]
+
+        ARGUMENTS:
+          TITLE                     The first line (summary).
+          MESSAGE                   The second line (body). `-` reads it from standard input, up to
+                                    \(MessageInput.limit) bytes (longer input is cut with "…" and a warning).
+
+        OPTIONS:
+          -s, --status STATUS       normal, success, warning, error or notification (icon and urgency).
+          -i, --icon NAME|PATH      A theme icon name (SF Symbol names are mapped) or an image file.
+              --id ID               A string id: a later `send --id ID` replaces this toast, across runs.
+          -d, --duration SECONDS|auto|indefinite
+                                    How long it stays (auto = 4 s). Enforced while waiting.
+          -A, --action ID=LABEL     An action button; repeat for a second one (first leading, second trailing).
+                                    `-A later` is the built-in Later action, `-A dismiss` the built-in Dismiss;
+                                    `-A LABEL` alone uses its position (0, 1) as the id, as notify-send does.
+                                    Actions imply --wait.
+              --tap ID[=LABEL]      The action for clicking the toast (server key "default"); implies --wait.
+              --confirm ID=TEXT     After action ID, show TEXT briefly in place of the toast.
+          -w, --wait                Stay until the toast ends: print the invoked action's id as the first line,
+                                    exit with the outcome's code; SIGINT/SIGTERM close the toast.
+              --json                One JSON object per line for each event: presented, action, closed,
+                                    deferred, failed.
+          -p, --print-id            Print the server's notification id at once (with --wait, before the
+                                    action's id).
+          -a, --app-name NAME       The application name (default: toastkit).
+          -n, --app-icon ICON       The application icon (app_icon).
+          -u, --urgency LEVEL       low, normal or critical (beats the status's urgency).
+          -c, --category TYPE       The notification category, e.g. email.arrived.
+          -h, --hint TYPE:NAME:VALUE
+                                    An extra hint; TYPE is boolean, int, double, string, byte or variant
+                                    (<int32 5>, <uint32 5>, <byte 0x05>, <double 1.5>, <true>, <'text'>).
+                                    -h is the hint flag, as in notify-send: help is --help.
+          -e, --transient           Do not keep the toast in the server's history.
+          -r, --replace-id N        Replace the server's notification N (notify-send's -r).
+          -t, --expire-time MS      Duration in milliseconds, as notify-send (-1 default, 0 never);
+                                    cannot be combined with -d.
+              --help                Show this help.
+
+        \(exitCodes)
+
+        """
+
+    static let close = """
+        OVERVIEW: Close a toast sent with --id, or a notification by its server number.
+
+        USAGE: toastkit close --id ID
+               toastkit close --server-id N
+
+        ARGUMENTS:
+          (none)
+
+        OPTIONS:
+          --id ID           The string id given to `toastkit send --id`.
+          --server-id N     The server's notification number (as printed by `send -p`).
+          --help            Show this help.
+
+        EXIT CODES: 0 closed; 64 usage error; 65 unknown id; 69 no bus or no notification server.
+
+        """
+
+    static let later = """
+        OVERVIEW: The toasts kept with the built-in Later action (`toastkit send -A later …`).
+        Without options, list them: one line each (id, status, when kept, title), tab-separated.
+
+        USAGE: toastkit later [--show] [--json]
+
+        ARGUMENTS:
+          (none)
+
+        OPTIONS:
+          --show            Show them again (they leave the list), and print one line per toast: id, server
+                            number, title.
+          --json            One JSON object per line.
+          --help            Show this help.
+
+        EXIT CODES: 0 done; 64 usage error; 65 unreadable store (set aside); 69 no bus or no notification server.
+
+        """
+
+    static let capabilities = """
+        OVERVIEW: Print the notification server's capabilities, one per line.
+
+        USAGE: toastkit capabilities [--json]
+
+        ARGUMENTS:
+          (none)
+
+        OPTIONS:
+          --json            One JSON object: {"capabilities": [...]}.
+          --help            Show this help.
+
+        EXIT CODES: 0 done; 64 usage error; 69 no bus or no notification server.
+
+        """
+
+    static let serverInfo = """
+        OVERVIEW: Print the notification server's name, vendor, version and specification version.
+
+        USAGE: toastkit server-info [--json]
+
+        ARGUMENTS:
+          (none)
+
+        OPTIONS:
+          --json            One JSON object.
+          --help            Show this help.
+
+        EXIT CODES: 0 done; 64 usage error; 69 no bus or no notification server.
+
+        """
+
+    static let listen = """
+        OVERVIEW: Watch the notification traffic on the session bus, one line per message: Notify calls (with the
+        id the server gave), CloseNotification calls, and the ActionInvoked, NotificationClosed and
+        ActivationToken signals. Runs until SIGINT or SIGTERM.
+
+        USAGE: toastkit listen [--json]
+
+        ARGUMENTS:
+          (none)
+
+        OPTIONS:
+          --json            One JSON object per line.
+          --help            Show this help.
+
+        EXIT CODES: 0 stopped by SIGINT/SIGTERM; 64 usage error; 69 no bus, or the bus went away.
+
+        """
+}

@@ -1,0 +1,66 @@
+import Foundation
+import ToastKit
+
+/// `toastkit later [--show] [--json]`: lists the toasts kept with the Later action, or presents them again.
+struct LaterCommand {
+    let show: Bool
+    let json: Bool
+    let environment: [String: String]
+
+    func run() async throws(CommandFailure) -> ExitCode {
+        let store = FileLaterStore.standard(environment: environment)
+        let records: [ToastLaterRecord]
+        do {
+            records = try store.load()
+        } catch {
+            throw .data(error.description)
+        }
+        guard show else {
+            for record in records { list(record) }
+            return .success
+        }
+        guard !records.isEmpty else { return .success }
+        // The center clears the store as it restores: make sure a server is there first, and put the toasts back
+        // if the server fails them.
+        let owner = try await BusAccess.withClient { client in
+            try await client.connection.nameOwner(of: NotificationsClient.busName)
+        }
+        guard owner != nil else { throw .unavailable(BusAccess.noServer) }
+        let desktop = DesktopNotificationPresenter(
+            configuration: DesktopPresenterConfiguration(appName: "toastkit", callTimeout: .seconds(10)))
+        let center = ToastCenter(presenter: desktop, laterStore: store)
+        center.hostDidBecomeActive()
+        for record in records {
+            let serverID: UInt32
+            do {
+                serverID = try await desktop.accepted(record.id)
+            } catch let error as DesktopPresentationError {
+                try? store.save(records)
+                throw BusAccess.failure(error)
+            } catch {
+                throw CommandFailure(.software, "internal error: \(error)")
+            }
+            if json {
+                Output.json([
+                    "event": .string("presented"), "id": .string(record.id), "server_id": .integer(Int64(serverID)),
+                ])
+            } else {
+                Output.line("\(record.id)\t\(serverID)\t\(record.title)")
+            }
+        }
+        return .success
+    }
+
+    private func list(_ record: ToastLaterRecord) {
+        let kept = ISO8601DateFormatter().string(from: record.deferredAt)
+        if json {
+            Output.json([
+                "id": .string(record.id), "status": .string(record.status.rawValue), "title": .string(record.title),
+                "message": .optional(record.message), "kept_at": .string(kept),
+                "actions": .array(record.actions.map { .string($0.id) }),
+            ])
+        } else {
+            Output.line("\(record.id)\t\(record.status.rawValue)\t\(kept)\t\(record.title)")
+        }
+    }
+}

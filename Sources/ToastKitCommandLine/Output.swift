@@ -1,0 +1,118 @@
+import Glibc
+
+/// Writes lines straight to the file descriptors with `write(2)`: every line reaches a pipe at once (no stdio
+/// buffering, so `-p` and `--json` lines can be read while the command still runs), and a closed pipe is an
+/// error return rather than a SIGPIPE (ignored at start).
+enum Output {
+    /// Writes `line` and a newline to standard output.
+    static func line(_ line: String) {
+        write(1, line + "\n")
+    }
+
+    /// Writes a JSON object as one line to standard output.
+    static func json(_ object: JSONObject) {
+        write(1, object.serialized + "\n")
+    }
+
+    /// Writes `toastkit: <message>` to standard error.
+    static func error(_ message: String) {
+        write(2, "toastkit: \(message)\n")
+    }
+
+    /// Writes text to standard output as it is.
+    static func text(_ text: String) {
+        write(1, text)
+    }
+
+    private static func write(_ descriptor: Int32, _ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { buffer in
+                Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+}
+
+/// A JSON value for the tool's one-object-per-line output.
+enum JSONValue: Sendable, Equatable {
+    case string(String)
+    case integer(Int64)
+    case number(Double)
+    case bool(Bool)
+    case null
+    case array([JSONValue])
+    case object(JSONObject)
+
+    var serialized: String {
+        switch self {
+        case .string(let text): JSONValue.quote(text)
+        case .integer(let value): String(value)
+        case .number(let value): value.isFinite ? "\(value)" : "null"
+        case .bool(let value): value ? "true" : "false"
+        case .null: "null"
+        case .array(let values): "[" + values.map(\.serialized).joined(separator: ",") + "]"
+        case .object(let object): object.serialized
+        }
+    }
+
+    /// A JSON string literal (RFC 8259): quotes, backslashes and control characters escaped.
+    static func quote(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case let scalar where scalar.value < 0x20 || scalar.value == 0x7f:
+                let hex = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}
+
+/// A JSON object whose keys keep the order they were added in (stable output).
+struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    var entries: [(String, JSONValue)]
+
+    init(dictionaryLiteral elements: (String, JSONValue)...) {
+        entries = elements
+    }
+
+    init(_ entries: [(String, JSONValue)]) {
+        self.entries = entries
+    }
+
+    static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.entries.map(\.0) == rhs.entries.map(\.0) && lhs.entries.map(\.1) == rhs.entries.map(\.1)
+    }
+
+    subscript(key: String) -> JSONValue? {
+        get { entries.first { $0.0 == key }?.1 }
+        set {
+            if let index = entries.firstIndex(where: { $0.0 == key }) {
+                if let newValue { entries[index].1 = newValue } else { entries.remove(at: index) }
+            } else if let newValue {
+                entries.append((key, newValue))
+            }
+        }
+    }
+
+    var serialized: String {
+        "{" + entries.map { JSONValue.quote($0.0) + ":" + $0.1.serialized }.joined(separator: ",") + "}"
+    }
+}
+
+extension JSONValue {
+    /// A string, or null.
+    static func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
+}

@@ -1,1 +1,0 @@
-// The `toastkit` command line: parsing, running, output (issue 5).

@@ -1,0 +1,135 @@
+import Foundation
+import FreedesktopNotifications
+import Synchronization
+import TestSupport
+import Testing
+
+/// The scenarios of the matrix, in table order.
+enum Scenario: String, CaseIterable, Sendable {
+    case present = "present"
+    case replace = "replace by id"
+    case tap = "tap (default action)"
+    case button = "button action"
+    case dismiss = "dismiss by the user"
+    case closeByCall = "close by call"
+    case expiry = "expiry (1 s)"
+    case markup = "escaped markup"
+    case icon = "icon"
+}
+
+/// What one scenario on one server found: its failed checks (each also a test issue) and its quirks.
+final class ScenarioRecord: Sendable {
+    let server: NotificationServerKind
+    let scenario: Scenario
+    /// Whether failures are also test issues (false for a helper record whose failures a scenario takes over).
+    let reportsIssues: Bool
+    private let state = Mutex<(failures: [String], quirks: [String])>(([], []))
+
+    init(server: NotificationServerKind, scenario: Scenario, reportsIssues: Bool = true) {
+        self.server = server
+        self.scenario = scenario
+        self.reportsIssues = reportsIssues
+    }
+
+    /// Records a failure: an issue for the test (so it fails) and a FAIL cell in the table.
+    func fail(_ message: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        state.withLock { $0.failures.append(message) }
+        guard reportsIssues else { return }
+        Issue.record(Comment(rawValue: "\(server) — \(scenario.rawValue): \(message)"), sourceLocation: sourceLocation)
+    }
+
+    /// Checks `condition`; on failure records `message` (see ``fail(_:sourceLocation:)``). Returns `condition`.
+    @discardableResult
+    func check(
+        _ condition: Bool, _ message: @autoclosure () -> String, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Bool {
+        if !condition { fail(message(), sourceLocation: sourceLocation) }
+        return condition
+    }
+
+    /// Checks `actual == expected`, naming both on failure.
+    @discardableResult
+    func equal<T: Equatable>(
+        _ actual: T, _ expected: T, _ what: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Bool {
+        check(actual == expected, "\(what): got \(actual), expected \(expected)", sourceLocation: sourceLocation)
+    }
+
+    /// Records that the server deviates here (ToastKit's fallback is checked by the scenario).
+    func quirk(_ text: String) {
+        state.withLock { if !$0.quirks.contains(text) { $0.quirks.append(text) } }
+    }
+
+    var failures: [String] { state.withLock { $0.failures } }
+
+    /// The table cell: `FAIL: …`, `quirk: …` or `pass`.
+    var cell: String {
+        state.withLock { state in
+            if !state.failures.isEmpty { return "**FAIL**: " + state.failures.joined(separator: "; ") }
+            if !state.quirks.isEmpty { return "quirk: " + state.quirks.joined(separator: "; ") }
+            return "pass"
+        }
+    }
+}
+
+/// The matrix of every server the suite ran, written as Markdown to `.build/conformance/results.md` after each
+/// server (so the file always holds what has run; servers that did not run are marked so).
+final class ConformanceResults: Sendable {
+    static let shared = ConformanceResults()
+
+    private struct State {
+        var cells: [NotificationServerKind: [Scenario: String]] = [:]
+        var servers: [NotificationServerKind: String] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    static var path: String { "\(NotificationEnvironment.repositoryRoot)/.build/conformance/results.md" }
+
+    func record(_ record: ScenarioRecord) {
+        state.withLock { $0.cells[record.server, default: [:]][record.scenario] = record.cell }
+    }
+
+    func record(_ server: NotificationServerKind, capabilities: ServerCapabilities) {
+        let info = capabilities.information
+        let identity =
+            info.map { "`\($0.name)` \($0.version) (\($0.vendor), spec \($0.specificationVersion))" } ?? "unknown"
+        let names = capabilities.capabilities.sorted().joined(separator: ", ")
+        state.withLock { $0.servers[server] = "\(identity); capabilities: \(names)" }
+    }
+
+    /// The Markdown table and the server lines.
+    var markdown: String {
+        state.withLock { state in
+            let servers = NotificationServerKind.allCases
+            var lines = [
+                "| scenario | " + servers.map(\.rawValue).joined(separator: " | ") + " |",
+                "|---|" + servers.map { _ in "---|" }.joined(),
+            ]
+            for scenario in Scenario.allCases {
+                let cells = servers.map { state.cells[$0]?[scenario] ?? "not run" }
+                lines.append("| \(scenario.rawValue) | " + cells.map(Self.escape).joined(separator: " | ") + " |")
+            }
+            lines.append("")
+            lines.append("Servers (GetServerInformation; GetCapabilities):")
+            lines.append("")
+            for server in servers {
+                lines.append("- \(server.rawValue): \(state.servers[server] ?? "not run")")
+            }
+            return lines.joined(separator: "\n") + "\n"
+        }
+    }
+
+    /// Writes ``markdown`` to ``path``.
+    func write() throws {
+        let text = markdown
+        let url = URL(fileURLWithPath: Self.path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        // One writer at a time: the servers' tests finish concurrently.
+        try state.withLock { _ in try text.write(to: url, atomically: true, encoding: .utf8) }
+    }
+
+    private static func escape(_ cell: String) -> String {
+        cell.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
+    }
+}

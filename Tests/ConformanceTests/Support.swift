@@ -1,0 +1,285 @@
+import DBus
+import Foundation
+import FreedesktopNotifications
+import Synchronization
+import TestSupport
+import Testing
+import ToastKitTesting
+import ToastModel
+
+/// Something a log waited for that did not come in time (or the log ended first).
+struct MissedEvent: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// An append-only, ordered record of things that happen (bus messages, toast events), which tests await with a
+/// deadline: `next(_:within:where:)` returns the first unclaimed entry that matches, now or when it arrives.
+///
+/// The deadline turns a missing event into a failure that names it, instead of a test that hangs until its time
+/// limit; it never delays an event that comes.
+final class AwaitableLog<Element: Sendable>: Sendable {
+    /// One entry and when it arrived.
+    struct Entry: Sendable {
+        let value: Element
+        let at: ContinuousClock.Instant
+    }
+
+    private struct Waiter {
+        let id: Int
+        let predicate: @Sendable (Element) -> Bool
+        let continuation: CheckedContinuation<Entry, any Error>
+        var timer: Task<Void, Never>?
+    }
+
+    private struct State {
+        var entries: [Entry] = []
+        var claimed: [Bool] = []
+        var waiters: [Waiter] = []
+        var nextWaiter = 0
+        var ended: String?
+    }
+
+    private let state = Mutex(State())
+
+    /// Adds an entry and hands it to the first waiter it matches.
+    func append(_ value: Element) {
+        let entry = Entry(value: value, at: .now)
+        let waiter = state.withLock { state -> Waiter? in
+            state.entries.append(entry)
+            state.claimed.append(false)
+            guard let index = state.waiters.firstIndex(where: { $0.predicate(value) }) else { return nil }
+            state.claimed[state.entries.count - 1] = true
+            return state.waiters.remove(at: index)
+        }
+        waiter?.timer?.cancel()
+        waiter?.continuation.resume(returning: entry)
+    }
+
+    /// Ends the log: every waiter fails with `reason`.
+    func end(_ reason: String) {
+        let waiters = state.withLock { state -> [Waiter] in
+            state.ended = state.ended ?? reason
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters {
+            waiter.timer?.cancel()
+            waiter.continuation.resume(throwing: MissedEvent(description: reason))
+        }
+    }
+
+    /// The first unclaimed entry for which `predicate` holds (claiming it), waiting at most `limit` for it.
+    func next(
+        _ what: String,
+        within limit: Duration = .seconds(5),
+        where predicate: @escaping @Sendable (Element) -> Bool
+    ) async throws -> Entry {
+        try await withCheckedThrowingContinuation { continuation in
+            let found = state.withLock { state -> Result<Entry, any Error>? in
+                if let index = state.entries.indices.first(where: {
+                    !state.claimed[$0] && predicate(state.entries[$0].value)
+                }
+                ) {
+                    state.claimed[index] = true
+                    return .success(state.entries[index])
+                }
+                if let ended = state.ended { return .failure(MissedEvent(description: "\(what): \(ended)")) }
+                let id = state.nextWaiter
+                state.nextWaiter += 1
+                state.waiters.append(Waiter(id: id, predicate: predicate, continuation: continuation))
+                // A deadline for this wait only; cancelled as soon as the entry arrives.
+                let timer = Task { [weak self] in
+                    guard (try? await Task.sleep(for: limit)) != nil else { return }
+                    self?.giveUp(id, MissedEvent(description: "no \(what) within \(limit)"))
+                }
+                state.waiters[state.waiters.count - 1].timer = timer
+                return nil
+            }
+            if let found { continuation.resume(with: found) }
+        }
+    }
+
+    private func giveUp(_ id: Int, _ error: MissedEvent) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: index)
+        }
+        waiter?.continuation.resume(throwing: error)
+    }
+
+    /// Every entry so far, in arrival order.
+    var all: [Entry] { state.withLock { $0.entries } }
+}
+
+/// Runs blocking work (a child process, a kill-and-reap) on a thread of its own, so it never holds one of the few
+/// threads of the cooperative pool that four desktops in parallel share.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+// MARK: - The bus
+
+/// A bus monitor: every `org.freedesktop.Notifications` call and signal and every method return on the test bus,
+/// including dunst's unicast signals (P2), with arrival times.
+final class BusTraffic: Sendable {
+    private let connection: DBusConnection
+    /// What the monitor saw.
+    let log = AwaitableLog<DBusMessage>()
+
+    init(bus address: String) async throws {
+        connection = try await DBusConnection.connect(to: .address(address))
+        let traffic = try await connection.monitor([
+            MatchRule(kind: .methodCall, interface: "org.freedesktop.Notifications"),
+            MatchRule(kind: .signal, interface: "org.freedesktop.Notifications"),
+            MatchRule(kind: .methodReturn),
+            MatchRule(kind: .error),
+        ])
+        let log = self.log
+        Task {
+            do {
+                for try await message in traffic { log.append(message) }
+                log.end("the bus monitor ended")
+            } catch {
+                log.end("the bus monitor failed: \(error)")
+            }
+        }
+    }
+
+    /// The next `Notify` call, the server's reply (its id) and the caller's unique name.
+    func nextNotify(within limit: Duration = .seconds(5)) async throws -> NotifySeen {
+        let call = try await log.next("Notify call", within: limit) {
+            $0.kind == .methodCall && $0.member == "Notify"
+        }
+        let serial = call.value.serial
+        let sender = call.value.sender
+        let reply = try await log.next("reply to Notify", within: limit) {
+            $0.kind == .methodReturn && $0.replySerial == serial && $0.destination == sender
+        }
+        let id = try reply.value.arguments("u")[0].uint32Value ?? 0
+        return NotifySeen(
+            arguments: try NotifyArguments(call.value), id: id, caller: call.value.sender ?? "",
+            server: reply.value.sender ?? "", at: call.at)
+    }
+
+    /// The next `CloseNotification(id)` call.
+    func nextClose(of id: UInt32, within limit: Duration = .seconds(5)) async throws -> AwaitableLog<DBusMessage>.Entry
+    {
+        try await log.next("CloseNotification(\(id))", within: limit) {
+            $0.kind == .methodCall && $0.member == "CloseNotification" && $0.body.first == .uint32(id)
+        }
+    }
+
+    /// The next `NotificationClosed(id, reason)` signal; returns the reason and when it came.
+    func nextClosed(of id: UInt32, within limit: Duration = .seconds(5)) async throws -> (
+        reason: UInt32, at: ContinuousClock.Instant
+    ) {
+        let entry = try await log.next("NotificationClosed(\(id), …)", within: limit) {
+            $0.kind == .signal && $0.member == "NotificationClosed" && $0.body.first == .uint32(id)
+        }
+        return (entry.value.body.count > 1 ? entry.value.body[1].uint32Value ?? 0 : 0, entry.at)
+    }
+
+    /// The next `ActionInvoked(id, key)` signal's key.
+    func nextActionInvoked(of id: UInt32, within limit: Duration = .seconds(5)) async throws -> String {
+        let entry = try await log.next("ActionInvoked(\(id), …)", within: limit) {
+            $0.kind == .signal && $0.member == "ActionInvoked" && $0.body.first == .uint32(id)
+        }
+        return entry.value.body.count > 1 ? entry.value.body[1].stringValue ?? "" : ""
+    }
+
+    func stop() { connection.close() }
+}
+
+/// One `Notify` as the monitor saw it.
+struct NotifySeen: Sendable {
+    var arguments: NotifyArguments
+    /// The id the server answered with.
+    var id: UInt32
+    /// The unique name of the connection that called `Notify` (the presenter's).
+    var caller: String
+    /// The unique name that answered (the server).
+    var server: String
+    /// When the call went over the bus.
+    var at: ContinuousClock.Instant
+}
+
+/// The arguments of one `Notify`.
+struct NotifyArguments: Sendable {
+    var appName: String
+    var replacesID: UInt32
+    var appIcon: String
+    var summary: String
+    var body: String
+    var actions: [String]
+    var hints: [String: DBusValue]
+    var expireTimeout: Int32
+
+    init(_ message: DBusMessage) throws {
+        let values = try message.arguments("susssasa{sv}i")
+        appName = values[0].stringValue ?? ""
+        replacesID = values[1].uint32Value ?? 0
+        appIcon = values[2].stringValue ?? ""
+        summary = values[3].stringValue ?? ""
+        body = values[4].stringValue ?? ""
+        actions = values[5].stringsValue ?? []
+        hints = values[6].variantDictionaryValue ?? [:]
+        expireTimeout = values[7].int32Value ?? 0
+    }
+}
+
+// MARK: - The center
+
+/// A center wired to a desktop presenter on the test bus, with every event recorded in order.
+final class ToastHarness: Sendable {
+    let center: ToastCenter
+    let presenter: DesktopNotificationPresenter
+    let events = AwaitableLog<ToastEvent>()
+
+    init(busAddress: String) {
+        let configuration = DesktopPresenterConfiguration(
+            appName: "toastkit-conformance", bus: .address(busAddress), callTimeout: .seconds(5),
+            pausesWhileScreenLocked: false)
+        presenter = DesktopNotificationPresenter(configuration: configuration)
+        center = ToastCenter(
+            defaultDuration: 30, maxVisible: 1, presenter: presenter, clock: ContinuousClock(),
+            laterStore: InMemoryLaterStore())
+        let stream = center.events()
+        let events = self.events
+        Task {
+            for await event in stream { events.append(event) }
+            events.end("the center's event stream ended")
+        }
+    }
+
+    /// The terminal event of `id` and when it came.
+    func outcome(of id: String, within limit: Duration = .seconds(5)) async throws -> (
+        outcome: ToastOutcome, at: ContinuousClock.Instant
+    ) {
+        let entry = try await events.next("end of toast \"\(id)\"", within: limit) {
+            if case .ended(id, _) = $0 { true } else { false }
+        }
+        guard case .ended(_, let outcome) = entry.value else { throw MissedEvent(description: "unreachable") }
+        return (outcome, entry.at)
+    }
+
+    /// How many terminal events `id` has had so far.
+    func terminalEvents(of id: String) -> Int {
+        events.all.filter { if case .ended(id, _) = $0.value { true } else { false } }.count
+    }
+
+    /// How many times `id` was presented so far.
+    func presentations(of id: String) -> Int {
+        events.all.filter { $0.value == .presented(id: id) }.count
+    }
+
+    func stop() { presenter.disconnect() }
+}
+
+/// An ordered record of what ran, shared by action handlers and the test.
+final class CallLog: Sendable {
+    private let entries = Mutex<[String]>([])
+    func append(_ entry: String) { entries.withLock { $0.append(entry) } }
+    var all: [String] { entries.withLock { $0 } }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import Glibc
+import Synchronization
+import TestSupport
+
+/// Runs the built `toastkit` binary in a child process with a clean signal mask (posix_spawn), with arguments
+/// given as raw bytes (so tests can pass bytes that are not UTF-8) and pipes for stdin, stdout and stderr.
+final class ToolProcess: Sendable {
+    let pid: pid_t
+    let stdout: PipePair
+    let stderr: PipePair
+    private let stdin: PipePair
+
+    /// What a finished run left.
+    struct Result: Sendable {
+        var status: Int32
+        var output: String
+        var error: String
+        var lines: [String] { output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+    }
+
+    /// The binary: next to the test bundle (`swift build --build-tests` builds it there).
+    static let binary: String = {
+        var candidates: [String] = []
+        if let executable = Bundle.main.executableURL {
+            candidates.append(executable.deletingLastPathComponent().appendingPathComponent("toastkit").path)
+        }
+        let first = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        candidates.append(first.appendingPathComponent("toastkit").path)
+        for bundle in Bundle.allBundles {
+            candidates.append(bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("toastkit").path)
+        }
+        candidates.append("\(NotificationEnvironment.repositoryRoot)/.build/debug/toastkit")
+        return candidates.first { access($0, X_OK) == 0 } ?? candidates[0]
+    }()
+
+    private init(pid: pid_t, stdin: PipePair, stdout: PipePair, stderr: PipePair) {
+        self.pid = pid
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
+    }
+
+    /// Starts `toastkit` with `arguments`.
+    static func start(_ arguments: [[UInt8]], environment: [String: String]) throws -> ToolProcess {
+        let stdin = try PipePair()
+        let stdout = try PipePair()
+        let stderr = try PipePair()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdin.readEnd, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdout.writeEnd, 1)
+        posix_spawn_file_actions_adddup2(&actions, stderr.writeEnd, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv: [UnsafeMutablePointer<CChar>?] = ([Array(binary.utf8)] + arguments).map { bytes in
+            let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+            for (index, byte) in bytes.enumerated() { pointer[index] = CChar(bitPattern: byte) }
+            pointer[bytes.count] = 0
+            return pointer
+        }
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") }
+        defer {
+            argv.forEach { $0?.deallocate() }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let result = (argv + [nil]).withUnsafeBufferPointer { argvBuffer in
+            (envp + [nil]).withUnsafeBufferPointer { envpBuffer in
+                posix_spawn(
+                    &pid, binary, &actions, &attributes, UnsafeMutablePointer(mutating: argvBuffer.baseAddress!),
+                    UnsafeMutablePointer(mutating: envpBuffer.baseAddress!))
+            }
+        }
+        guard result == 0 else {
+            throw TestEnvironmentError("cannot start \(binary): \(String(cString: strerror(result)))")
+        }
+        stdout.closeWriteEnd()
+        stderr.closeWriteEnd()
+        return ToolProcess(pid: pid, stdin: stdin, stdout: stdout, stderr: stderr)
+    }
+
+    /// Writes `bytes` to the child's stdin on a thread of its own, then closes it.
+    func feed(_ bytes: [UInt8]?) {
+        let stdin = self.stdin
+        let thread = Thread {
+            if let bytes {
+                var offset = 0
+                while offset < bytes.count {
+                    let written = bytes.withUnsafeBytes {
+                        write(stdin.writeEnd, $0.baseAddress! + offset, $0.count - offset)
+                    }
+                    if written < 0 && errno == EINTR { continue }
+                    if written <= 0 { break }
+                    offset += written
+                }
+            }
+            stdin.closeWriteEnd()
+        }
+        thread.start()
+    }
+
+    /// The next stdout line, read on a thread of its own (so the test's task never blocks a pool thread).
+    func nextLine() async -> String {
+        let stdout = self.stdout
+        return await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: stdout.readLine()) }.start()
+        }
+    }
+
+    /// The next stderr line.
+    func nextErrorLine() async -> String {
+        let stderr = self.stderr
+        return await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: stderr.readLine()) }.start()
+        }
+    }
+
+    /// Sends `signal` to the child.
+    func signal(_ signal: Int32) { _ = kill(pid, signal) }
+
+    /// Reads what is left on stdout and stderr and waits for the exit.
+    func finish() async -> Result {
+        let (stdout, stderr, pid) = (self.stdout, self.stderr, self.pid)
+        return await withCheckedContinuation { continuation in
+            Thread {
+                let errorBox = Mutex<[UInt8]>([])
+                let readerDone = DispatchSemaphore(value: 0)
+                Thread {
+                    let bytes = stderr.readAll()
+                    errorBox.withLock { $0 = bytes }
+                    readerDone.signal()
+                }.start()
+                let output = stdout.readAll()
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                readerDone.wait()
+                let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+                continuation.resume(
+                    returning: Result(
+                        status: code, output: String(decoding: output, as: UTF8.self),
+                        error: String(decoding: errorBox.withLock { $0 }, as: UTF8.self)))
+            }.start()
+        }
+    }
+}
+
+/// Runs `toastkit` to completion.
+func toastkit(
+    _ arguments: [String], environment: [String: String], stdin: [UInt8]? = nil
+) async throws -> ToolProcess.Result {
+    try await toastkit(raw: arguments.map { Array($0.utf8) }, environment: environment, stdin: stdin)
+}
+
+/// Runs `toastkit` with raw argument bytes to completion.
+func toastkit(
+    raw arguments: [[UInt8]], environment: [String: String], stdin: [UInt8]? = nil
+) async throws -> ToolProcess.Result {
+    let process = try ToolProcess.start(arguments, environment: environment)
+    process.feed(stdin)
+    return await process.finish()
+}

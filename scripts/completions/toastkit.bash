@@ -1,0 +1,40 @@
+# bash completion for toastkit(1)
+_toastkit() {
+    local cur prev words cword
+    if declare -F _init_completion >/dev/null 2>&1; then
+        _init_completion || return
+    else
+        cur=${COMP_WORDS[COMP_CWORD]}
+        prev=${COMP_WORDS[COMP_CWORD-1]}
+        words=("${COMP_WORDS[@]}")
+        cword=$COMP_CWORD
+    fi
+    local commands="send close later capabilities server-info listen help"
+    if [ "$cword" -eq 1 ]; then
+        COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
+        return
+    fi
+    case "${words[1]}" in
+    send)
+        case "$prev" in
+        -s | --status) COMPREPLY=($(compgen -W "normal success warning error notification" -- "$cur")); return ;;
+        -u | --urgency) COMPREPLY=($(compgen -W "low normal critical" -- "$cur")); return ;;
+        -d | --duration) COMPREPLY=($(compgen -W "auto indefinite 2 4 6 10" -- "$cur")); return ;;
+        -h | --hint) COMPREPLY=($(compgen -W "boolean: int: double: string: byte: variant:" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
+        -i | --icon | -n | --app-icon) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        -A | --action) COMPREPLY=($(compgen -W "later dismiss" -- "$cur")); return ;;
+        --id | --tap | --confirm | -a | --app-name | -c | --category | -r | --replace-id | -t | --expire-time) return ;;
+        esac
+        COMPREPLY=($(compgen -W "-s --status -i --icon --id -d --duration -A --action --tap --confirm -w --wait --json
+            -a --app-name -n --app-icon -u --urgency -c --category -h --hint -e --transient -p --print-id
+            -r --replace-id -t --expire-time --help" -- "$cur"))
+        ;;
+    close)
+        case "$prev" in --id | --server-id) return ;; esac
+        COMPREPLY=($(compgen -W "--id --server-id --help" -- "$cur")) ;;
+    later) COMPREPLY=($(compgen -W "--show --json --help" -- "$cur")) ;;
+    capabilities | server-info | listen) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
+    help) [ "$cword" -eq 2 ] && COMPREPLY=($(compgen -W "send close later capabilities server-info listen" -- "$cur")) ;;
+    esac
+}
+complete -F _toastkit toastkit

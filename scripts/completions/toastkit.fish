@@ -1,0 +1,40 @@
+# fish completion for toastkit(1)
+set -l commands send close later capabilities server-info listen help
+complete -c toastkit -f
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a send -d 'Show a toast'
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a close -d 'Close a toast by --id or server number'
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a later -d 'List or show toasts kept with Later'
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a capabilities -d 'Server capabilities'
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a server-info -d 'Server name and version'
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a listen -d 'Watch notification traffic'
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a help -d 'Help for a command'
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -l help -d 'Show help'
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -l version -d 'Print the version'
+complete -c toastkit -n "__fish_seen_subcommand_from help" -a "send close later capabilities server-info listen"
+
+set -l send "__fish_seen_subcommand_from send"
+complete -c toastkit -n $send -s s -l status -x -a "normal success warning error notification" -d 'Status preset'
+complete -c toastkit -n $send -s i -l icon -r -F -d 'Theme icon name or image file'
+complete -c toastkit -n $send -l id -x -d 'String id that replaces across runs'
+complete -c toastkit -n $send -s d -l duration -x -a "auto indefinite" -d 'Seconds, auto or indefinite'
+complete -c toastkit -n $send -s A -l action -x -a "later dismiss" -d 'Action ID=LABEL'
+complete -c toastkit -n $send -l tap -x -d 'Action for clicking the toast, ID[=LABEL]'
+complete -c toastkit -n $send -l confirm -x -d 'Text after an action, ID=TEXT'
+complete -c toastkit -n $send -s w -l wait -d 'Stay until the toast ends'
+complete -c toastkit -n $send -l json -d 'One JSON object per event line'
+complete -c toastkit -n $send -s a -l app-name -x -d 'Application name'
+complete -c toastkit -n $send -s n -l app-icon -r -F -d 'Application icon'
+complete -c toastkit -n $send -s u -l urgency -x -a "low normal critical" -d 'Urgency'
+complete -c toastkit -n $send -s c -l category -x -d 'Category'
+complete -c toastkit -n $send -s h -l hint -x -a "boolean: int: double: string: byte: variant:" -d 'Hint TYPE:NAME:VALUE'
+complete -c toastkit -n $send -s e -l transient -d 'Do not keep in history'
+complete -c toastkit -n $send -s p -l print-id -d 'Print the server id'
+complete -c toastkit -n $send -s r -l replace-id -x -d 'Replace server notification N'
+complete -c toastkit -n $send -s t -l expire-time -x -d 'Milliseconds (-1 default, 0 never)'
+complete -c toastkit -n $send -l help -d 'Show help'
+
+complete -c toastkit -n "__fish_seen_subcommand_from close" -l id -x -d 'String id given to send --id'
+complete -c toastkit -n "__fish_seen_subcommand_from close" -l server-id -x -d 'Server notification number'
+complete -c toastkit -n "__fish_seen_subcommand_from later" -l show -d 'Show the kept toasts again'
+complete -c toastkit -n "__fish_seen_subcommand_from later capabilities server-info listen" -l json -d 'JSON output'
+complete -c toastkit -n "__fish_seen_subcommand_from close later capabilities server-info listen" -l help -d 'Show help'

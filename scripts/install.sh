@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs toastkit: builds it in release mode, then copies the binary, the man page and the bash, zsh and fish
+# completions under PREFIX (default /usr/local).
+# Usage: scripts/install.sh [PREFIX]        e.g. scripts/install.sh ~/.local
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix="${1:-/usr/local}"
+
+# Building needs libdbus-1's headers and pkg-config file; the runtime needs only libdbus-1-3.
+if ! pkg-config --exists dbus-1 2>/dev/null; then
+    sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends pkg-config libdbus-1-dev
+fi
+swift build -c release --product toastkit
+binary="$(swift build -c release --product toastkit --show-bin-path)/toastkit"
+
+install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions" \
+    "$prefix/share/zsh/vendor-completions" "$prefix/share/fish/vendor_completions.d"
+install -m 0755 "$binary" "$prefix/bin/toastkit"
+install -m 0644 docs/toastkit.1 "$prefix/share/man/man1/toastkit.1"
+install -m 0644 scripts/completions/toastkit.bash "$prefix/share/bash-completion/completions/toastkit"
+install -m 0644 scripts/completions/_toastkit "$prefix/share/zsh/vendor-completions/_toastkit"
+install -m 0644 scripts/completions/toastkit.fish "$prefix/share/fish/vendor_completions.d/toastkit.fish"
+
+echo "installed toastkit $("$prefix/bin/toastkit" --version | cut -d' ' -f2) under $prefix:"
+echo "  $prefix/bin/toastkit"
+echo "  $prefix/share/man/man1/toastkit.1"
+echo "  $prefix/share/bash-completion/completions/toastkit"
+echo "  $prefix/share/zsh/vendor-completions/_toastkit"
+echo "  $prefix/share/fish/vendor_completions.d/toastkit.fish"
+case ":$PATH:" in
+*":$prefix/bin:"*) ;;
+*) echo "note: $prefix/bin is not on PATH" ;;
+esac
