@@ -417,7 +417,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
         switch reason {
         case .expired: .expired
         case .dismissedByUser: .dismissedByUser
-        case .closedByCall: .other("closed by another program")
+        case .closedByCall: .closedByCall
         case .undefined: .other("closed by the notification server (reason 4, undefined)")
         case .unknown(let value): .other("closed by the notification server with unknown reason \(value)")
         }

@@ -1,33 +1,19 @@
 import Synchronization
 import ToastKit
 
-/// Wraps the desktop presenter to see what the model does not report in its events.
-///
-/// - *Why* the server closed a toast: the model reports a close by another program (`NotificationClosed` reason 3,
-///   e.g. `toastkit close`) as ``ToastOutcome/dismissed``, like a dismissal by the person; the tool gives them
-///   different exit codes.
-/// - When the center closes a toast on the presenter: an action's confirmation outlives the toast's terminal event,
-///   and the command must not exit before the center has closed it.
+/// Wraps the desktop presenter to see when the center closes a toast on it: an action's confirmation outlives the
+/// toast's terminal event, and the command must not exit before the center has closed it.
 final class ObservingPresenter: ToastPresenter {
     let desktop: DesktopNotificationPresenter
 
     private struct State {
-        var closedByCall: Set<String> = []
         var closedByCenter: Set<String> = []
         var closeWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     }
     private let state = Mutex(State())
 
-    /// The presenter's wording for `NotificationClosed` reason 3.
-    static let closedByCallReason = "closed by another program"
-
     init(_ desktop: DesktopNotificationPresenter) {
         self.desktop = desktop
-    }
-
-    /// Whether the server said another program closed toast `id`.
-    func wasClosedByCall(_ id: String) -> Bool {
-        state.withLock { $0.closedByCall.contains(id) }
     }
 
     /// Waits until the center has closed `id` on the presenter, or `limit` has passed.
@@ -55,15 +41,7 @@ final class ObservingPresenter: ToastPresenter {
         for waiter in waiters { waiter.resume() }
     }
 
-    func connect(_ events: ToastPresenterEvents) {
-        desktop.connect(
-            ToastPresenterEvents { [weak self] report in
-                if case .closed(let id, .other(let reason)) = report, reason == Self.closedByCallReason {
-                    self?.state.withLock { _ = $0.closedByCall.insert(id) }
-                }
-                events.send(report)
-            })
-    }
+    func connect(_ events: ToastPresenterEvents) { desktop.connect(events) }
 
     func disconnect() { desktop.disconnect() }
     func show(_ presentation: ToastPresentation) { desktop.show(presentation) }

@@ -69,10 +69,6 @@ struct Waiter {
         case .actionInvoked:
             return .success
         case .dismissed:
-            if presenter.wasClosedByCall(id) {
-                if json { emit("closed", ["reason": .string("closed")]) }
-                return .closed
-            }
             if json { emit("closed", ["reason": .string("dismissed")]) }
             return .dismissed
         case .expired:

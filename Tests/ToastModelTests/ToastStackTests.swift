@@ -71,7 +71,7 @@ struct ToastStackTests {
         let effect = stack.completeAction(invocation, now: .seconds(1))
         #expect(
             Self.summary(effect) == [
-                "close A deferred", "event ended(id: \"A\", outcome: ToastModel.ToastOutcome.deferred)", "keep A",
+                "keep A", "close A deferred", "event ended(id: \"A\", outcome: ToastModel.ToastOutcome.deferred)",
             ])
         #expect(stack.completeAction(invocation, now: .seconds(1)).isEmpty)
     }

@@ -78,6 +78,9 @@ public enum ToastPresenterCloseReason: Sendable, Hashable {
     case dismissedByUser
     /// The server expired it (its safety-net timeout). Reported as ``ToastOutcome/expired``.
     case expired
-    /// Closed for another reason (another client, undefined). Reported as ``ToastOutcome/dismissed``.
+    /// Another program closed it with a call (`CloseNotification` from elsewhere, e.g. `toastkit close`).
+    /// Reported as ``ToastOutcome/closedByApp``.
+    case closedByCall
+    /// Closed for another reason (undefined). Reported as ``ToastOutcome/dismissed``.
     case other(String?)
 }

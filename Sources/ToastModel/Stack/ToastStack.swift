@@ -322,8 +322,9 @@ public struct ToastStack: Sendable {
         entries[index].pendingAction = nil
         switch invocation.action.effect {
         case .later:
-            end(at: index, outcome: .deferred, closeReason: .deferred, into: &out)
+            // Kept first, so whoever sees `.deferred` (a tool about to exit) finds it in the store.
             out.append(.keepForLater(message))
+            end(at: index, outcome: .deferred, closeReason: .deferred, into: &out)
         case .dismiss:
             if let confirmation = invocation.action.confirmation {
                 out.append(.event(.ended(id: message.id, outcome: .actionInvoked(actionID: actionID))))
@@ -370,7 +371,12 @@ public struct ToastStack: Sendable {
             return
         }
         entries[index].presenter = .off
-        let outcome: ToastOutcome = reason == .expired ? .expired : .dismissed
+        let outcome: ToastOutcome =
+            switch reason {
+            case .expired: .expired
+            case .closedByCall: .closedByApp
+            case .dismissedByUser, .other: .dismissed
+            }
         end(at: index, outcome: outcome, closeReason: nil, into: &out)
     }
 
