@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "DBus", targets: ["DBus"]),
         .executable(name: "toastkit", targets: ["ToastKitCLI"]),
         .executable(name: "dbus-benchmark", targets: ["DBusBenchmark"]),
+        .executable(name: "toastkit-benchmark", targets: ["ToastKitBenchmark"]),
     ],
     targets: [
         .systemLibrary(
@@ -34,6 +35,7 @@ let package = Package(
         .target(name: "ToastKitCommandLine", dependencies: ["ToastKit", "DBus"], swiftSettings: strict),
         .executableTarget(name: "ToastKitCLI", dependencies: ["ToastKitCommandLine"], swiftSettings: strict),
         .executableTarget(name: "DBusBenchmark", dependencies: ["DBus"], swiftSettings: strict),
+        .executableTarget(name: "ToastKitBenchmark", dependencies: ["ToastKit", "DBus"], swiftSettings: strict),
         .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(
