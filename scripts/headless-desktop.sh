@@ -64,20 +64,7 @@ wait_for() {
 }
 has_line() { [ -s "$1" ]; }
 
-cat >"$rundir/bus.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:dir=$rundir</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-CONF
+sed "s|@DIRECTORY@|$rundir|g" "$harness/session-bus.conf" >"$rundir/bus.conf"
 dbus-daemon --config-file="$rundir/bus.conf" --nofork --print-address=3 3>"$rundir/bus-address" \
     >"$rundir/dbus-daemon.log" 2>&1 </dev/null &
 pids+=($!)

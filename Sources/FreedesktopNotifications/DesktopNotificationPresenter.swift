@@ -148,16 +148,23 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     /// Each toast's operations run in order (a close waits for the `Notify` that gives the id); different toasts'
     /// operations run concurrently, so a burst of toasts is pipelined.
     private func enqueue(_ id: String, _ operation: Operation) {
-        let start = state.withLock { state -> Bool in
+        let (start, connection) = state.withLock { state -> (Bool, DBusConnection?) in
             var entry = state.entries[id] ?? Entry()
             entry.operations.append(operation)
             if case .show = operation { entry.closed = false }
             defer { state.entries[id] = entry }
-            guard !entry.running else { return false }
+            guard !entry.running else { return (false, nil) }
             entry.running = true
-            return true
+            return (true, state.link?.connection)
         }
-        if start { Task { await self.drain(id) } }
+        guard start else { return }
+        if let connection {
+            // The queue's work is a few D-Bus calls: run it on the connection's own thread, so a flood of toasts
+            // neither costs two thread switches per call nor crowds the shared pool the app's timers run on.
+            Task(executorPreference: connection.executor) { await self.drain(id) }
+        } else {
+            Task { await self.drain(id) }
+        }
     }
 
     private func drain(_ id: String) async {

@@ -205,30 +205,6 @@ struct NotifySeen: Sendable {
     var at: ContinuousClock.Instant
 }
 
-/// The arguments of one `Notify`.
-struct NotifyArguments: Sendable {
-    var appName: String
-    var replacesID: UInt32
-    var appIcon: String
-    var summary: String
-    var body: String
-    var actions: [String]
-    var hints: [String: DBusValue]
-    var expireTimeout: Int32
-
-    init(_ message: DBusMessage) throws {
-        let values = try message.arguments("susssasa{sv}i")
-        appName = values[0].stringValue ?? ""
-        replacesID = values[1].uint32Value ?? 0
-        appIcon = values[2].stringValue ?? ""
-        summary = values[3].stringValue ?? ""
-        body = values[4].stringValue ?? ""
-        actions = values[5].stringsValue ?? []
-        hints = values[6].variantDictionaryValue ?? [:]
-        expireTimeout = values[7].int32Value ?? 0
-    }
-}
-
 // MARK: - The center
 
 /// A center wired to a desktop presenter on the test bus, with every event recorded in order.
@@ -275,11 +251,4 @@ final class ToastHarness: Sendable {
     }
 
     func stop() { presenter.disconnect() }
-}
-
-/// An ordered record of what ran, shared by action handlers and the test.
-final class CallLog: Sendable {
-    private let entries = Mutex<[String]>([])
-    func append(_ entry: String) { entries.withLock { $0.append(entry) } }
-    var all: [String] { entries.withLock { $0 } }
 }

@@ -21,22 +21,6 @@ extension OneAtATime {
             try await body(desktop, harness, watcher)
         }
 
-        /// dunst moves a notification from its queue to the screen on its next loop turn and says nothing on the bus
-        /// when it does; actions (`dunstctl action`, `context`) act on displayed ones only. So this polls dunst's own
-        /// count, briefly, before driving it.
-        private func waitUntilDisplayed(_ count: Int, on desktop: NotificationEnvironment) async throws {
-            for _ in 0..<250 {
-                if try desktop.displayedCount() == count { return }
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            Issue.record("dunst never displayed \(count) notifications (now \(try desktop.displayedCount()))")
-        }
-
-        private func total(on desktop: NotificationEnvironment) throws -> Int {
-            let waiting = Int(try desktop.dunstctl("count", "waiting").trimmingCharacters(in: .whitespacesAndNewlines))
-            return (waiting ?? 0) + (try desktop.displayedCount())
-        }
-
         @Test func aPresentedToastIsOnTheServerWithItsArguments() async throws {
             try await withDesktop { desktop, harness, watcher in
                 harness.center.present(.warning, title: "Poco espacio", message: "Libera espacio para continuar.")
@@ -48,7 +32,7 @@ extension OneAtATime {
                 #expect(notify.hints["urgency"] == .byte(1))
                 #expect(notify.hints["image-path"] == .string("dialog-warning"))
                 #expect(notify.expireTimeout == 30_000)
-                #expect(try total(on: desktop) == 1)
+                #expect(try desktop.totalCount() == 1)
                 let capabilities = try await harness.presenter.serverCapabilities()
                 #expect(capabilities.information?.name == "dunst")
                 #expect(capabilities.has("actions"))
@@ -65,7 +49,7 @@ extension OneAtATime {
                 #expect(second.replacesID == id)
                 #expect(sameID == id)
                 #expect(second.summary == "Sincronizado")
-                #expect(try total(on: desktop) == 1)
+                #expect(try desktop.totalCount() == 1)
             }
         }
 
@@ -83,7 +67,7 @@ extension OneAtATime {
                         }))
                 let (notify, id) = try await watcher.nextNotifyAndReply()
                 #expect(notify.actions == ["default", "Abrir"])
-                try await waitUntilDisplayed(1, on: desktop)
+                try await desktop.waitUntilDisplayed(1)
 
                 try desktop.dunstctl("action", "0")
 
@@ -91,7 +75,7 @@ extension OneAtATime {
                 #expect(log.all == ["handler ana", "observer open", "ended actionInvoked(actionID: \"open\")"])
                 #expect(try await watcher.nextClose() == id, "the effect (dismiss) closes it on the server")
                 _ = try await watcher.next { $0.member == "NotificationClosed" && $0.body.first == .uint32(id) }
-                #expect(try total(on: desktop) == 0)
+                #expect(try desktop.totalCount() == 0)
             }
         }
 
@@ -108,7 +92,7 @@ extension OneAtATime {
                         swipeActions: ToastSwipeActions(leading: archive, trailing: .later)))
                 let (notify, id) = try await watcher.nextNotifyAndReply()
                 #expect(notify.actions == ["default", "Abrir", "archive", "Archivar", "later", "Later"])
-                try await waitUntilDisplayed(1, on: desktop)
+                try await desktop.waitUntilDisplayed(1)
 
                 try desktop.chooseInContextMenu("\\[\(id),archive\\]$")
                 try desktop.dunstctl("context")
@@ -122,7 +106,7 @@ extension OneAtATime {
             try await withDesktop { desktop, harness, watcher in
                 harness.center.present(ToastMessage(id: "x", title: "Ciérrame", duration: .indefinite))
                 _ = try await watcher.nextNotifyAndReply()
-                try await waitUntilDisplayed(1, on: desktop)
+                try await desktop.waitUntilDisplayed(1)
                 try desktop.dunstctl("close")
                 #expect(try await harness.outcome(of: "x") == .dismissed)
             }
@@ -144,7 +128,7 @@ extension OneAtATime {
                     $0.member == "NotificationClosed" && $0.body.first == .uint32(id)
                 }
                 #expect(closed.body.last == .uint32(3) || closed.body.last == .uint32(1))
-                #expect(try total(on: desktop) == 0)
+                #expect(try desktop.totalCount() == 0)
                 #expect(harness.events.filter(\.isTerminal).count == 1)
             }
         }
@@ -155,7 +139,7 @@ extension OneAtATime {
                 harness.center.present(
                     ToastMessage(id: "ana", title: "Mensaje de Ana", swipeActions: ToastSwipeActions(leading: archive)))
                 let (_, id) = try await watcher.nextNotifyAndReply()
-                try await waitUntilDisplayed(1, on: desktop)
+                try await desktop.waitUntilDisplayed(1)
                 try desktop.dunstctl("action", "0")
                 let (confirmation, sameID) = try await watcher.nextNotifyAndReply()
                 #expect(confirmation.replacesID == id)
@@ -164,7 +148,7 @@ extension OneAtATime {
                 #expect(confirmation.actions.isEmpty)
                 #expect(confirmation.hints["transient"] == .boolean(true))
                 #expect(try await harness.outcome(of: "ana") == .actionInvoked(actionID: "archive"))
-                #expect(try total(on: desktop) == 1)
+                #expect(try desktop.totalCount() == 1)
             }
         }
 
@@ -180,7 +164,7 @@ extension OneAtATime {
                         status: .notification, title: "Fotos nuevas", message: "12 fotos de hoy",
                         icon: .system("photo.on.rectangle"), duration: 6))
                 for _ in 0..<4 { _ = try await watcher.nextNotifyAndReply() }
-                try await waitUntilDisplayed(4, on: desktop)
+                try await desktop.waitUntilDisplayed(4)
                 let folder = "\(NotificationEnvironment.repositoryRoot)/.build/screenshots"
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
                 let path = "\(folder)/dunst-statuses.png"

@@ -86,7 +86,9 @@ private func makeValue(_ reader: inout ByteReader, depth: Int) -> DBusValue {
         let key = basicSignatures[Int(reader.byte()) % basicSignatures.count]
         var entries: [DBusDictEntry] = []
         let value = makeValue(&reader, depth: depth + 1)
-        for _ in 0..<Int(reader.byte() % 3) {
+        let size = nodeCount(value) + 1
+        for _ in 0..<Int(reader.byte() % 3) where reader.budget > size {
+            reader.budget -= size
             var keyReader = reader
             let keyValue = makeBasic(key, &keyReader)
             reader = keyReader

@@ -20,6 +20,18 @@ public final class ChildProcess: Sendable {
         environment: [String: String],
         fileDescriptors: [Int32: Int32] = [:]
     ) throws -> ChildProcess {
+        try spawn(
+            path, rawArguments: arguments.map { Array($0.utf8) }, environment: environment,
+            fileDescriptors: fileDescriptors)
+    }
+
+    /// Starts `path` with arguments given as raw bytes (so a test can pass bytes that are not UTF-8).
+    public static func spawn(
+        _ path: String,
+        rawArguments arguments: [[UInt8]],
+        environment: [String: String],
+        fileDescriptors: [Int32: Int32] = [:]
+    ) throws -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -39,10 +51,15 @@ public final class ChildProcess: Sendable {
         posix_spawnattr_setsigdefault(&attributes, &all)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
-        let argv = ([path] + arguments).map { strdup($0) }
+        let argv: [UnsafeMutablePointer<CChar>?] = ([Array(path.utf8)] + arguments).map { bytes in
+            let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+            for (index, byte) in bytes.enumerated() { pointer[index] = CChar(bitPattern: byte) }
+            pointer[bytes.count] = 0
+            return pointer
+        }
         let envp = environment.map { strdup("\($0.key)=\($0.value)") }
         defer {
-            argv.forEach { free($0) }
+            argv.forEach { $0?.deallocate() }
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0

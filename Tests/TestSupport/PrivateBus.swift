@@ -23,24 +23,10 @@ public final class PrivateBus: Sendable {
     public static func start() throws -> PrivateBus {
         let daemon = try Tools.require("dbus-daemon", package: "dbus-daemon")
         let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-bus")
-        let config = """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:path=\(directory)/bus</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-              <limit name="max_replies_per_connection">50000</limit>
-              <limit name="max_incoming_bytes">1000000000</limit>
-              <limit name="max_outgoing_bytes">1000000000</limit>
-              <limit name="max_message_size">100000000</limit>
-            </busconfig>
-            """
+        let template = try String(
+            contentsOfFile: "\(NotificationEnvironment.repositoryRoot)/scripts/harness/session-bus.conf",
+            encoding: .utf8)
+        let config = template.replacingOccurrences(of: "@DIRECTORY@", with: directory)
         try config.write(toFile: "\(directory)/bus.conf", atomically: true, encoding: .utf8)
         let output = try PipePair()
         let process = try ChildProcess.spawn(
@@ -112,6 +98,11 @@ extension Trait where Self == PrivateBusTrait {
     /// Gives the suite its own `dbus-daemon` (``PrivateBus/shared``).
     public static var privateBus: PrivateBusTrait { PrivateBusTrait() }
 }
+
+/// The parent of suites whose tests must run one at a time, across test targets: the 10,000-toast flood would
+/// starve the real-time checks of the dunst and conformance tests (a 1 s toast must leave the server on time) if
+/// they ran side by side on a 2-core machine. Nest such a suite with `extension OneAtATime { @Suite struct … }`.
+@Suite(.serialized) public enum OneAtATime {}
 
 /// A test environment problem: a missing tool or a daemon that did not start. Tests fail with it, never skip.
 public struct TestEnvironmentError: Error, CustomStringConvertible {

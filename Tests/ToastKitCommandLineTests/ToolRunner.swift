@@ -46,45 +46,10 @@ final class ToolProcess: Sendable {
         let stdin = try PipePair()
         let stdout = try PipePair()
         let stderr = try PipePair()
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdin.readEnd, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdout.writeEnd, 1)
-        posix_spawn_file_actions_adddup2(&actions, stderr.writeEnd, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let argv: [UnsafeMutablePointer<CChar>?] = ([Array(binary.utf8)] + arguments).map { bytes in
-            let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
-            for (index, byte) in bytes.enumerated() { pointer[index] = CChar(bitPattern: byte) }
-            pointer[bytes.count] = 0
-            return pointer
-        }
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") }
-        defer {
-            argv.forEach { $0?.deallocate() }
-            envp.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let result = (argv + [nil]).withUnsafeBufferPointer { argvBuffer in
-            (envp + [nil]).withUnsafeBufferPointer { envpBuffer in
-                posix_spawn(
-                    &pid, binary, &actions, &attributes, UnsafeMutablePointer(mutating: argvBuffer.baseAddress!),
-                    UnsafeMutablePointer(mutating: envpBuffer.baseAddress!))
-            }
-        }
-        guard result == 0 else {
-            throw TestEnvironmentError("cannot start \(binary): \(String(cString: strerror(result)))")
-        }
+        let child = try ChildProcess.spawn(
+            binary, rawArguments: arguments, environment: environment,
+            fileDescriptors: [0: stdin.readEnd, 1: stdout.writeEnd, 2: stderr.writeEnd])
+        let pid = child.pid
         stdout.closeWriteEnd()
         stderr.closeWriteEnd()
         return ToolProcess(pid: pid, stdin: stdin, stdout: stdout, stderr: stderr)

@@ -1,0 +1,41 @@
+import DBus
+import Foundation
+import TestSupport
+import Testing
+
+/// A private bus with an optional fake server, and an environment for the tool that points at it.
+struct BusOnlyEnvironment {
+    let bus: PrivateBus
+    let directory: String
+    let environment: [String: String]
+
+    init() throws {
+        bus = try PrivateBus.start()
+        directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-cli")
+        for folder in ["runtime", "state"] {
+            try FileManager.default.createDirectory(
+                atPath: "\(directory)/\(folder)", withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        environment["XDG_RUNTIME_DIR"] = "\(directory)/runtime"
+        environment["XDG_STATE_HOME"] = "\(directory)/state"
+        environment["LANGUAGE"] = "en"
+        self.environment = environment
+    }
+
+    func stop() {
+        bus.stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+extension NotificationEnvironment {
+    /// The tool's environment on this desktop, with English built-in labels.
+    var toolEnvironment: [String: String] {
+        var environment = self.environment
+        environment["LANGUAGE"] = "en"
+        return environment
+    }
+}
