@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer targets for a bounded time each.
-#   scripts/fuzz.sh [SECONDS]        (default 600 per target)
-# Targets: dbus-values (Tests/Fuzz/DBusValueFuzzer.swift with Sources/DBus, as one module).
+#   scripts/fuzz.sh [SECONDS [TARGET…]]   (default 600 s for each of: dbus-values cli-parser)
+# Targets: dbus-values (Tests/Fuzz/DBusValueFuzzer.swift with Sources/DBus, as one module) and cli-parser
+# (Tests/Fuzz/CommandLineParserFuzzer.swift against the package's modules, built here as instrumented static
+# libraries, in dependency order).
 # Corpus and crashes go to .build/fuzz/<target>/; a crash file becomes a regression test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +20,29 @@ build_dbus_values() {
         -ldbus-1 -o "$out/dbus-values"
 }
 
+# One instrumented static library (and module) per target, in dependency order; -enable-testing so the fuzz
+# target can reach the parser's internals with @testable.
+build_modules() {
+    local lib=$out/modules
+    mkdir -p "$lib"
+    local deps=(DBus ToastModel FreedesktopNotifications ToastKit ToastKitCommandLine)
+    for module in "${deps[@]}"; do
+        swiftc -O -g -sanitize=fuzzer,address -parse-as-library -enable-testing -swift-version 6 \
+            -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault \
+            -module-name "$module" -emit-module -emit-module-path "$lib/$module.swiftmodule" \
+            -I "$lib" -I Modules/CDBus "${dbus_flags[@]}" -emit-library -static -o "$lib/lib$module.a" \
+            $(find "Sources/$module" -name '*.swift' | sort)
+    done
+}
+
+build_cli_parser() {
+    build_modules
+    local lib=$out/modules
+    swiftc -O -g -sanitize=fuzzer,address -parse-as-library -swift-version 6 -I "$lib" -I Modules/CDBus \
+        "${dbus_flags[@]}" Tests/Fuzz/CommandLineParserFuzzer.swift -L "$lib" -lToastKitCommandLine -lToastKit \
+        -lFreedesktopNotifications -lToastModel -lDBus -ldbus-1 -o "$out/cli-parser-bin"
+}
+
 run() {
     local name=$1
     mkdir -p "$out/$name/corpus" "$out/$name/crashes"
@@ -27,7 +52,14 @@ run() {
         | tee "$out/$name/log.txt" | grep -E '^(#[0-9]+.*(pulse|DONE)|stat::|FINDING|==[0-9]+==ERROR|SUMMARY)' || true
 }
 
-echo "== build dbus-values"
-build_dbus_values
-mv "$out/dbus-values" "$out/dbus-values-bin"
-run dbus-values
+targets=("${@:2}")
+[ ${#targets[@]} -gt 0 ] || targets=(dbus-values cli-parser)
+for target in "${targets[@]}"; do
+    echo "== build $target"
+    case "$target" in
+        dbus-values) build_dbus_values && mv "$out/dbus-values" "$out/dbus-values-bin" ;;
+        cli-parser) build_cli_parser ;;
+        *) echo "fuzz.sh: unknown target $target" >&2; exit 2 ;;
+    esac
+    run "$target"
+done

@@ -33,9 +33,24 @@ struct CommandFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The message, without the `toastkit: ` prefix.
     var message: String
 
+    /// A failure; control characters in `message` (which may quote what the person typed, newlines included) are
+    /// escaped, so the error is always one line.
     init(_ code: ExitCode, _ message: String) {
         self.code = code
-        self.message = message
+        self.message = Self.oneLine(message)
+    }
+
+    static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                out += scalar.escaped(asASCII: true)
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// A usage error (64).

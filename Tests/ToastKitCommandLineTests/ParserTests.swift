@@ -272,3 +272,19 @@ import ToastKit
         #expect(try CommandLineParser.parse(["listen", "--json"]) == .listen(json: true))
     }
 }
+
+@Suite struct FuzzRegressionTests {
+    /// Found by the cli-parser fuzzer: an error that quotes an argument with a newline was two lines.
+    @Test(arguments: [
+        ["\n"], ["send", "--status", "a\nb", "x"], ["close", "--id"], ["send", "-h", "int:x:a\nb", "t"],
+    ])
+    func errorsAreOneLineWhateverTheArgumentsHold(_ arguments: [String]) {
+        do {
+            _ = try CommandLineParser.parse(arguments)
+            Issue.record("expected a failure for \(arguments)")
+        } catch {
+            #expect(error.code == .usage || error.code == .dataError)
+            #expect(!error.line.contains("\n") && !error.line.contains("\r"), "\(error.line)")
+        }
+    }
+}
