@@ -97,7 +97,11 @@ public final class NotificationEnvironment: Sendable {
         guard kind.command(dunstrc: "") != nil else {
             throw TestEnvironmentError("\(kind) is not installed: run `apt-get install \(kind.package)`")
         }
-        if kind == .dunst { _ = try Tools.require("dunstctl", package: "dunst") }
+        if kind == .dunst {
+            _ = try Tools.require("dunstctl", package: "dunst")
+        } else {
+            _ = try Tools.require("xdotool", package: "xdotool")  // the GTK servers are driven with clicks
+        }
         let bus = try PrivateBus.start()
         let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-desktop")
         for folder in ["runtime", "state", "config", "cache", "data"] {
