@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# ToastKit's benchmarks (issue 6 §1): P1–P5 side by side, in one run, on one private bus, against one instant
+# notification server that draws nothing (scripts/benchmarks/instant-notifications-server.c). Not part of the tests.
+#
+#   scripts/bench.sh [--quick] [--rounds R] [--calls N] [--window W] [--runs R1] [--iterations N3]
+#                    [--checkpoints LIST] [--idle-seconds S] [--scratch-path DIR] [--only P1,P2,...] [--keep DIR]
+#
+#   P1 one toast from a script, whole process: toastkit send vs notify-send vs gdbus call vs a raw C one-shot (hyperfine)
+#   P2 N Notify calls, sequential and pipelined (≤ W in flight): the library (ToastCenter + desktop presenter), the
+#      raw wire (NotificationsClient), python3-dbus and a raw C libdbus loop; R rounds, clients take turns
+#   P3 server emits ActionInvoked → the Swift action handler runs: median, p99
+#   P4 peak RSS of the CLI vs notify-send; the library's RSS after 1k, 10k, 100k toasts
+#   P5 CPU time of a process holding one indefinite toast over S seconds
+# Defaults: 3 rounds × 10,000 calls, window 64, 200 hyperfine runs, 1,000 action iterations, 10 s idle (~3 min on
+# 2 cores). --quick: 1 round × 2,000 calls, 50 runs, 300 iterations, checkpoints 1k,10k,30k, 3 s idle (~40 s).
+# Release binaries come from `swift build -c release`; the C programs are built into .build/bench-c/.
+# How to read the tables: docs/benchmarks.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=3 calls=10000 window=64 runs=200 iterations=1000 checkpoints=1000,10000,100000 idle=10
+only=P1,P2,P3,P4,P5
+scratch=()
+keep=""
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --quick) rounds=1 calls=2000 runs=50 iterations=300 checkpoints=1000,10000,30000 idle=3; shift ;;
+        --rounds) rounds="$2"; shift 2 ;;
+        --calls) calls="$2"; shift 2 ;;
+        --window) window="$2"; shift 2 ;;
+        --runs) runs="$2"; shift 2 ;;
+        --iterations) iterations="$2"; shift 2 ;;
+        --checkpoints) checkpoints="$2"; shift 2 ;;
+        --idle-seconds) idle="$2"; shift 2 ;;
+        --only) only="$2"; shift 2 ;;
+        --keep) keep="$2"; shift 2 ;;
+        --scratch-path) scratch=(--scratch-path "$2"); shift 2 ;;
+        -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+        *) echo "bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+wants() { [[ ",$only," == *",$1,"* ]]; }
+
+scripts/install-deps.sh bench
+for tool in gcc pkg-config dbus-daemon swift hyperfine notify-send gdbus /usr/bin/python3; do
+    command -v "$tool" >/dev/null || { echo "bench.sh: $tool is not installed" >&2; exit 1; }
+done
+/usr/bin/python3 -c 'import dbus, gi' 2>/dev/null || { echo "bench.sh: python3-dbus/python3-gi missing" >&2; exit 1; }
+
+# --- Build -----------------------------------------------------------------------------------------------------
+c_dir=.build/bench-c
+mkdir -p "$c_dir"
+echo "== build C programs ($c_dir, gcc -O2)"
+# shellcheck disable=SC2046 # pkg-config output is meant to split into flags
+for program in instant-notifications-server raw-notify-oneshot raw-notify-loop; do
+    gcc -O2 -Wall -Wextra -o "$c_dir/$program" "scripts/benchmarks/$program.c" $(pkg-config --cflags --libs dbus-1)
+done
+gcc -O2 -Wall -Wextra -o "$c_dir/run-rusage" scripts/benchmarks/run-rusage.c
+for product in toastkit toastkit-benchmark; do
+    echo "== swift build -c release --product $product ${scratch[*]}"
+    swift build -c release --product "$product" "${scratch[@]}" 2>&1 | tail -n 1
+done
+bin="$(swift build -c release --show-bin-path "${scratch[@]}")"
+toastkit="$bin/toastkit"
+benchmark="$bin/toastkit-benchmark"
+server="$c_dir/instant-notifications-server"
+python=(/usr/bin/python3 scripts/benchmarks/python-notify-loop.py)
+
+# --- Private bus: own config, no service activation, killed by pid on exit ---------------------------------------
+work="$(mktemp -d "${TMPDIR:-/tmp}/toastkit-bench.XXXXXX")"
+daemon_pid=""
+server_pid=""
+idle_pids=()
+cleanup() {
+    set +e # `wait` reports the killed process's status; it must not end the cleanup early
+    local pid
+    for pid in "${idle_pids[@]}" "$server_pid" "$daemon_pid"; do
+        if [[ -n "$pid" ]]; then
+            kill "$pid" 2>/dev/null
+            wait "$pid" 2>/dev/null
+        fi
+    done
+    [[ -n "$keep" ]] && mkdir -p "$keep" && cp "$work"/results.jsonl "$work"/*.json "$keep"/ 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+cat >"$work/bus.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=$work/bus</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+  <limit name="max_replies_per_connection">50000</limit>
+  <limit name="max_incoming_bytes">1000000000</limit>
+  <limit name="max_outgoing_bytes">1000000000</limit>
+  <limit name="max_message_size">100000000</limit>
+</busconfig>
+CONF
+dbus-daemon --config-file="$work/bus.conf" --nofork --print-address=1 >"$work/address" 2>"$work/daemon.log" &
+daemon_pid=$!
+for _ in $(seq 100); do [[ -s "$work/address" ]] && break; sleep 0.05; done
+address="$(head -n 1 "$work/address")"
+[[ -n "$address" ]] || { echo "bench.sh: dbus-daemon did not start:" >&2; cat "$work/daemon.log" >&2; exit 1; }
+export DBUS_SESSION_BUS_ADDRESS="$address"
+# The CLI keeps its id store under XDG_RUNTIME_DIR: a fresh one, so runs never touch the real one.
+mkdir -m 700 "$work/runtime"
+export XDG_RUNTIME_DIR="$work/runtime"
+
+"$server" >"$work/server.out" &
+server_pid=$!
+for _ in $(seq 100); do grep -q '^ready' "$work/server.out" 2>/dev/null && break; sleep 0.05; done
+grep -q '^ready' "$work/server.out" || { echo "bench.sh: the instant server did not start" >&2; exit 1; }
+
+results="$work/results.jsonl"
+: >"$results"
+record() { # bench client json
+    printf '{"bench":"%s","client":"%s","data":%s}\n' "$1" "$2" "$3" >>"$results"
+}
+started=$(date +%s)
+echo "== $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); $(uname -r)"
+echo "   bus $address; instant server pid $server_pid; libdbus $(pkg-config --modversion dbus-1)"
+
+# --- P1 --------------------------------------------------------------------------------------------------------
+if wants P1; then
+    echo "== P1: one toast from a script, whole process (hyperfine -N, $runs runs, warm-up 10)"
+    hyperfine -N --warmup 10 --runs "$runs" --style basic --export-json "$work/p1.json" \
+        -n "toastkit send" "$toastkit send Benchmark 'A toast from a script'" \
+        -n "notify-send" "notify-send Benchmark 'A toast from a script'" \
+        -n "gdbus call" "gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications --method org.freedesktop.Notifications.Notify -- gdbus 0 '' Benchmark 'A toast from a script' '[]' '{\"urgency\": <byte 1>}' -1" \
+        -n "C one-shot" "$c_dir/raw-notify-oneshot Benchmark 'A toast from a script'" \
+        >"$work/p1.log" 2>&1 || { cat "$work/p1.log" >&2; exit 1; }
+    record P1 hyperfine "$(/usr/bin/python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))))' \
+        "$work/p1.json")"
+fi
+
+# --- P2 --------------------------------------------------------------------------------------------------------
+if wants P2; then
+    echo "== P2: $calls Notify calls per mode, window $window, $rounds round(s); clients take turns"
+    p2_common=(--calls "$calls" --window "$window")
+    p2_run() { # label command...
+        local label="$1" line
+        shift
+        line="$("$@")" || { echo "bench.sh: $label failed" >&2; exit 1; }
+        record P2 "$label" "$line"
+        echo "   $label: $(echo "$line" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print("sequential %.0f/s, pipelined %.0f/s" % (d["sequential"]["calls_per_s"], d["pipelined"]["calls_per_s"]))')"
+    }
+    clients=(c python swift-raw swift-library)
+    for round in $(seq "$rounds"); do
+        echo "-- round $round"
+        # rotate the order each round, so no client always runs first (or last, on a warmer machine)
+        for k in 0 1 2 3; do
+            case "${clients[$(((k + round - 1) % 4))]}" in
+                c) p2_run C "$c_dir/raw-notify-loop" "${p2_common[@]}" --json ;;
+                python) p2_run python3-dbus "${python[@]}" "${p2_common[@]}" --json ;;
+                swift-raw) p2_run "Swift raw" "$benchmark" burst --client raw "${p2_common[@]}" ;;
+                swift-library) p2_run "Swift library" "$benchmark" burst --client library "${p2_common[@]}" ;;
+            esac
+        done
+    done
+fi
+
+# --- P3 --------------------------------------------------------------------------------------------------------
+if wants P3; then
+    echo "== P3: ActionInvoked → handler, $iterations iterations"
+    record P3 swift "$("$benchmark" action --iterations "$iterations")"
+fi
+
+# --- P4 --------------------------------------------------------------------------------------------------------
+if wants P4; then
+    echo "== P4: peak RSS of one toast from a script (5 runs each); library RSS at $checkpoints toasts"
+    for _ in 1 2 3 4 5; do
+        record P4cli "toastkit send" "$("$c_dir/run-rusage" -- "$toastkit" send Benchmark 'A toast from a script')"
+        record P4cli notify-send "$("$c_dir/run-rusage" -- notify-send Benchmark 'A toast from a script')"
+        record P4cli "gdbus call" "$("$c_dir/run-rusage" -- gdbus call --session --dest org.freedesktop.Notifications \
+            --object-path /org/freedesktop/Notifications --method org.freedesktop.Notifications.Notify -- \
+            gdbus 0 '' Benchmark 'A toast from a script' '[]' '{"urgency": <byte 1>}' -1)"
+        record P4cli "C one-shot" "$("$c_dir/run-rusage" -- "$c_dir/raw-notify-oneshot" Benchmark 'A toast from a script')"
+    done
+    record P4lib swift "$("$benchmark" memory --checkpoints "$checkpoints")"
+fi
+
+# --- P5 --------------------------------------------------------------------------------------------------------
+if wants P5; then
+    echo "== P5: CPU over ${idle} s while holding one indefinite toast (all three at once)"
+    ticks=$(getconf CLK_TCK)
+    cpu_ns() { # pid: user+system time of the process, ns (/proc/PID/stat utime+stime: clock ticks, exited threads
+        # included; per-thread schedstat would be finer but loses the time of threads that end in the window)
+        local fields
+        read -r -a fields <"/proc/$1/stat"
+        echo $(((fields[13] + fields[14]) * 1000000000 / ticks))
+    }
+    "$toastkit" send --wait --duration indefinite Holding 'An indefinite toast' >/dev/null &
+    idle_pids+=($!)
+    notify-send --wait --expire-time 0 Holding 'An indefinite toast' >/dev/null &
+    idle_pids+=($!)
+    "$benchmark" idle --seconds "$idle" >"$work/p5-library.json" &
+    library_pid=$!
+    sleep 1 # past start-up: measure the holding only
+    before=("$(cpu_ns "${idle_pids[0]}")" "$(cpu_ns "${idle_pids[1]}")")
+    sleep "$idle"
+    after=("$(cpu_ns "${idle_pids[0]}")" "$(cpu_ns "${idle_pids[1]}")")
+    wait "$library_pid"
+    record P5 "toastkit send --wait" "{\"cpu_us\":$(((after[0] - before[0]) / 1000)),\"wall_s\":$idle}"
+    record P5 "notify-send --wait" "{\"cpu_us\":$(((after[1] - before[1]) / 1000)),\"wall_s\":$idle}"
+    record P5 "library" "$(cat "$work/p5-library.json")"
+    for pid in "${idle_pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    idle_pids=()
+fi
+
+echo "== done in $(($(date +%s) - started)) s (after the build)"
+echo
+/usr/bin/python3 scripts/benchmarks/bench-report.py "$results"

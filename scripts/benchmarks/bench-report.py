@@ -1,0 +1,192 @@
+#!/usr/bin/python3
+"""bench-report: prints scripts/bench.sh's tables from its results file (one JSON object per line:
+{"bench": "P1".."P5", "client": label, "data": what the program printed}).
+
+Every table shows medians (of hyperfine runs, or of rounds), the ratio of ToastKit to each peer, the target and
+PASS/MISS. Usage: bench-report.py RESULTS.jsonl
+"""
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+
+def load(path):
+    by = defaultdict(list)
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                r = json.loads(line)
+                by[(r["bench"], r["client"])].append(r["data"])
+    return by
+
+
+def med(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def fmt(v, digits=1):
+    if v is None:
+        return "-"
+    return f"{v:,.{digits}f}"
+
+
+def verdict(ok):
+    return "PASS" if ok else "MISS"
+
+
+def table(title, header, rows, notes=()):
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    print(f"### {title}")
+    line = lambda cells: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
+                                    for i, (c, w) in enumerate(zip(cells, widths)))
+    print(line(header))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print(line(row))
+    for note in notes:
+        print(note)
+    print()
+
+
+def p1(by):
+    runs = by.get(("P1", "hyperfine"))
+    if not runs:
+        return
+    results = {r["command"]: r for r in runs[0]["results"]}
+    ms = {name: r["median"] * 1e3 for name, r in results.items()}
+    tk = ms["toastkit send"]
+    rows = []
+    for name, r in results.items():
+        rows.append([name, fmt(ms[name], 2), fmt(r["mean"] * 1e3, 2), fmt(r["stddev"] * 1e3, 2),
+                     fmt(r["min"] * 1e3, 2), fmt(r["max"] * 1e3, 2), fmt(tk / ms[name], 2)])
+    c_ratio, ns_ratio = tk / ms["C one-shot"], tk / ms["notify-send"]
+    table("P1 one toast from a script, whole process (ms; hyperfine -N, %d runs each)" % len(runs[0]["results"][0]["times"]),
+          ["command", "median", "mean", "σ", "min", "max", "toastkit/this"], rows,
+          [f"target toastkit ≤ 1.3× C one-shot: {c_ratio:.2f}× {verdict(c_ratio <= 1.3)}",
+           f"target toastkit ≤ 0.5× notify-send: {ns_ratio:.2f}× {verdict(ns_ratio <= 0.5)}"])
+
+
+def p2(by):
+    labels = ["Swift library", "Swift raw", "python3-dbus", "C"]
+    data = {l: by.get(("P2", l), []) for l in labels}
+    if not any(data.values()):
+        return
+    first = next(v[0] for v in data.values() if v)
+    rows = []
+    meds = {}
+    for l in labels:
+        runs = data[l]
+        if not runs:
+            continue
+        m = {
+            "seq": med([r["sequential"]["calls_per_s"] for r in runs]),
+            "seq_med": med([r["sequential"]["median_us"] for r in runs]),
+            "seq_p99": med([r["sequential"]["p99_us"] for r in runs]),
+            "seq_cpu": med([r["sequential"]["cpu_us_per_call"] for r in runs]),
+            "pipe": med([r["pipelined"]["calls_per_s"] for r in runs]),
+            "pipe_cpu": med([r["pipelined"]["cpu_us_per_call"] for r in runs]),
+            "burst": med([r.get("burst", {}).get("calls_per_s") for r in runs]),
+        }
+        meds[l] = m
+        rows.append([l, len(runs), fmt(m["seq"], 0), fmt(m["seq_med"]), fmt(m["seq_p99"]), fmt(m["seq_cpu"]),
+                     fmt(m["pipe"], 0), fmt(m["pipe_cpu"]), fmt(m["burst"], 0)])
+    table(f"P2 library burst: {first['calls']} Notify per mode, pipelined window {first['window']} "
+          f"(median of rounds)",
+          ["client", "rounds", "seq calls/s", "seq median µs", "seq p99 µs", "seq cpu µs/call",
+           "pipe calls/s", "pipe cpu µs/call", "burst calls/s"], rows)
+    lib = meds.get("Swift library")
+    rows = []
+    notes = []
+    for who in ("Swift library", "Swift raw"):
+        if who not in meds:
+            continue
+        for peer in ("C", "python3-dbus", "Swift raw"):
+            if peer == who or peer not in meds:
+                continue
+            rows.append([f"{who} / {peer}", fmt(meds[who]["seq"] / meds[peer]["seq"], 2),
+                         fmt(meds[who]["pipe"] / meds[peer]["pipe"], 2)])
+    table("P2 ratios of calls/s (above 1: faster than the peer)", ["ratio", "sequential", "pipelined"], rows)
+    if lib and "C" in meds:
+        s, p = lib["seq"] / meds["C"]["seq"], lib["pipe"] / meds["C"]["pipe"]
+        print(f"target library ≥ 0.9× the C loop: sequential {s:.2f}× {verdict(s >= 0.9)}, "
+              f"pipelined {p:.2f}× {verdict(p >= 0.9)}\n")
+
+
+def p3(by):
+    runs = by.get(("P3", "swift"))
+    if not runs:
+        return
+    d = runs[0]
+    rows = [[name, d[key]["samples"], fmt(d[key]["median_us"]), fmt(d[key]["p90_us"]), fmt(d[key]["p99_us"]),
+             fmt(d[key]["max_us"])]
+            for key, name in (("library", "ToastCenter action handler"), ("wire", "D-Bus layer only (subscription)"))]
+    m = d["library"]["median_us"]
+    table("P3 action latency: server emits ActionInvoked → Swift handler runs (µs)",
+          ["path", "samples", "median", "p90", "p99", "max"], rows,
+          [f"target median < 500 µs: {m:.1f} µs {verdict(m < 500)}"])
+
+
+def p4(by):
+    cli = {l: by.get(("P4cli", l), []) for l in ("toastkit send", "notify-send", "gdbus call", "C one-shot")}
+    if any(cli.values()):
+        meds = {l: med([r["maxrss_kib"] for r in v]) for l, v in cli.items() if v}
+        tk = meds["toastkit send"]
+        rows = [[l, len(cli[l]), fmt(m / 1024, 1), fmt(tk / m, 2)] for l, m in meds.items()]
+        table("P4 peak RSS of one toast from a script (MiB, median of runs; wait4 ru_maxrss)",
+              ["command", "runs", "peak RSS MiB", "toastkit/this"], rows,
+              [f"no numeric target; toastkit send uses {tk / meds['notify-send']:.2f}× notify-send's peak RSS"])
+    lib = by.get(("P4lib", "swift"))
+    if lib:
+        d = lib[0]
+        base = d["baseline"]["rss_kib"]
+        rows = [["baseline (after 1 warm-up batch)", fmt(base / 1024, 2), fmt(d["baseline"]["hwm_kib"] / 1024, 2),
+                 "-", "-"]]
+        for p in d["points"]:
+            rows.append([f"after {p['toasts']:,} toasts", fmt(p["rss_kib"] / 1024, 2), fmt(p["hwm_kib"] / 1024, 2),
+                         fmt((p["rss_kib"] - base) / 1024, 2), fmt(p["seconds"], 1)])
+        pts = d["points"]
+        ref = next((p for p in pts if p["toasts"] >= 10000), pts[0])
+        growth = pts[-1]["rss_kib"] - ref["rss_kib"]
+        per = growth * 1024 / max(1, pts[-1]["toasts"] - ref["toasts"])
+        table(f"P4 library RSS: toasts presented and ended in batches of {d['batch']} (MiB)",
+              ["point", "VmRSS", "VmHWM", "Δ vs baseline", "elapsed s"], rows,
+              [f"target flat: growth from {ref['toasts']:,} to {pts[-1]['toasts']:,} toasts = {growth / 1024:.2f} MiB "
+               f"({per:.1f} B/toast); PASS when ≤ 1 MiB: {verdict(growth <= 1024)}"])
+
+
+def p5(by):
+    rows = []
+    lib = None
+    for label in ("library", "toastkit send --wait", "notify-send --wait"):
+        runs = by.get(("P5", label))
+        if not runs:
+            continue
+        d = runs[0]
+        if label == "library":
+            lib = d["cpu_us"]
+        rows.append([label, fmt(d["wall_s"], 1), fmt(d["cpu_us"] / 1e3, 3),
+                     fmt(100 * d["cpu_us"] / 1e6 / d["wall_s"], 4)])
+    if not rows:
+        return
+    lib_line = "-"
+    if lib is not None:
+        wall = by[("P5", "library")][0]["wall_s"]
+        limit = 10000 * wall / 10  # 10 ms per 10 s: 0.1 % of a core
+        lib_line = f"{lib / 1e3:.3f} ms over {wall:.1f} s {verdict(lib <= limit)}"
+    table("P5 idle: CPU time while holding one indefinite toast",
+          ["process", "window s", "CPU ms", "% of a core"], rows,
+          ["library: getrusage of toastkit-benchmark over the window; the CLIs: /proc/PID/stat utime+stime "
+           "(10 ms ticks), from 1 s after start",
+           f"target library ≈ 0 (≤ 10 ms per 10 s): {lib_line}"])
+
+
+def main():
+    by = load(sys.argv[1])
+    for f in (p1, p2, p3, p4, p5):
+        f(by)
+
+
+if __name__ == "__main__":
+    main()
