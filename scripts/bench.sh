@@ -58,9 +58,9 @@ done
 gcc -O2 -Wall -Wextra -o "$c_dir/run-rusage" scripts/benchmarks/run-rusage.c
 for product in toastkit toastkit-benchmark; do
     echo "== swift build -c release --product $product ${scratch[*]}"
-    swift build -c release --product "$product" "${scratch[@]}" 2>&1 | tail -n 1
+    swift build -c release --static-swift-stdlib --product "$product" "${scratch[@]}" 2>&1 | tail -n 1
 done
-bin="$(swift build -c release --show-bin-path "${scratch[@]}")"
+bin="$(swift build -c release --static-swift-stdlib --show-bin-path "${scratch[@]}")"
 toastkit="$bin/toastkit"
 benchmark="$bin/toastkit-benchmark"
 server="$c_dir/instant-notifications-server"

@@ -11,8 +11,8 @@ root=$(pwd)
 if [ "${1:-}" != "--tour" ]; then
     scripts/install-deps.sh demo
     echo "demo: building toastkit (release)"
-    swift build -c release --product toastkit
-    export TOASTKIT="$(swift build -c release --product toastkit --show-bin-path)/toastkit"
+    swift build -c release --static-swift-stdlib --product toastkit
+    export TOASTKIT="$(swift build -c release --static-swift-stdlib --product toastkit --show-bin-path)/toastkit"
     if "$TOASTKIT" server-info >/dev/null 2>&1; then
         echo "demo: your desktop has a notification server ($("$TOASTKIT" server-info | head -n1)): the tour runs there"
         exec scripts/demo.sh --tour desktop

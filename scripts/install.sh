@@ -12,8 +12,8 @@ if ! pkg-config --exists dbus-1 2>/dev/null; then
     [ "$(id -u)" -eq 0 ] || sudo=(sudo)
     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends pkg-config libdbus-1-dev
 fi
-swift build -c release --product toastkit
-binary="$(swift build -c release --product toastkit --show-bin-path)/toastkit"
+swift build -c release --static-swift-stdlib --product toastkit
+binary="$(swift build -c release --static-swift-stdlib --product toastkit --show-bin-path)/toastkit"
 
 install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions" \
     "$prefix/share/zsh/vendor-completions" "$prefix/share/fish/vendor_completions.d"

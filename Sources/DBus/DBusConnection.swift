@@ -168,7 +168,13 @@ public final class DBusConnection: Sendable {
             }
         }
         do {
-            for rule in rules { _ = try await callBus("AddMatch", [.string(rule.ruleString)]) }
+            // One round trip for all rules, not one after another.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for rule in rules {
+                    group.addTask { _ = try await self.callBus("AddMatch", [.string(rule.ruleString)]) }
+                }
+                try await group.waitForAll()
+            }
         } catch {
             continuation.finish()
             throw error

@@ -135,6 +135,8 @@ public final class DesktopNotificationPresenter: ToastPresenter {
         var linkTask: Task<Link, any Error>?
         var owner: String?
         var capabilitiesTask: Task<ServerCapabilities, any Error>?
+        /// The current server's capabilities once known (cleared with `capabilitiesTask` when the server changes).
+        var capabilities: ServerCapabilities?
         var entries: [String: Entry] = [:]
         var toastForServerID: [UInt32: String] = [:]
         var tokens: [UInt32: String] = [:]
@@ -294,6 +296,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     // MARK: - Connection, capabilities, signals
 
     private func link() async throws -> Link {
+        if let link = state.withLock({ $0.link }) { return link }
         let task = state.withLock { state -> Task<Link, any Error> in
             if let task = state.linkTask { return task }
             let task = Task { try await self.makeLink() }
@@ -315,8 +318,14 @@ public final class DesktopNotificationPresenter: ToastPresenter {
             if configuration.pausesWhileScreenLocked {
                 rules.append(MatchRule(interface: "org.freedesktop.ScreenSaver", member: "ActiveChanged"))
             }
-            let signals = try await connection.signals(matchingAny: rules)
-            let owner = try await connection.nameOwner(of: NotificationsClient.busName)
+            let signals: SignalSubscription?
+            let owner: String?
+            if configuration.listensForSignals {
+                signals = try await connection.signals(matchingAny: rules)
+                owner = try await connection.nameOwner(of: NotificationsClient.busName)
+            } else {
+                (signals, owner) = (nil, nil)  // the owner is learned from the first Notify reply
+            }
             let link = Link(
                 connection: connection,
                 client: NotificationsClient(connection: connection, timeout: configuration.callTimeout))
@@ -325,7 +334,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
                 if state.owner == nil { state.owner = owner }
             }
             let weak = WeakPresenter(self)
-            Task { await Self.listen(to: signals, on: connection, presenter: weak) }
+            if let signals { Task { await Self.listen(to: signals, on: connection, presenter: weak) } }
             Task {
                 let reason = await connection.waitUntilClosed()
                 weak.value?.lost(connection, reason: reason)
@@ -338,18 +347,21 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     }
 
     private func capabilities(_ link: Link) async throws -> ServerCapabilities {
+        if let known = state.withLock({ $0.capabilities }) { return known }
         let task = state.withLock { state -> Task<ServerCapabilities, any Error> in
             if let task = state.capabilitiesTask { return task }
             let task = Task {
-                let names = try await link.client.capabilities()
-                let information = try? await link.client.serverInformation()
-                return ServerCapabilities(names, information: information)
+                async let names = link.client.capabilities()
+                async let information = try? link.client.serverInformation()
+                return ServerCapabilities(try await names, information: await information)
             }
             state.capabilitiesTask = task
             return task
         }
         do {
-            return try await task.value
+            let capabilities = try await task.value
+            state.withLock { if $0.capabilitiesTask == task { $0.capabilities = capabilities } }
+            return capabilities
         } catch {
             state.withLock { if $0.capabilitiesTask == task { $0.capabilitiesTask = nil } }
             throw error
@@ -435,6 +447,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
             guard state.owner != newOwner else { return nil }
             state.owner = newOwner
             state.capabilitiesTask = nil
+            state.capabilities = nil
             state.toastForServerID = [:]
             state.tokens = [:]
             state.orphans = [:]
@@ -457,6 +470,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
             state.link = nil
             state.linkTask = nil
             state.capabilitiesTask = nil
+            state.capabilities = nil
             state.owner = nil
             state.toastForServerID = [:]
             state.tokens = [:]

@@ -28,6 +28,9 @@ public struct DesktopPresenterConfiguration: Sendable {
     public var maximumMessageLength: Int
     /// Pause the center's timers while the screen saver is active (`org.freedesktop.ScreenSaver`).
     public var pausesWhileScreenLocked: Bool
+    /// Listen to the server: its signals (actions, closes) and its restarts. A tool that shows a toast and exits
+    /// at once can turn this off and save the bus round trips of subscribing.
+    public var listensForSignals: Bool
 
     /// Creates a configuration; the app name defaults to the program's name.
     public init(
@@ -38,8 +41,10 @@ public struct DesktopPresenterConfiguration: Sendable {
         callTimeout: Duration = .seconds(10),
         markup: Markup = .plainText,
         maximumMessageLength: Int = 64 * 1024,
-        pausesWhileScreenLocked: Bool = true
+        pausesWhileScreenLocked: Bool = true,
+        listensForSignals: Bool = true
     ) {
+        self.listensForSignals = listensForSignals
         self.appName = appName
         self.appIcon = appIcon
         self.desktopEntry = desktopEntry

@@ -239,9 +239,12 @@ public struct ToastStack: Sendable {
     public mutating func dismissAll(now: Duration) -> [Output] {
         var out: [Output] = []
         expireDue(now: now, into: &out)
-        while !entries.isEmpty {
-            end(at: 0, outcome: .closedByApp, closeReason: .closedByApp, into: &out)
-        }
+        // All at once, front first (ending them one by one from the front would shift the array each time).
+        let all = entries
+        entries.removeAll()
+        entryIDs.removeAll()
+        removedSinceReconcile += all.count
+        for entry in all { finish(entry, outcome: .closedByApp, closeReason: .closedByApp, into: &out) }
         return out
     }
 
@@ -442,6 +445,13 @@ public struct ToastStack: Sendable {
         let entry = entries.remove(at: index)
         entryIDs.remove(entry.id)
         removedSinceReconcile += 1
+        finish(entry, outcome: outcome, closeReason: closeReason, into: &out)
+    }
+
+    /// Closes a removed entry on the presenter (when `closeReason` is given and it is shown) and reports its end.
+    private func finish(
+        _ entry: Entry, outcome: ToastOutcome, closeReason: ToastCloseReason?, into out: inout [Output]
+    ) {
         if let closeReason, entry.presenter == .shown {
             out.append(.close(id: entry.id, reason: closeReason))
         }
