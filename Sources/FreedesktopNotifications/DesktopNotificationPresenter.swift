@@ -22,13 +22,28 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     public let configuration: DesktopPresenterConfiguration
     private let state = Mutex(State())
 
+    /// Reports to the center, in order, delivered by one task on the shared pool: the toasts' queues run on the
+    /// connection's I/O thread, and what a report sets off (the center's events, action handlers, observers) is
+    /// app code that must never run there.
+    private let reports: AsyncStream<@Sendable () -> Void>.Continuation
+
     /// A presenter for the desktop's session bus (or the bus in `configuration`); it connects at first use.
     public init(configuration: DesktopPresenterConfiguration = DesktopPresenterConfiguration()) {
         self.configuration = configuration
+        let (stream, continuation) = AsyncStream<@Sendable () -> Void>.makeStream(bufferingPolicy: .unbounded)
+        reports = continuation
+        Task.detached {
+            for await report in stream { report() }
+        }
     }
 
     deinit {
+        reports.finish()
         state.withLock { $0.link?.connection }?.close()
+    }
+
+    private func report(_ body: @escaping @Sendable () -> Void) {
+        reports.yield(body)
     }
 
     // MARK: - ToastPresenter
@@ -214,7 +229,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
                 state.notifiesInFlight += 1
                 return new
             }
-            for reason in fresh { events.degraded(toastID: id, reason: reason) }
+            for reason in fresh { report { events.degraded(toastID: id, reason: reason) } }
             let result: (id: UInt32, server: String?)
             do {
                 result = try await link.client.notify(mapped.call)
@@ -255,7 +270,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
 
     private func fail(_ id: String, _ error: DesktopPresentationError, events: ToastPresenterEvents) {
         state.withLock { $0.entries[id]?.lastFailure = error }
-        events.failed(toastID: id, reason: error.reason, recoverable: error.kind == .noServer)
+        report { events.failed(toastID: id, reason: error.reason, recoverable: error.kind == .noServer) }
     }
 
     /// Says what a D-Bus failure means for a toast (only `.noServer` can be fixed by a server appearing later).
@@ -394,7 +409,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
                 owner == message.sender
             else { return }
             let events = state.withLock { $0.events }
-            if active { events?.pause() } else { events?.resume() }
+            report { if active { events?.pause() } else { events?.resume() } }
             return
         }
         guard let signal = NotificationSignal(message) else { return }
@@ -429,7 +444,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
                 return { events.closed(toastID: toastID, reason: closeReason) }
             }
         }
-        report?()
+        if let report { self.report(report) }
     }
 
     static func closeReason(_ reason: NotificationCloseReason) -> ToastPresenterCloseReason {
@@ -455,6 +470,10 @@ public final class DesktopNotificationPresenter: ToastPresenter {
             return state.events
         }
         guard let events else { return }
+        report { Self.serverChanged(to: newOwner, events) }
+    }
+
+    private static func serverChanged(to newOwner: String?, _ events: ToastPresenterEvents) {
         if newOwner == nil {
             events.failed(
                 toastID: nil, reason: "the notification server left the bus; toasts come back when a server starts",
@@ -478,7 +497,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
             return state.entries.isEmpty ? nil : state.events
         }
         let failure = Self.describe(reason, timeout: configuration.callTimeout)
-        events?.failed(toastID: nil, reason: failure.reason, recoverable: false)
+        if let events { report { events.failed(toastID: nil, reason: failure.reason, recoverable: false) } }
     }
 }
 

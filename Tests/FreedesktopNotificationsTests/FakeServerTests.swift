@@ -1,4 +1,5 @@
 import DBus
+import Foundation
 import FreedesktopNotifications
 import TestSupport
 import Testing
@@ -185,4 +186,31 @@ import ToastModel
         #expect(again.expireTimeout == 7000)
         #expect(harness.events.filter(\.isTerminal).isEmpty)
     }
+
+    @Test func appCodeNeverRunsOnTheConnectionsThread() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let server = try await FakeNotificationServer.start(on: bus, options: .init(capabilities: ["icon-static"]))
+        defer { server.stop() }
+        let harness = DesktopHarness(busAddress: bus.address)
+        let threads = CallLog()
+        harness.center.onEvent = { event in
+            if case .degraded("b", _) = event { threads.append("event on \(currentThreadName())") }
+        }
+        // The first toast opens the connection; the second one's queue then runs on the connection's thread.
+        harness.center.present(ToastMessage(id: "a", title: "A", duration: .indefinite))
+        _ = try await server.nextNotification()
+        harness.center.dismiss(id: "a")
+        harness.center.present(
+            ToastMessage(id: "b", title: "B", message: "with a body the server cannot show", duration: .indefinite))
+        _ = try await server.nextNotification()
+        _ = try await harness.next { if case .degraded("b", _) = $0 { true } else { false } }
+        #expect(threads.all.count == 1)
+        #expect(threads.all.allSatisfy { !$0.hasSuffix("dbus-io") }, "\(threads.all)")
+    }
+}
+
+private func currentThreadName() -> String {
+    (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
+        .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
 }
