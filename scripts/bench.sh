@@ -52,7 +52,7 @@ c_dir=.build/bench-c
 mkdir -p "$c_dir"
 echo "== build C programs ($c_dir, gcc -O2)"
 # shellcheck disable=SC2046 # pkg-config output is meant to split into flags
-for program in instant-notifications-server raw-notify-oneshot raw-notify-loop; do
+for program in instant-notifications-server raw-notify-oneshot raw-libdbus-client; do
     gcc -O2 -Wall -Wextra -o "$c_dir/$program" "scripts/benchmarks/$program.c" $(pkg-config --cflags --libs dbus-1)
 done
 gcc -O2 -Wall -Wextra -o "$c_dir/run-rusage" scripts/benchmarks/run-rusage.c
@@ -158,7 +158,7 @@ if wants P2; then
         # rotate the order each round, so no client always runs first (or last, on a warmer machine)
         for k in 0 1 2 3; do
             case "${clients[$(((k + round - 1) % 4))]}" in
-                c) p2_run C "$c_dir/raw-notify-loop" "${p2_common[@]}" --json ;;
+                c) p2_run C "$c_dir/raw-libdbus-client" --method freedesktop-notify "${p2_common[@]}" --json ;;
                 python) p2_run python3-dbus "${python[@]}" "${p2_common[@]}" --json ;;
                 swift-raw) p2_run "Swift raw" "$benchmark" burst --client raw "${p2_common[@]}" ;;
                 swift-library) p2_run "Swift library" "$benchmark" burst --client library "${p2_common[@]}" ;;

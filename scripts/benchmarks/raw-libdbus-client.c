@@ -28,6 +28,8 @@
 static DBusConnection *connection;
 static const char *destination = "org.toastkit.BenchServer";
 static int notify_method;
+/* --method freedesktop-notify: the real interface (benchmark P2's C peer), as toastkit-benchmark's raw mode calls it. */
+static int freedesktop;
 
 static double now_us(void) {
     struct timespec spec;
@@ -58,23 +60,32 @@ static void append_variant_dict_entry(DBusMessageIter *dict, const char *key, in
         fail("out of memory", NULL);
 }
 
-/* A fresh call message: Ping(value), or Notify with the same arguments as the Swift benchmark. */
+/* A fresh call message: Ping(value); Notify with the same arguments as the Swift DBus benchmark; or (freedesktop)
+ * Notify("toastkit-benchmark", 0, "", "Benchmark N", "A toast from the benchmark", [], {urgency: 1}, 4000) to
+ * org.freedesktop.Notifications, as toastkit-benchmark's raw mode sends it. */
 static DBusMessage *make_call(dbus_uint32_t value) {
-    DBusMessage *message =
-        dbus_message_new_method_call(destination, BENCH_PATH, BENCH_INTERFACE, notify_method ? "Notify" : "Ping");
+    DBusMessage *message = freedesktop
+        ? dbus_message_new_method_call(destination, "/org/freedesktop/Notifications", "org.freedesktop.Notifications",
+                                       "Notify")
+        : dbus_message_new_method_call(destination, BENCH_PATH, BENCH_INTERFACE, notify_method ? "Notify" : "Ping");
     if (!message) fail("out of memory", NULL);
     if (!notify_method) {
         if (!dbus_message_append_args(message, DBUS_TYPE_UINT32, &value, DBUS_TYPE_INVALID)) fail("out of memory", NULL);
         return message;
     }
-    const char *app = "dbus-benchmark", *icon = "", *summary = "Benchmark", *body = "A Notify-shaped call";
+    char summary_buffer[32];
+    snprintf(summary_buffer, sizeof summary_buffer, "Benchmark %u", (unsigned)value);
+    const char *app = freedesktop ? "toastkit-benchmark" : "dbus-benchmark", *icon = "";
+    const char *summary = freedesktop ? summary_buffer : "Benchmark";
+    const char *body = freedesktop ? "A toast from the benchmark" : "A Notify-shaped call";
     const char *category = "bench";
-    dbus_int32_t expire = -1;
+    dbus_uint32_t replaces = freedesktop ? 0 : value;
+    dbus_int32_t expire = freedesktop ? 4000 : -1;
     unsigned char urgency = 1;
     DBusMessageIter iter, array;
     dbus_message_iter_init_append(message, &iter);
     if (!dbus_message_iter_append_basic(&iter, DBUS_TYPE_STRING, &app) ||
-        !dbus_message_iter_append_basic(&iter, DBUS_TYPE_UINT32, &value) ||
+        !dbus_message_iter_append_basic(&iter, DBUS_TYPE_UINT32, &replaces) ||
         !dbus_message_iter_append_basic(&iter, DBUS_TYPE_STRING, &icon) ||
         !dbus_message_iter_append_basic(&iter, DBUS_TYPE_STRING, &summary) ||
         !dbus_message_iter_append_basic(&iter, DBUS_TYPE_STRING, &body) ||
@@ -83,7 +94,7 @@ static DBusMessage *make_call(dbus_uint32_t value) {
         !dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &array))
         fail("out of memory", NULL);
     append_variant_dict_entry(&array, "urgency", DBUS_TYPE_BYTE, "y", &urgency);
-    append_variant_dict_entry(&array, "category", DBUS_TYPE_STRING, "s", &category);
+    if (!freedesktop) append_variant_dict_entry(&array, "category", DBUS_TYPE_STRING, "s", &category);
     if (!dbus_message_iter_close_container(&iter, &array) ||
         !dbus_message_iter_append_basic(&iter, DBUS_TYPE_INT32, &expire))
         fail("out of memory", NULL);
@@ -101,6 +112,7 @@ static void check_reply(DBusMessage *reply, dbus_uint32_t value) {
     if (!dbus_message_get_args(reply, NULL, DBUS_TYPE_UINT32, &answer, DBUS_TYPE_INVALID))
         fail("reply is not (u)", dbus_message_get_signature(reply));
     if (!notify_method && answer != value) fail("Ping answered the wrong value", NULL);
+    if (freedesktop && answer == 0) fail("Notify answered id 0", NULL);
 }
 
 static int compare_doubles(const void *a, const void *b) {
@@ -201,12 +213,15 @@ int main(int argc, char **argv) {
             warmup = atoi(next), i++;
         } else if (next && !strcmp(arg, "--method")) {
             if (!strcmp(next, "notify")) notify_method = 1;
-            else if (strcmp(next, "ping")) fail("--method takes ping or notify", next);
+            else if (!strcmp(next, "freedesktop-notify")) {
+                notify_method = freedesktop = 1;
+                destination = "org.freedesktop.Notifications";
+            } else if (strcmp(next, "ping")) fail("--method takes ping, notify or freedesktop-notify", next);
             i++;
         } else {
             fprintf(stderr,
                     "usage: %s [--address ADDR] [--destination NAME] [--calls N] [--window W] [--warmup N] "
-                    "[--method ping|notify] [--json]\n",
+                    "[--method ping|notify|freedesktop-notify] [--json]\n",
                     argv[0]);
             return 2;
         }
