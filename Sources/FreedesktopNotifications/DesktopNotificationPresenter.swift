@@ -237,14 +237,17 @@ public final class DesktopNotificationPresenter: ToastPresenter {
                 state.withLock { $0.notifiesInFlight -= 1 }
                 throw error
             }
-            let (early, stillWanted) = state.withLock { state -> ([NotificationSignal], Bool) in
+            enum Fate { case kept([NotificationSignal]), unwanted, serverGone }
+            let fate = state.withLock { state -> Fate in
                 state.notifiesInFlight -= 1
                 defer { if state.notifiesInFlight == 0 { state.orphans = [:] } }
                 if state.owner == nil { state.owner = result.server }
-                guard result.server == nil || result.server == state.owner else { return ([], false) }
+                // Answered by a server that has since been replaced: its id means nothing to the new one (the
+                // owner change already asked the center to show the toast again).
+                guard result.server == nil || result.server == state.owner else { return .serverGone }
                 guard var entry = state.entries[id], !entry.closed else {
-                    // Closed while Notify was on its way: the close found no id, so close it now.
-                    return ([], false)
+                    // Closed or forgotten while Notify was on its way: the close found no id, so close it now.
+                    return .unwanted
                 }
                 if let old = entry.serverID, old != result.id { state.toastForServerID[old] = nil }
                 entry.serverID = result.id
@@ -252,13 +255,13 @@ public final class DesktopNotificationPresenter: ToastPresenter {
                 entry.actionKeys = mapped.actionKeys
                 state.entries[id] = entry
                 state.toastForServerID[result.id] = id
-                return (state.orphans.removeValue(forKey: result.id) ?? [], true)
+                return .kept(state.orphans.removeValue(forKey: result.id) ?? [])
             }
-            if !stillWanted {
-                try? await link.client.closeNotification(id: result.id)
-                return
+            switch fate {
+            case .kept(let early): for signal in early { handle(signal) }
+            case .unwanted: try? await link.client.closeNotification(id: result.id)
+            case .serverGone: break
             }
-            for signal in early { handle(signal) }
         } catch let error as ToastValidationError {
             fail(id, DesktopPresentationError(.invalidInput, reason: error.description), events: events)
         } catch let error as DBusError {
