@@ -21,7 +21,8 @@ struct SendCommand {
         configuration.pausesWhileScreenLocked = options.waits
         let desktop = DesktopNotificationPresenter(configuration: configuration)
         let presenter = ObservingPresenter(desktop)
-        let laterStore = TrackedLaterStore(FileLaterStore.standard(environment: environment))
+        // The center stores a Later toast before it reports `.deferred`, so exiting on that event loses nothing.
+        let laterStore = FileLaterStore.standard(environment: environment)
         let center = ToastCenter(
             defaultDuration: .standardDefault, maxVisible: 1, presenter: presenter, laterStore: laterStore)
         center.toastStyle(CommandLineStyle(options: options))
@@ -44,7 +45,6 @@ struct SendCommand {
         guard let signals else { return .success }
         let waiter = Waiter(
             id: id, serverID: serverID, json: options.json, center: center, presenter: presenter,
-            laterStore: laterStore,
             confirmingActions: Set(
                 (options.actions + [options.tap].compactMap { $0 }).filter { $0.confirmation != nil }.map(\.id)))
         return await waiter.wait(events: events, signals: signals.signals)

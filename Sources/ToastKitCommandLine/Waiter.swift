@@ -9,7 +9,6 @@ struct Waiter {
     let json: Bool
     let center: ToastCenter
     let presenter: ObservingPresenter
-    let laterStore: TrackedLaterStore
     /// The ids of the actions that show a confirmation (it stays after the toast's end, until the center closes it).
     let confirmingActions: Set<String>
 
@@ -50,7 +49,6 @@ struct Waiter {
             case .event(.presenterFailed(let toast, let reason)) where toast == nil || toast == id:
                 Output.error("warning: \(reason)")
             case .event(.ended(let toast, let outcome)) where toast == id:
-                if outcome == .deferred { await laterStore.waitForSave() }
                 if case .actionInvoked(let actionID) = outcome, confirmingActions.contains(actionID) {
                     await presenter.waitForClose(of: id, limit: .seconds(5))
                 }
