@@ -1,5 +1,5 @@
 public import DBus
-import Foundation
+import FoundationEssentials
 
 /// How the desktop presenter talks to the notification server.
 public struct DesktopPresenterConfiguration: Sendable {

@@ -4,7 +4,7 @@
 public enum IconNames {
     /// The freedesktop name for `name`.
     public static func freedesktopName(for name: String) -> String {
-        table[name] ?? table[name.replacingOccurrences(of: ".fill", with: "")] ?? name
+        table[name] ?? table[name.replacing(".fill", with: "")] ?? name
     }
 
     static let table: [String: String] = [

@@ -74,14 +74,14 @@ public enum BodyMarkup {
     }
 
     private static func escapeAttribute(_ value: String) -> String {
-        escape(unescapeEntities(value)).replacingOccurrences(of: "\"", with: "&quot;")
+        escape(unescapeEntities(value)).replacing("\"", with: "&quot;")
     }
 
     private static func unescapeEntities(_ text: String) -> String {
         guard text.contains("&") else { return text }
-        return text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
-            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&apos;", with: "'")
-            .replacingOccurrences(of: "&amp;", with: "&")
+        return text.replacing("&lt;", with: "<").replacing("&gt;", with: ">")
+            .replacing("&quot;", with: "\"").replacing("&apos;", with: "'")
+            .replacing("&amp;", with: "&")
     }
 
     private enum Token {

@@ -1,5 +1,5 @@
 public import DBus
-import Foundation
+import FoundationEssentials
 public import ToastModel
 
 /// What the server can do, from `GetCapabilities` and `GetServerInformation`.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Remembers which server notification each `--id` became, so that a later run replaces it: a small JSON file

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ToastKit
 
 /// `toastkit later [--show] [--json]`: lists the toasts kept with the Later action, or presents them again.
@@ -52,7 +52,7 @@ struct LaterCommand {
     }
 
     private func list(_ record: ToastLaterRecord) {
-        let kept = ISO8601DateFormatter().string(from: record.deferredAt)
+        let kept = record.deferredAt.formatted(Date.ISO8601FormatStyle())
         if json {
             Output.json([
                 "id": .string(record.id), "status": .string(record.status.rawValue), "title": .string(record.title),

@@ -1,5 +1,5 @@
 import DBus
-import Foundation
+import FoundationEssentials
 import Glibc
 import ToastKit
 

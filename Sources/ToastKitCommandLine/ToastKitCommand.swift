@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// The `toastkit` command: parses the command line and runs it. The executable's `main` only calls

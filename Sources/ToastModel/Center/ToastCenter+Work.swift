@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension ToastCenter {
     /// Carries out queued work in order until the outbox is empty. Only one caller drains at a time; work queued

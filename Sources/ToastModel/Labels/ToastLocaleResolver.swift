@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Chooses the language of the built-in labels from the environment, with gettext's precedence.
 ///

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Stores kept toasts in a small JSON file, by default `$XDG_STATE_HOME/toastkit/later.json`
 /// (`~/.local/state/toastkit/later.json` when `XDG_STATE_HOME` is unset).
@@ -24,7 +24,9 @@ public struct FileLaterStore: LaterStore {
         if let value = environment["XDG_STATE_HOME"], value.hasPrefix("/") {
             stateHome = URL(fileURLWithPath: value, isDirectory: true)
         } else {
-            let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+            let home =
+                environment["HOME"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? FileManager.default.homeDirectoryForCurrentUser.path
             stateHome = URL(fileURLWithPath: home, isDirectory: true)
                 .appendingPathComponent(".local", isDirectory: true)
                 .appendingPathComponent("state", isDirectory: true)
@@ -91,9 +93,9 @@ public struct FileLaterStore: LaterStore {
 
     /// Renames the file to `<name>.corrupt-<timestamp>[-n]`; returns `nil` when it cannot be moved.
     private func moveAside() -> URL? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withYear, .withMonth, .withDay, .withTime, .withTimeZone]
-        let stamp = formatter.string(from: Date())
+        let stamp = Date.ISO8601FormatStyle(
+            dateSeparator: .omitted, dateTimeSeparator: .standard, timeSeparator: .omitted, timeZone: .gmt
+        ).format(Date())
         let base = url.lastPathComponent + ".corrupt-" + stamp
         let folder = url.deletingLastPathComponent()
         for attempt in 0..<100 {

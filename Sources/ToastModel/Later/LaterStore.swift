@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Where toasts kept with ``ToastAction/later`` are stored so they survive a restart (M6).
 ///

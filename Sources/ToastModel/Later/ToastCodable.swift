@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 // The on-disk forms used by `ToastLaterRecord` (and by anyone who wants to store toasts as JSON).
 

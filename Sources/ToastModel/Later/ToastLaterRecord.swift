@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// What is stored for a toast kept with ``ToastAction/later``: enough to present it again.
 ///

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// A toast: content, semantic status, duration and optional tap and swipe actions (M1).
 ///
