@@ -34,8 +34,10 @@ let package = Package(
         .target(name: "ToastKit", dependencies: ["ToastModel", "FreedesktopNotifications"], swiftSettings: strict),
         .target(name: "ToastKitCommandLine", dependencies: ["ToastKit", "DBus"], swiftSettings: strict),
         .executableTarget(name: "ToastKitCLI", dependencies: ["ToastKitCommandLine"], swiftSettings: strict),
-        .executableTarget(name: "DBusBenchmark", dependencies: ["DBus"], swiftSettings: strict),
-        .executableTarget(name: "ToastKitBenchmark", dependencies: ["ToastKit", "DBus"], swiftSettings: strict),
+        .target(name: "BenchmarkSupport", swiftSettings: strict),
+        .executableTarget(name: "DBusBenchmark", dependencies: ["DBus", "BenchmarkSupport"], swiftSettings: strict),
+        .executableTarget(
+            name: "ToastKitBenchmark", dependencies: ["ToastKit", "DBus", "BenchmarkSupport"], swiftSettings: strict),
         .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(

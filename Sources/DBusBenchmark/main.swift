@@ -9,6 +9,7 @@
 // Each call builds a fresh message and checks its reply. `cpu µs/call` is the whole process's user+system time
 // (getrusage) per call: with the in-process server it includes the server's connection too.
 
+import BenchmarkSupport
 import DBus
 import Foundation
 import Glibc
@@ -147,36 +148,9 @@ enum BenchMethod: Sendable {
     }
 }
 
-struct BenchmarkError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 func fail(_ message: String, code: Int32 = 1) -> Never {
     FileHandle.standardError.write(Data("dbus-benchmark: \(message)\n".utf8))
     exit(code)
-}
-
-// MARK: Clocks
-
-func monotonicMicroseconds() -> Double {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return Double(spec.tv_sec) * 1e6 + Double(spec.tv_nsec) / 1e3
-}
-
-func processCPUMicroseconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    let seconds = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec
-    let micros = usage.ru_utime.tv_usec + usage.ru_stime.tv_usec
-    return Double(seconds) * 1e6 + Double(micros)
-}
-
-/// Nearest-rank percentile of sorted values (the same rule as the C client).
-func percentile(_ sorted: [Double], _ quantile: Double) -> Double {
-    let rank = min(max(Int((quantile * Double(sorted.count)).rounded(.up)), 1), sorted.count)
-    return sorted[rank - 1]
 }
 
 // MARK: The in-process server
@@ -209,13 +183,6 @@ func startInProcessServer(address: BusAddress) async throws -> (connection: DBus
 
 // MARK: The client
 
-struct Figures {
-    var callsPerSecond: Double
-    var medianMicroseconds: Double?
-    var p99Microseconds: Double?
-    var cpuMicrosecondsPerCall: Double
-}
-
 struct Client: Sendable {
     let connection: DBusConnection
     let destination: BusName
@@ -239,48 +206,11 @@ struct Client: Sendable {
     }
 
     func sequential(calls: Int, measureLatency: Bool) async throws -> Figures {
-        var latencies = [Double]()
-        if measureLatency { latencies.reserveCapacity(calls) }
-        let cpu = processCPUMicroseconds()
-        let started = monotonicMicroseconds()
-        for index in 0..<calls {
-            let start = monotonicMicroseconds()
-            try await call(index)
-            if measureLatency { latencies.append(monotonicMicroseconds() - start) }
-        }
-        let elapsed = monotonicMicroseconds() - started
-        var figures = Figures(
-            callsPerSecond: Double(calls) / (elapsed / 1e6), medianMicroseconds: nil, p99Microseconds: nil,
-            cpuMicrosecondsPerCall: (processCPUMicroseconds() - cpu) / Double(calls))
-        if measureLatency {
-            latencies.sort()
-            figures.medianMicroseconds = percentile(latencies, 0.5)
-            figures.p99Microseconds = percentile(latencies, 0.99)
-        }
-        return figures
+        try await sequentialLoop(calls: calls, measureLatency: measureLatency) { try await call($0) }
     }
 
     func pipelined(calls: Int, window: Int) async throws -> Figures {
-        let cpu = processCPUMicroseconds()
-        let started = monotonicMicroseconds()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var next = 0
-            while next < min(window, calls) {
-                let index = next
-                group.addTask { try await call(index) }
-                next += 1
-            }
-            while try await group.next() != nil {
-                guard next < calls else { continue }
-                let index = next
-                group.addTask { try await call(index) }
-                next += 1
-            }
-        }
-        let elapsed = monotonicMicroseconds() - started
-        return Figures(
-            callsPerSecond: Double(calls) / (elapsed / 1e6), medianMicroseconds: nil, p99Microseconds: nil,
-            cpuMicrosecondsPerCall: (processCPUMicroseconds() - cpu) / Double(calls))
+        try await pipelinedLoop(calls: calls, window: window) { try await call($0) }
     }
 }
 

@@ -1,51 +1,17 @@
+import BenchmarkSupport
 import DBus
 import FreedesktopNotifications
 import ToastModel
 
 // P2: N presents, sequential (each awaited until the server accepted it) and pipelined (up to W in flight).
 
-struct Figures {
-    var callsPerSecond: Double
-    var medianMicroseconds: Double?
-    var p99Microseconds: Double?
-    var cpuMicrosecondsPerCall: Double
-
+extension Figures {
     var json: String {
         jsonObject([
             ("calls_per_s", number(callsPerSecond)), ("median_us", number(medianMicroseconds)),
             ("p99_us", number(p99Microseconds)), ("cpu_us_per_call", number(cpuMicrosecondsPerCall)),
         ])
     }
-}
-
-/// Times a loop of `calls` calls: wall time and this process's CPU time.
-func timed(calls: Int, _ body: () async throws -> Void) async rethrows -> Figures {
-    let cpu = processCPUMicroseconds()
-    let started = monotonicMicroseconds()
-    try await body()
-    let elapsed = monotonicMicroseconds() - started
-    return Figures(
-        callsPerSecond: Double(calls) / (elapsed / 1e6), medianMicroseconds: nil, p99Microseconds: nil,
-        cpuMicrosecondsPerCall: (processCPUMicroseconds() - cpu) / Double(calls))
-}
-
-/// Sequential calls with each call's latency: median and p99 go into the figures.
-func sequentialLoop(calls: Int, measureLatency: Bool, _ call: (Int) async throws -> Void) async rethrows -> Figures {
-    var latencies = [Double]()
-    if measureLatency { latencies.reserveCapacity(calls) }
-    var figures = try await timed(calls: calls) {
-        for index in 0..<calls {
-            let start = monotonicMicroseconds()
-            try await call(index)
-            if measureLatency { latencies.append(monotonicMicroseconds() - start) }
-        }
-    }
-    if measureLatency {
-        latencies.sort()
-        figures.medianMicroseconds = percentile(latencies, 0.5)
-        figures.p99Microseconds = percentile(latencies, 0.99)
-    }
-    return figures
 }
 
 // MARK: Through the library: ToastCenter + DesktopNotificationPresenter
@@ -154,21 +120,6 @@ struct RawClient: Sendable {
 
     /// Up to `window` calls in flight: a task group refilled as calls finish (as dbus-benchmark does).
     func pipelined(calls: Int, window: Int) async throws -> Figures {
-        try await timed(calls: calls) {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                var next = 0
-                while next < min(window, calls) {
-                    let index = next
-                    group.addTask { try await call(index) }
-                    next += 1
-                }
-                while try await group.next() != nil {
-                    guard next < calls else { continue }
-                    let index = next
-                    group.addTask { try await call(index) }
-                    next += 1
-                }
-            }
-        }
+        try await pipelinedLoop(calls: calls, window: window) { try await call($0) }
     }
 }

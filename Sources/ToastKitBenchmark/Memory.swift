@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import DBus
 import FreedesktopNotifications
 import ToastModel

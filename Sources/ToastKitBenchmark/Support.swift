@@ -1,14 +1,10 @@
+import BenchmarkSupport
 import DBus
 import Foundation
 import Glibc
 import Synchronization
 
 // MARK: Errors and output
-
-struct BenchmarkError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
 
 func fail(_ message: String, code: Int32 = 1) -> Never {
     FileHandle.standardError.write(Data("toastkit-benchmark: \(message)\n".utf8))
@@ -32,25 +28,6 @@ func jsonString(_ text: String) -> String {
 
 // MARK: Clocks and process figures
 
-func monotonicNanoseconds() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-}
-
-func monotonicMicroseconds() -> Double {
-    Double(monotonicNanoseconds()) / 1e3
-}
-
-/// This process's user+system CPU time, all threads.
-func processCPUMicroseconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    let seconds = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec
-    let micros = usage.ru_utime.tv_usec + usage.ru_stime.tv_usec
-    return Double(seconds) * 1e6 + Double(micros)
-}
-
 /// `VmRSS` and `VmHWM` from /proc/self/status, in KiB.
 func residentKiB() -> (rss: Int, hwm: Int) {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return (0, 0) }
@@ -63,12 +40,6 @@ func residentKiB() -> (rss: Int, hwm: Int) {
         if fields[0] == "VmHWM:" { hwm = value }
     }
     return (rss, hwm)
-}
-
-/// Nearest-rank percentile of sorted values (the same rule as the C clients).
-func percentile(_ sorted: [Double], _ quantile: Double) -> Double {
-    let rank = min(max(Int((quantile * Double(sorted.count)).rounded(.up)), 1), sorted.count)
-    return sorted[rank - 1]
 }
 
 // MARK: The instant server's extras

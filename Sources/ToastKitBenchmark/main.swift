@@ -11,6 +11,7 @@
 // Every mode needs scripts/benchmarks/instant-notifications-server on the bus (it owns
 // org.freedesktop.Notifications and has the org.toastkit.Bench extras: EmitAction, Stats). Each prints one JSON line.
 
+import BenchmarkSupport
 import DBus
 import Foundation
 import Glibc

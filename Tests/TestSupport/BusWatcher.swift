@@ -63,7 +63,7 @@ public final class BusWatcher {
 }
 
 /// The arguments of one `Notify` as a bus monitor saw them.
-public struct NotifyArguments: Sendable {
+public struct NotifyArguments: Sendable, Hashable {
     /// `app_name`.
     public var appName: String
     /// `replaces_id`.

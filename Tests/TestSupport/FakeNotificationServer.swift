@@ -51,28 +51,21 @@ public final class FakeNotificationServer: Sendable {
         }
     }
 
-    /// One `Notify` the server received.
+    /// One `Notify` the server received: its arguments (`notification.summary`, `.hints`, …), the id it gave, and
+    /// who sent it.
+    @dynamicMemberLookup
     public struct Notification: Sendable, Hashable {
         /// The id the server gave it.
         public var id: UInt32
         /// The caller's unique name.
         public var sender: String
-        /// `app_name`.
-        public var appName: String
-        /// `replaces_id`.
-        public var replacesID: UInt32
-        /// `app_icon`.
-        public var appIcon: String
-        /// `summary`.
-        public var summary: String
-        /// `body`.
-        public var body: String
-        /// `actions`, as sent (key, label, key, label…).
-        public var actions: [String]
-        /// `hints`.
-        public var hints: [String: DBusValue]
-        /// `expire_timeout` in milliseconds.
-        public var expireTimeout: Int32
+        /// The call's arguments.
+        public var arguments: NotifyArguments
+
+        /// An argument of the call.
+        public subscript<Value>(dynamicMember keyPath: KeyPath<NotifyArguments, Value>) -> Value {
+            arguments[keyPath: keyPath]
+        }
     }
 
     /// A call the server received, as it arrives.
@@ -193,11 +186,11 @@ public final class FakeNotificationServer: Sendable {
     }
 
     private func notify(_ call: IncomingCall) {
-        guard let values = try? call.message.arguments("susssasa{sv}i") else {
+        guard let arguments = try? NotifyArguments(call.message) else {
             call.fail(DBusError(name: DBusError.Name.invalidArgs, message: "Notify wants (susssasa{sv}i)"))
             return
         }
-        let replaces = values[1].uint32Value ?? 0
+        let replaces = arguments.replacesID
         let notification = state.withLock { state -> Notification in
             let id: UInt32
             if replaces != 0, state.live[replaces] != nil {
@@ -206,11 +199,7 @@ public final class FakeNotificationServer: Sendable {
                 id = state.nextID
                 state.nextID += 1
             }
-            let notification = Notification(
-                id: id, sender: call.message.sender ?? "", appName: values[0].stringValue ?? "",
-                replacesID: replaces, appIcon: values[2].stringValue ?? "", summary: values[3].stringValue ?? "",
-                body: values[4].stringValue ?? "", actions: values[5].stringsValue ?? [],
-                hints: values[6].variantDictionaryValue ?? [:], expireTimeout: values[7].int32Value ?? 0)
+            let notification = Notification(id: id, sender: call.message.sender ?? "", arguments: arguments)
             state.live[id] = notification.sender
             state.notifications.append(notification)
             return notification
