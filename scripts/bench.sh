@@ -56,13 +56,19 @@ for program in instant-notifications-server raw-notify-oneshot raw-libdbus-clien
     gcc -O2 -Wall -Wextra -o "$c_dir/$program" "scripts/benchmarks/$program.c" $(pkg-config --cflags --libs dbus-1)
 done
 gcc -O2 -Wall -Wextra -o "$c_dir/run-rusage" scripts/benchmarks/run-rusage.c
-for product in toastkit toastkit-benchmark; do
-    echo "== swift build -c release --product $product ${scratch[*]}"
-    swift build -c release --static-swift-stdlib --product "$product" "${scratch[@]}" 2>&1 | tail -n 1
-done
-bin="$(swift build -c release --static-swift-stdlib --show-bin-path "${scratch[@]}")"
-toastkit="$bin/toastkit"
-benchmark="$bin/toastkit-benchmark"
+# The C one-shot again, linked statically like toastkit (scripts/build-cli.sh): shown for context in P1; the
+# target stays the usual dynamically linked build.
+gcc -O2 -Wall -Wextra -static -o "$c_dir/raw-notify-oneshot-static" scripts/benchmarks/raw-notify-oneshot.c \
+    $(pkg-config --cflags dbus-1) scripts/static/no-systemd-sockets.c -l:libdbus-1.a -lpthread 2>&1 \
+    | grep -v -e "in statically linked applications requires at runtime" -e "in function \`" >&2 || true
+[[ -x "$c_dir/raw-notify-oneshot-static" ]] || { echo "bench.sh: the static C one-shot did not build" >&2; exit 1; }
+echo "== scripts/build-cli.sh (toastkit: fully static, release)"
+toastkit="$(scripts/build-cli.sh ${scratch[@]:+--scratch-path "${scratch[1]}/static"} 2>"$c_dir/build-cli.log")" \
+    || { cat "$c_dir/build-cli.log" >&2; exit 1; }
+tail -n 1 "$c_dir/build-cli.log"
+echo "== swift build -c release --product toastkit-benchmark ${scratch[*]}"
+swift build -c release --static-swift-stdlib --product toastkit-benchmark "${scratch[@]}" 2>&1 | tail -n 1
+benchmark="$(swift build -c release --static-swift-stdlib --show-bin-path "${scratch[@]}")/toastkit-benchmark"
 server="$c_dir/instant-notifications-server"
 python=(/usr/bin/python3 scripts/benchmarks/python-notify-loop.py)
 
@@ -136,6 +142,7 @@ if wants P1; then
         -n "notify-send" "notify-send Benchmark 'A toast from a script'" \
         -n "gdbus call" "gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications --method org.freedesktop.Notifications.Notify -- gdbus 0 '' Benchmark 'A toast from a script' '[]' '{\"urgency\": <byte 1>}' -1" \
         -n "C one-shot" "$c_dir/raw-notify-oneshot Benchmark 'A toast from a script'" \
+        -n "C one-shot, static" "$c_dir/raw-notify-oneshot-static Benchmark 'A toast from a script'" \
         >"$work/p1.log" 2>&1 || { cat "$work/p1.log" >&2; exit 1; }
     record P1 hyperfine "$(/usr/bin/python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))))' \
         "$work/p1.json")"

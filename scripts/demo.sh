@@ -10,9 +10,9 @@ root=$(pwd)
 
 if [ "${1:-}" != "--tour" ]; then
     scripts/install-deps.sh demo
-    echo "demo: building toastkit (release)"
-    swift build -c release --static-swift-stdlib --product toastkit
-    export TOASTKIT="$(swift build -c release --static-swift-stdlib --product toastkit --show-bin-path)/toastkit"
+    echo "demo: building toastkit (release, fully static: scripts/build-cli.sh)"
+    TOASTKIT="$(scripts/build-cli.sh)"
+    export TOASTKIT
     if "$TOASTKIT" server-info >/dev/null 2>&1; then
         echo "demo: your desktop has a notification server ($("$TOASTKIT" server-info | head -n1)): the tour runs there"
         exec scripts/demo.sh --tour desktop

@@ -6,14 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix="${1:-/usr/local}"
 
-# Building needs libdbus-1's headers and pkg-config file; the runtime needs only libdbus-1-3.
+# Building needs libdbus-1's headers, static library and pkg-config file; the binary needs nothing at run time.
 if ! pkg-config --exists dbus-1 2>/dev/null; then
     sudo=()
     [ "$(id -u)" -eq 0 ] || sudo=(sudo)
     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends pkg-config libdbus-1-dev
 fi
-swift build -c release --static-swift-stdlib --product toastkit
-binary="$(swift build -c release --static-swift-stdlib --product toastkit --show-bin-path)/toastkit"
+binary="$(scripts/build-cli.sh)" # one fully static executable: it needs no library at run time
 
 install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions" \
     "$prefix/share/zsh/vendor-completions" "$prefix/share/fish/vendor_completions.d"

@@ -4,7 +4,11 @@
 public enum IconNames {
     /// The freedesktop name for `name`.
     public static func freedesktopName(for name: String) -> String {
-        table[name] ?? table[name.replacing(".fill", with: "")] ?? name
+        if let known = table[name] { return known }
+        // "checkmark.circle.fill" is drawn like "checkmark.circle".
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.contains("fill") else { return name }
+        return table[parts.filter { $0 != "fill" }.joined(separator: ".")] ?? name
     }
 
     static let table: [String: String] = [

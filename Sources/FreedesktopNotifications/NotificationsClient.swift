@@ -23,18 +23,15 @@ public struct NotificationsClient: Sendable {
     }
 
     private func call(_ member: MemberName, _ arguments: [DBusValue] = []) async throws -> DBusMessage {
-        try await connection.call(
-            destination: Self.busName, path: Self.path, interface: Self.interface, member: member,
-            arguments: arguments, timeout: timeout)
+        let call = Self.call(member, arguments)
+        return try await connection.call(
+            destination: call.destination, path: call.path, interface: call.interface, member: call.member,
+            arguments: call.arguments, timeout: timeout)
     }
 
     /// Sends `Notify` and returns the server's id for the notification and the unique name that answered.
     public func notify(_ request: NotifyCall) async throws -> (id: UInt32, server: String?) {
-        let reply = try await call("Notify", request.arguments)
-        guard let id = try reply.arguments("u")[0].uint32Value else {
-            throw DBusError(name: DBusError.Name.invalidSignature, message: "Notify reply has no id")
-        }
-        return (id, reply.sender)
+        try Self.notifyResult(try await call("Notify", request.arguments))
     }
 
     /// Sends `CloseNotification(id)`.
@@ -44,12 +41,37 @@ public struct NotificationsClient: Sendable {
 
     /// `GetCapabilities`.
     public func capabilities() async throws -> [String] {
-        try await call("GetCapabilities").arguments("as")[0].stringsValue ?? []
+        try Self.capabilities(from: try await call("GetCapabilities"))
     }
 
     /// `GetServerInformation`.
     public func serverInformation() async throws -> ServerInformation {
-        let values = try await call("GetServerInformation").arguments("ssss")
+        try Self.serverInformation(from: try await call("GetServerInformation"))
+    }
+
+    // MARK: - The calls and their replies, for any transport
+
+    /// The call of `member` on the server.
+    public static func call(_ member: MemberName, _ arguments: [DBusValue] = []) -> DBusMethodCall {
+        DBusMethodCall(destination: busName, path: path, interface: interface, member: member, arguments: arguments)
+    }
+
+    /// The server's id and unique name from a `Notify` reply.
+    public static func notifyResult(_ reply: DBusMessage) throws(DBusError) -> (id: UInt32, server: String?) {
+        guard let id = try reply.arguments("u")[0].uint32Value else {
+            throw DBusError(name: DBusError.Name.invalidSignature, message: "Notify reply has no id")
+        }
+        return (id, reply.sender)
+    }
+
+    /// The capability names in a `GetCapabilities` reply.
+    public static func capabilities(from reply: DBusMessage) throws(DBusError) -> [String] {
+        try reply.arguments("as")[0].stringsValue ?? []
+    }
+
+    /// The server information in a `GetServerInformation` reply.
+    public static func serverInformation(from reply: DBusMessage) throws(DBusError) -> ServerInformation {
+        let values = try reply.arguments("ssss")
         return ServerInformation(
             name: values[0].stringValue ?? "", vendor: values[1].stringValue ?? "",
             version: values[2].stringValue ?? "", specificationVersion: values[3].stringValue ?? "")

@@ -54,4 +54,17 @@ enum BusAccess {
             throw failure(error)
         }
     }
+
+    /// Runs `body` with a blocking sender on a fresh connection (for the commands that only hand something to the
+    /// server and exit: no I/O thread, no tasks).
+    static func withSender<T>(
+        _ configuration: DesktopPresenterConfiguration = DesktopPresenterConfiguration(callTimeout: .seconds(10)),
+        _ body: (BlockingNotificationSender) throws(DesktopPresentationError) -> T
+    ) throws(CommandFailure) -> T {
+        do {
+            return try body(try BlockingNotificationSender(configuration: configuration))
+        } catch {
+            throw failure(error)
+        }
+    }
 }

@@ -4,27 +4,25 @@ import ToastKit
 /// `toastkit close --id ID | --server-id N`: `CloseNotification` for a toast sent with `--id`, or for a server id.
 struct CloseCommand {
     let target: CloseTarget
-    let environment: [String: String]
+    let environment: CommandEnvironment
 
-    func run() async throws(CommandFailure) -> ExitCode {
+    func run() throws(CommandFailure) -> ExitCode {
         switch target {
         case .serverID(let serverID):
-            try await BusAccess.withClient { client in try await client.closeNotification(id: serverID) }
+            try BusAccess.withSender { sender throws(DesktopPresentationError) in try sender.close(serverID: serverID) }
         case .id(let id):
-            let store = try IDStore.open(environment: environment)
+            let store = try IDStore.open(environment: environment.variables)
             do {
-                try await store.withLockedIDs { ids in
+                try store.withLockedIDs { ids in
                     guard let entry = ids[id] else {
                         throw CommandFailure.data(
                             "close --id \(id): no toast with this id is known (it was not sent with --id, or was "
                                 + "closed already)")
                     }
-                    try await BusAccess.withClient { client in
-                        let owner = try await client.connection.nameOwner(of: NotificationsClient.busName)
-                        guard let owner else { throw CommandFailure.unavailable(BusAccess.noServer) }
+                    try BusAccess.withSender { sender throws(DesktopPresentationError) in
                         // After a server restart the remembered number may belong to someone else's notification.
-                        if entry.server == nil || entry.server == owner {
-                            try await client.closeNotification(id: entry.serverID)
+                        if entry.server == nil || entry.server == sender.server {
+                            try sender.close(serverID: entry.serverID)
                         }
                     }
                     ids[id] = nil

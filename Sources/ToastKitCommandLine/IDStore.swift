@@ -63,22 +63,41 @@ struct IDStore: Sendable {
     }
 
     /// Runs `body` with the remembered ids while holding the lock, and saves what it leaves in them if changed.
-    func withLockedIDs<T>(_ body: (inout [String: Entry]) async throws -> T) async throws -> T {
-        let lock = Glibc.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lock >= 0 else {
-            throw CommandFailure(.software, "cannot open \(lockPath): \(String(cString: strerror(errno)))")
-        }
+    func withLockedIDs<T>(_ body: (inout [String: Entry]) throws -> T) throws -> T {
+        let lock = try acquireLock()
         defer { Glibc.close(lock) }
-        while flock(lock, LOCK_EX) != 0 {
-            guard errno == EINTR else {
-                throw CommandFailure(.software, "cannot lock \(lockPath): \(String(cString: strerror(errno)))")
-            }
-        }
+        let before = load()
+        var ids = before
+        let result = try body(&ids)
+        if ids != before { try save(ids) }
+        return result
+    }
+
+    /// ``withLockedIDs(_:)`` for a body that waits (the lock is held meanwhile).
+    func withLockedIDs<T>(_ body: (inout [String: Entry]) async throws -> T) async throws -> T {
+        let lock = try acquireLock()
+        defer { Glibc.close(lock) }
         let before = load()
         var ids = before
         let result = try await body(&ids)
         if ids != before { try save(ids) }
         return result
+    }
+
+    /// Opens `ids.lock` and takes the exclusive lock on it; closing the descriptor releases it.
+    private func acquireLock() throws(CommandFailure) -> Int32 {
+        let lock = Glibc.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else {
+            throw CommandFailure(.software, "cannot open \(lockPath): \(String(cString: strerror(errno)))")
+        }
+        while flock(lock, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                let reason = String(cString: strerror(errno))
+                Glibc.close(lock)
+                throw CommandFailure(.software, "cannot lock \(lockPath): \(reason)")
+            }
+        }
+        return lock
     }
 
     /// The remembered ids; an unreadable file counts as empty (it is rewritten on the next change).

@@ -5,10 +5,10 @@ import ToastKit
 struct LaterCommand {
     let show: Bool
     let json: Bool
-    let environment: [String: String]
+    let environment: CommandEnvironment
 
     func run() async throws(CommandFailure) -> ExitCode {
-        let store = FileLaterStore.standard(environment: environment)
+        let store = FileLaterStore.standard(environment: environment.variables)
         let records: [ToastLaterRecord]
         do {
             records = try store.load()

@@ -7,11 +7,10 @@ import ToastKit
 /// the server accepted it or waits for its end.
 struct SendCommand {
     let options: SendOptions
-    let environment: [String: String]
+    let environment: CommandEnvironment
 
-    func run() async throws(CommandFailure) -> ExitCode {
-        let message = try makeMessage()
-        let id = message.id
+    /// The presenter's configuration: the app name and icon from the options, the message limit of the input.
+    private var configuration: DesktopPresenterConfiguration {
         var configuration = DesktopPresenterConfiguration(
             appName: options.appName ?? "toastkit", appIcon: options.appIcon.flatMap { $0.isEmpty ? nil : $0 },
             callTimeout: .seconds(10))
@@ -19,10 +18,70 @@ struct SendCommand {
         // Without --wait nothing is listened for: the toast is handed over and the command ends.
         configuration.listensForSignals = options.waits
         configuration.pausesWhileScreenLocked = options.waits
+        return configuration
+    }
+
+    /// Without `--wait`: hands the toast to the server and returns once it accepted it, on this thread — no
+    /// center, no I/O thread, no tasks; two bus round trips in all (see ``BlockingNotificationSender``). The
+    /// request is the one the center would make: the same model snapshot, the same style.
+    func runWithoutWaiting() throws(CommandFailure) -> ExitCode {
+        let message = try makeMessage()
+        let request = try Self.request(for: message, style: CommandLineStyle(options: options))
+        let sender: BlockingNotificationSender
+        do {
+            sender = try BlockingNotificationSender(configuration: configuration)
+        } catch {
+            throw BusAccess.failure(error)
+        }
+        func show(replacing serverID: UInt32) throws(CommandFailure) -> UInt32 {
+            do {
+                let shown = try sender.show(request, replacing: serverID)
+                for reason in shown.degradations { Output.error("warning: \(reason)") }
+                return shown.serverID
+            } catch {
+                throw BusAccess.failure(error)
+            }
+        }
+        let serverID: UInt32
+        if let key = options.id, let store = openIDStore() {
+            do {
+                serverID = try store.withLockedIDs { ids in
+                    // A remembered id is only good on the server that gave it.
+                    let remembered = ids[key].flatMap { $0.server == sender.server ? $0.serverID : nil }
+                    let serverID = try show(replacing: options.replaceID ?? remembered ?? 0)
+                    ids[key] = IDStore.Entry(serverID: serverID, server: sender.server)
+                    return serverID
+                }
+            } catch let failure as CommandFailure {
+                throw failure
+            } catch {
+                throw CommandFailure(.software, "cannot update \(store.fileURL.path): \(error)")
+            }
+        } else {
+            serverID = try show(replacing: options.replaceID ?? 0)
+        }
+        announce(id: message.id, serverID: serverID)
+        return .success
+    }
+
+    /// The request the center makes for `message` when it shows it: a fresh stack's snapshot through `style`.
+    static func request(for message: ToastMessage, style: some ToastStyle) throws(CommandFailure) -> ToastRequest {
+        var stack = ToastStack(configuration: ToastStack.Configuration(labels: .current))
+        _ = stack.attachPresenter(now: .zero)
+        for output in stack.present(message, now: .zero) {
+            if case .show(let toast) = output { return style.makeRequest(for: toast) }
+        }
+        throw CommandFailure(.software, "internal error: the model did not show toast \"\(message.id)\"")
+    }
+
+    /// With `--wait`: shows the toast through a center on the desktop presenter and waits for its end.
+    func run() async throws(CommandFailure) -> ExitCode {
+        let message = try makeMessage()
+        let id = message.id
         let desktop = DesktopNotificationPresenter(configuration: configuration)
         let presenter = ObservingPresenter(desktop)
         // The center stores a Later toast before it reports `.deferred`, so exiting on that event loses nothing.
-        let laterStore = FileLaterStore.standard(environment: environment)
+        let laterStore = FileLaterStore.standard(environment: environment.variables)
         let center = ToastCenter(
             defaultDuration: .standardDefault, maxVisible: 1, presenter: presenter, laterStore: laterStore)
         center.toastStyle(CommandLineStyle(options: options))
@@ -34,20 +93,34 @@ struct SendCommand {
             }
         }
         let events = center.events()
-        let signals = options.waits ? SignalWatcher() : nil
+        let signals = SignalWatcher()
 
         let serverID = try await present(message, center: center, desktop: desktop)
-        if options.json {
-            Output.json(["event": .string("presented"), "id": .string(id), "server_id": .integer(Int64(serverID))])
-        } else if options.printID {
-            Output.line(String(serverID))
-        }
-        guard let signals else { return .success }
+        announce(id: id, serverID: serverID)
         let waiter = Waiter(
             id: id, serverID: serverID, json: options.json, center: center, presenter: presenter,
             confirmingActions: Set(
                 (options.actions + [options.tap].compactMap { $0 }).filter { $0.confirmation != nil }.map(\.id)))
         return await waiter.wait(events: events, signals: signals.signals)
+    }
+
+    /// Prints what `--json` or `-p` ask for once the server accepted the toast.
+    private func announce(id: String, serverID: UInt32) {
+        if options.json {
+            Output.json(["event": .string("presented"), "id": .string(id), "server_id": .integer(Int64(serverID))])
+        } else if options.printID {
+            Output.line(String(serverID))
+        }
+    }
+
+    /// The id store for `--id`, or nil (with a warning) when it cannot be used.
+    private func openIDStore() -> IDStore? {
+        do {
+            return try IDStore.open(environment: environment.variables)
+        } catch {
+            Output.error("warning: \(error.message); the toast will not replace earlier runs")
+            return nil
+        }
     }
 
     // MARK: - Presenting
@@ -59,12 +132,7 @@ struct SendCommand {
     ) async throws(CommandFailure) -> UInt32 {
         let id = message.id
         if let replaceID = options.replaceID { desktop.adopt(serverID: replaceID, forToast: id) }
-        guard options.id != nil else { return try await accept(message, center: center, desktop: desktop) }
-        let store: IDStore
-        do {
-            store = try IDStore.open(environment: environment)
-        } catch {
-            Output.error("warning: \(error.message); the toast will not replace earlier runs")
+        guard options.id != nil, let store = openIDStore() else {
             return try await accept(message, center: center, desktop: desktop)
         }
         // The server's unique name tells a remembered id from one of a server that has since restarted.

@@ -19,8 +19,11 @@ final class ToolProcess: Sendable {
         var lines: [String] { output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
     }
 
-    /// The binary: next to the test bundle (`swift build --build-tests` builds it there).
+    /// The binary: `TOASTKIT_BINARY` when set (scripts/test.sh runs this suite again with the fully static
+    /// release build of scripts/build-cli.sh), else the one next to the test bundle (`swift build --build-tests`
+    /// builds it there).
     static let binary: String = {
+        if let path = ProcessInfo.processInfo.environment["TOASTKIT_BINARY"], !path.isEmpty { return path }
         var candidates: [String] = []
         if let executable = Bundle.main.executableURL {
             candidates.append(executable.deletingLastPathComponent().appendingPathComponent("toastkit").path)

@@ -1,0 +1,184 @@
+internal import CDBus
+
+/// One method call, as a value: what ``BlockingDBusConnection`` sends in a batch.
+public struct DBusMethodCall: Sendable, Hashable {
+    /// The bus name of the peer, or `nil` for a peer-to-peer connection.
+    public var destination: BusName?
+    /// The object path.
+    public var path: ObjectPath
+    /// The interface, or `nil` to let the peer pick the method by name.
+    public var interface: InterfaceName?
+    /// The method name.
+    public var member: MemberName
+    /// The arguments.
+    public var arguments: [DBusValue]
+
+    /// Creates the call.
+    public init(
+        destination: BusName?, path: ObjectPath, interface: InterfaceName?, member: MemberName,
+        arguments: [DBusValue] = []
+    ) {
+        self.destination = destination
+        self.path = path
+        self.interface = interface
+        self.member = member
+        self.arguments = arguments
+    }
+
+    /// A call to the bus itself (`org.freedesktop.DBus`), such as `GetNameOwner`.
+    public static func bus(_ member: MemberName, _ arguments: [DBusValue] = []) -> DBusMethodCall {
+        DBusMethodCall(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: member, arguments: arguments)
+    }
+
+    func message() throws(DBusError) -> OutgoingMessage {
+        try .methodCall(destination: destination, path: path, interface: interface, member: member, body: arguments)
+    }
+}
+
+/// A bus connection for a process that makes a few calls and exits — a command-line tool — with no I/O thread
+/// and no tasks: each batch of calls blocks the calling thread until every reply is in (or timed out).
+///
+/// ```swift
+/// let (bus, replies) = try BlockingDBusConnection.connect(
+///     to: .session, timeout: .seconds(5), calling: [.bus("GetNameOwner", [.string("org.freedesktop.Notifications")])])
+/// let owner = try replies[0].get().arguments("s")[0].stringValue
+/// bus.close()
+/// ```
+///
+/// The calls of one batch go out together and their replies are awaited afterwards, so a batch costs one round
+/// trip however many calls it holds; ``connect(to:timeout:calling:)`` sends the bus's `Hello` in the same batch
+/// as the first calls (the bus handles a connection's messages in order, so they arrive registered).
+/// A ``DBusConnection`` needs a thread and the Swift concurrency pool; this needs neither, which is what a
+/// process that lives for a few milliseconds wants. It is not `Sendable`: use it on one thread. It receives
+/// nothing but replies (signals sent to it are dropped), and like ``DBusConnection`` it never ends the process
+/// when the bus goes away. It is closed by ``close()`` or when released.
+public final class BlockingDBusConnection {
+    private var raw: OpaquePointer?
+    /// The unique name the bus gave this connection, such as `:1.42`.
+    public let uniqueName: String
+
+    private init(raw: OpaquePointer, uniqueName: String) {
+        self.raw = raw
+        self.uniqueName = uniqueName
+    }
+
+    deinit { close() }
+
+    /// Connects to a bus, registers with it and makes `calls`, all in one round trip.
+    ///
+    /// - Returns: the connection and the result of each call, in order.
+    /// - Throws: `DBusError` when the bus cannot be reached or refuses `Hello`. The calls' own errors are in the
+    ///   results.
+    public static func connect(
+        to bus: BusAddress = .session, timeout: Duration = .seconds(25), calling calls: [DBusMethodCall] = []
+    ) throws(DBusError) -> (connection: BlockingDBusConnection, replies: [Result<DBusMessage, DBusError>]) {
+        let address = try bus.resolve()
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        guard let raw = dbus_connection_open_private(address, &error) else {
+            throw DBusError.take(&error) ?? DBusError(name: DBusError.Name.noServer, message: "cannot connect")
+        }
+        // A lost bus must never end the process (the default for bus connections is `_exit(1)`).
+        dbus_connection_set_exit_on_disconnect(raw, 0)
+        let results = Self.exchange(on: raw, [.bus("Hello")] + calls, timeout: timeout)
+        let name: String
+        do throws(DBusError) {
+            guard let value = try results[0].get().arguments("s")[0].stringValue else {
+                throw DBusError.disconnected("the bus's Hello reply has no name")
+            }
+            name = value
+        } catch {
+            dbus_connection_close(raw)
+            dbus_connection_unref(raw)
+            throw error
+        }
+        // What `dbus_bus_register` would have recorded, so libdbus knows the connection is registered.
+        _ = dbus_bus_set_unique_name(raw, name)
+        return (BlockingDBusConnection(raw: raw, uniqueName: name), Array(results.dropFirst()))
+    }
+
+    /// Makes `calls` in one round trip: sends them all, then waits for every reply, each for at most `timeout`.
+    ///
+    /// - Returns: each call's reply, or its error (the peer's error reply, `NoReply` after the timeout,
+    ///   `Disconnected`, or `InvalidArgs` for an argument libdbus would not accept — that call is not sent).
+    public func call(_ calls: [DBusMethodCall], timeout: Duration = .seconds(25)) -> [Result<DBusMessage, DBusError>] {
+        guard let raw else { return calls.map { _ in .failure(.disconnected()) } }
+        return Self.exchange(on: raw, calls, timeout: timeout)
+    }
+
+    /// Makes one call and waits for its reply.
+    public func call(_ call: DBusMethodCall, timeout: Duration = .seconds(25)) throws(DBusError) -> DBusMessage {
+        try self.call([call], timeout: timeout)[0].get()
+    }
+
+    /// Closes the connection (also done when it is released).
+    public func close() {
+        guard let raw else { return }
+        self.raw = nil
+        // Whatever is still queued for the bus (a call sent without waiting) goes out before the socket closes.
+        dbus_connection_flush(raw)
+        dbus_connection_close(raw)
+        dbus_connection_unref(raw)
+    }
+
+    private static func exchange(
+        on raw: OpaquePointer, _ calls: [DBusMethodCall], timeout: Duration
+    ) -> [Result<DBusMessage, DBusError>] {
+        let milliseconds: Int32
+        do {
+            milliseconds = try timeout.dbusMilliseconds()
+        } catch {
+            return calls.map { _ in .failure(error) }
+        }
+        var results = [Result<DBusMessage, DBusError>](repeating: .failure(.disconnected()), count: calls.count)
+        var pending: [(index: Int, call: OpaquePointer)] = []
+        for (index, call) in calls.enumerated() {
+            let message: OutgoingMessage
+            do {
+                message = try call.message()
+            } catch {
+                results[index] = .failure(error)
+                continue
+            }
+            var pendingCall: OpaquePointer?
+            let sent = dbus_connection_send_with_reply(raw, message.raw, &pendingCall, milliseconds)
+            message.release()
+            guard sent != 0, let pendingCall else {
+                results[index] = .failure(sent == 0 ? .noMemory : .disconnected())
+                continue
+            }
+            pending.append((index, pendingCall))
+        }
+        for (index, call) in pending {
+            dbus_pending_call_block(call)
+            results[index] = DBusMessage.reply(of: call)
+        }
+        return results
+    }
+}
+
+extension DBusMessage {
+    /// The outcome of a completed pending call: its reply, or the error it carries. Releases the pending call.
+    static func reply(of call: OpaquePointer) -> Result<DBusMessage, DBusError> {
+        defer { dbus_pending_call_unref(call) }
+        guard let message = dbus_pending_call_steal_reply(call) else {
+            return .failure(DBusError(name: DBusError.Name.noReply, message: "no reply"))
+        }
+        let decoded = DBusMessage(decoding: message)
+        dbus_message_unref(message)
+        return decoded.kind == .error ? .failure(decoded.asError) : .success(decoded)
+    }
+}
+
+extension Duration {
+    /// The timeout in libdbus's milliseconds, saturating at `Int32.max`; negative durations are an error.
+    func dbusMilliseconds() throws(DBusError) -> Int32 {
+        guard self >= .zero else { throw .invalidArgs("timeout: \(self) is negative") }
+        let (seconds, attoseconds) = components
+        let total = seconds.multipliedReportingOverflow(by: 1000)
+        guard !total.overflow else { return Int32.max }
+        return Int32(clamping: total.partialValue + attoseconds / 1_000_000_000_000_000)
+    }
+}

@@ -1,0 +1,102 @@
+import DBus
+public import ToastModel
+
+/// Hands notifications to the desktop's server from a process that does not stay to listen — a script's
+/// `toastkit send` — on the calling thread, with no I/O thread and no tasks.
+///
+/// Creating it connects and asks, in one round trip, for the bus's `Hello`, the owner of
+/// `org.freedesktop.Notifications`, its capabilities and its server information; each ``show(_:replacing:)`` is one
+/// more round trip. Requests are mapped exactly as ``DesktopNotificationPresenter`` maps them
+/// (``NotificationMapping``), so a toast looks the same either way. Nothing is listened for: no actions come
+/// back and nothing closes the notification on time but the server (the request's `expire_timeout`). An app that
+/// stays running uses ``DesktopNotificationPresenter`` instead.
+///
+/// Not `Sendable`: use it on one thread. Every call blocks for at most the configuration's `callTimeout`.
+public final class BlockingNotificationSender {
+    /// What ``show(_:replacing:)`` did.
+    public struct Shown: Sendable, Hashable {
+        /// The server's id for the notification (`Notify`'s reply).
+        public var serverID: UInt32
+        /// What the server could not show as asked (``DesktopNotificationPresenter`` reports these as `degraded`).
+        public var degradations: [String]
+    }
+
+    /// The configuration (application name and icon, markup, bus, call timeout).
+    public let configuration: DesktopPresenterConfiguration
+    /// The unique bus name of the server that owns `org.freedesktop.Notifications`, such as `:1.7`.
+    public let server: String
+    /// What the server can do.
+    public let capabilities: ServerCapabilities
+    private let connection: BlockingDBusConnection
+
+    /// Connects and reads who the server is and what it can do.
+    ///
+    /// - Throws: ``DesktopPresentationError`` — `.busUnavailable` without a session bus, `.noServer` when no
+    ///   server owns `org.freedesktop.Notifications`, `.timedOut` or `.refused` when it does not answer properly.
+    public init(configuration: DesktopPresenterConfiguration = DesktopPresenterConfiguration())
+        throws(DesktopPresentationError)
+    {
+        self.configuration = configuration
+        let timeout = configuration.callTimeout
+        let replies: [Result<DBusMessage, DBusError>]
+        do {
+            (connection, replies) = try BlockingDBusConnection.connect(
+                to: configuration.bus, timeout: timeout,
+                calling: [
+                    .bus("GetNameOwner", [.string(NotificationsClient.busName.rawValue)]),
+                    NotificationsClient.call("GetCapabilities"),
+                    NotificationsClient.call("GetServerInformation"),
+                ])
+        } catch {
+            throw DesktopPresentationError(
+                .busUnavailable,
+                reason: "cannot reach the session bus: \(error.message.isEmpty ? error.name : error.message)")
+        }
+        do throws(DBusError) {
+            guard let owner = try replies[0].get().arguments("s")[0].stringValue else {
+                throw DBusError(name: DBusError.Name.invalidSignature, message: "GetNameOwner reply has no name")
+            }
+            server = owner
+            capabilities = ServerCapabilities(
+                try NotificationsClient.capabilities(from: try replies[1].get()),
+                information: try? NotificationsClient.serverInformation(from: try replies[2].get()))
+        } catch {
+            throw DesktopNotificationPresenter.describe(error, timeout: timeout)
+        }
+    }
+
+    /// Sends `Notify` for `request` and returns once the server accepted it.
+    ///
+    /// - Parameter serverID: The server id of a notification to update in place (`replaces_id`), or 0 for a new
+    ///   one. A stale id is harmless: the server then shows a new notification.
+    /// - Throws: ``DesktopPresentationError`` — `.invalidInput` for content no server can take (a NUL byte, a bad
+    ///   image), else as for ``init(configuration:)``.
+    public func show(_ request: ToastRequest, replacing serverID: UInt32 = 0) throws(DesktopPresentationError)
+        -> Shown
+    {
+        let mapped: MappedNotification
+        do {
+            mapped = try NotificationMapping.notify(
+                request, replacesID: serverID, capabilities: capabilities, configuration: configuration)
+        } catch {
+            throw DesktopPresentationError(.invalidInput, reason: error.description)
+        }
+        do throws(DBusError) {
+            let reply = try connection.call(
+                NotificationsClient.call("Notify", mapped.call.arguments), timeout: configuration.callTimeout)
+            return Shown(serverID: try NotificationsClient.notifyResult(reply).id, degradations: mapped.degradations)
+        } catch {
+            throw DesktopNotificationPresenter.describe(error, timeout: configuration.callTimeout)
+        }
+    }
+
+    /// Sends `CloseNotification(serverID)` and waits for the server's answer.
+    public func close(serverID: UInt32) throws(DesktopPresentationError) {
+        do throws(DBusError) {
+            _ = try connection.call(
+                NotificationsClient.call("CloseNotification", [.uint32(serverID)]), timeout: configuration.callTimeout)
+        } catch {
+            throw DesktopNotificationPresenter.describe(error, timeout: configuration.callTimeout)
+        }
+    }
+}
