@@ -154,6 +154,12 @@ public final class BlockingDBusConnection {
         for (index, call) in pending {
             dbus_pending_call_block(call)
             results[index] = DBusMessage.reply(of: call)
+            // libdbus completes the calls of a lost connection with `NoReply`; say what happened instead.
+            if dbus_connection_get_is_connected(raw) == 0, case .failure(let error) = results[index],
+                error.name == DBusError.Name.noReply
+            {
+                results[index] = .failure(.disconnected("the bus closed the connection"))
+            }
         }
         return results
     }

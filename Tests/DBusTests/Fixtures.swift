@@ -9,8 +9,14 @@ final class TestService: Sendable {
     let connection: DBusConnection
     /// Calls to `Hold` that were never answered, so a test can answer them later.
     let held = Mutex<[IncomingCall]>([])
+    /// The same calls, as they arrive.
+    let heldCalls: AsyncStream<IncomingCall>
+    private let heldContinuation: AsyncStream<IncomingCall>.Continuation
 
-    init(connection: DBusConnection) { self.connection = connection }
+    init(connection: DBusConnection) {
+        self.connection = connection
+        (heldCalls, heldContinuation) = AsyncStream.makeStream()
+    }
 
     static func start(on bus: PrivateBus) async throws -> TestService {
         let service = TestService(connection: try await bus.connect())
@@ -20,7 +26,10 @@ final class TestService: Sendable {
             call.fail(DBusError(name: "org.toastkit.Error.Nope", message: "nope: \(call.message.body.count) args"))
         }
         // The handler keeps the service alive until the test closes its connection.
-        object.method("Hold") { call in service.held.withLock { $0.append(call) } }
+        object.method("Hold") { call in
+            service.held.withLock { $0.append(call) }
+            service.heldContinuation.yield(call)
+        }
         object.asyncMethod("Add") { message in
             let values = try message.arguments("ii")
             return [.int32((values[0].int32Value ?? 0) &+ (values[1].int32Value ?? 0))]

@@ -149,3 +149,11 @@ public enum Tools {
         _ = waitpid(pid, &status, 0)
     }
 }
+
+/// Runs `body`, which blocks, on a thread of its own and returns its result: a test's task never blocks one of
+/// the few threads of the shared pool (a server written on the D-Bus layer in the same process needs them).
+public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
