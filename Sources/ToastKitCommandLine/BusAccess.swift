@@ -42,19 +42,6 @@ enum BusAccess {
         }
     }
 
-    /// Runs `body` with a client on a fresh connection, closing it afterwards.
-    static func withClient<T>(_ body: (NotificationsClient) async throws -> T) async throws(CommandFailure) -> T {
-        let connection = try await connect()
-        defer { connection.close() }
-        do {
-            return try await body(NotificationsClient(connection: connection, timeout: .seconds(10)))
-        } catch let failure as CommandFailure {
-            throw failure
-        } catch {
-            throw failure(error)
-        }
-    }
-
     /// Runs `body` with a blocking sender on a fresh connection (for the commands that only hand something to the
     /// server and exit: no I/O thread, no tasks).
     static func withSender<T>(

@@ -22,10 +22,7 @@ struct LaterCommand {
         guard !records.isEmpty else { return .success }
         // The center clears the store as it restores: make sure a server is there first, and put the toasts back
         // if the server fails them.
-        let owner = try await BusAccess.withClient { client in
-            try await client.connection.nameOwner(of: NotificationsClient.busName)
-        }
-        guard owner != nil else { throw .unavailable(BusAccess.noServer) }
+        _ = try BusAccess.withSender { $0.server }
         let desktop = DesktopNotificationPresenter(
             configuration: DesktopPresenterConfiguration(appName: "toastkit", callTimeout: .seconds(10)))
         let center = ToastCenter(presenter: desktop, laterStore: store)

@@ -136,10 +136,7 @@ struct SendCommand {
             return try await accept(message, center: center, desktop: desktop)
         }
         // The server's unique name tells a remembered id from one of a server that has since restarted.
-        let owner = try await BusAccess.withClient { client in
-            try await client.connection.nameOwner(of: NotificationsClient.busName)
-        }
-        guard let owner else { throw .unavailable(BusAccess.noServer) }
+        let owner = try BusAccess.withSender { $0.server }
         do {
             return try await store.withLockedIDs { ids in
                 if options.replaceID == nil, let entry = ids[id], entry.server == owner {

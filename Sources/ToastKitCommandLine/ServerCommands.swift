@@ -1,10 +1,10 @@
-import DBus
 import ToastKit
 
-/// `toastkit capabilities` and `toastkit server-info`: what the notification server says about itself.
+/// `toastkit capabilities` and `toastkit server-info`: what the notification server says about itself (asked in one
+/// round trip, on the calling thread).
 enum ServerCommands {
-    static func capabilities(json: Bool) async throws(CommandFailure) -> ExitCode {
-        let names = try await BusAccess.withClient { client in try await client.capabilities() }
+    static func capabilities(json: Bool) throws(CommandFailure) -> ExitCode {
+        let names = try BusAccess.withSender { $0.capabilities.capabilities.sorted() }
         if json {
             Output.json(["capabilities": .array(names.map(JSONValue.string))])
         } else {
@@ -13,25 +13,23 @@ enum ServerCommands {
         return .success
     }
 
-    static func serverInfo(json: Bool) async throws(CommandFailure) -> ExitCode {
-        let (information, owner) = try await BusAccess.withClient { client in
-            (
-                try await client.serverInformation(),
-                try await client.connection.nameOwner(of: NotificationsClient.busName)
-            )
+    static func serverInfo(json: Bool) throws(CommandFailure) -> ExitCode {
+        let (information, owner) = try BusAccess.withSender { ($0.capabilities.information, $0.server) }
+        guard let information else {
+            throw .unavailable("the notification server did not answer GetServerInformation properly")
         }
         if json {
             Output.json([
                 "name": .string(information.name), "vendor": .string(information.vendor),
                 "version": .string(information.version),
-                "spec_version": .string(information.specificationVersion), "bus_name": .optional(owner),
+                "spec_version": .string(information.specificationVersion), "bus_name": .string(owner),
             ])
         } else {
             Output.line("name: \(information.name)")
             Output.line("vendor: \(information.vendor)")
             Output.line("version: \(information.version)")
             Output.line("spec_version: \(information.specificationVersion)")
-            if let owner { Output.line("bus_name: \(owner)") }
+            Output.line("bus_name: \(owner)")
         }
         return .success
     }

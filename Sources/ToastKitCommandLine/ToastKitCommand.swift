@@ -86,6 +86,10 @@ public enum ToastKitCommand {
             return try SendCommand(options: options, environment: environment).runWithoutWaiting()
         case .close(let target):
             return try CloseCommand(target: target, environment: environment).run()
+        case .capabilities(let json):
+            return try ServerCommands.capabilities(json: json)
+        case .serverInfo(let json):
+            return try ServerCommands.serverInfo(json: json)
         default:
             return nil
         }
@@ -96,16 +100,12 @@ public enum ToastKitCommand {
     {
         if let code = try executeWithoutTasks(invocation, environment: environment) { return code }
         switch invocation {
-        case .help, .version, .close:
+        case .help, .version, .close, .capabilities, .serverInfo:
             preconditionFailure("\(invocation) runs without tasks")
         case .send(let options):
             return try await SendCommand(options: options, environment: environment).run()
         case .later(let show, let json):
             return try await LaterCommand(show: show, json: json, environment: environment).run()
-        case .capabilities(let json):
-            return try await ServerCommands.capabilities(json: json)
-        case .serverInfo(let json):
-            return try await ServerCommands.serverInfo(json: json)
         case .listen(let json):
             return try await ListenCommand(json: json).run()
         }
