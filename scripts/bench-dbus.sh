@@ -37,14 +37,14 @@ c_dir=.build/bench-c
 mkdir -p "$c_dir"
 echo "== build C client and server ($c_dir, gcc -O2)"
 # shellcheck disable=SC2046 # pkg-config output is meant to split into flags
-for program in raw-libdbus-client raw-libdbus-server; do
+for program in raw-libdbus-client instant-notifications-server; do
     gcc -O2 -Wall -Wextra -o "$c_dir/$program" "scripts/benchmarks/$program.c" $(pkg-config --cflags --libs dbus-1)
 done
 echo "== swift build -c release --product dbus-benchmark ${scratch[*]}"
 swift build -c release --product dbus-benchmark "${scratch[@]}" 2>&1 | tail -n 1
 swift_bin="$(swift build -c release --show-bin-path "${scratch[@]}")/dbus-benchmark"
 c_client="$c_dir/raw-libdbus-client"
-c_server="$c_dir/raw-libdbus-server"
+c_server="$c_dir/instant-notifications-server"
 
 # --- Private bus: own config, no service activation, killed by pid on exit ---------------------------------------
 work="$(mktemp -d "${TMPDIR:-/tmp}/toastkit-bench.XXXXXX")"
@@ -71,7 +71,7 @@ for _ in $(seq 100); do [[ -s "$work/address" ]] && break; sleep 0.05; done
 address="$(head -n 1 "$work/address")"
 [[ -n "$address" ]] || { echo "bench-dbus.sh: dbus-daemon did not start:" >&2; cat "$work/daemon.log" >&2; exit 1; }
 
-"$c_server" --address "$address" >"$work/server.out" &
+"$c_server" --address "$address" --name org.toastkit.BenchServer >"$work/server.out" &
 server_pid=$!
 for _ in $(seq 100); do grep -q '^ready' "$work/server.out" 2>/dev/null && break; sleep 0.05; done
 grep -q '^ready' "$work/server.out" || { echo "bench-dbus.sh: the C server did not start" >&2; exit 1; }

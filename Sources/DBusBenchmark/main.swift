@@ -21,7 +21,7 @@ struct Options {
     enum Server: Equatable {
         /// An object exported by a second connection of this process.
         case inProcess
-        /// Another process that owns `name` (e.g. scripts/benchmarks/raw-libdbus-server).
+        /// Another process that owns `name` (e.g. scripts/benchmarks/instant-notifications-server --name org.toastkit.BenchServer).
         case external(name: String)
     }
 

@@ -8,10 +8,13 @@
  *     CloseNotification(u)              emits NotificationClosed(id, 3) to the Notify caller, as dunst does
  *     GetCapabilities() -> as           actions body body-hyperlinks body-markup icon-static persistence
  *     GetServerInformation() -> ssss    instant-notifications-server, toastkit, 1.0, 1.2
- *   org.toastkit.Bench (for P3, the action latency)
+ *   org.toastkit.Bench (for P3, the action latency, and for scripts/bench-dbus.sh)
  *     EmitAction(us) -> t               emits ActionInvoked(id, key) to the caller of Notify(id) and answers the
  *                                       CLOCK_MONOTONIC time in ns taken just before the signal was queued
  *     Stats() -> tt                     (Notify calls, CloseNotification calls) so far
+ *     Ping(u) -> u                      echoes its argument
+ *     Notify(susssasa{sv}i) -> u        the same as the Notifications interface's
+ * The same object is also served at /bench (scripts/bench-dbus.sh's clients call org.toastkit.Bench there).
  *   org.freedesktop.DBus.Introspectable.Introspect() -> s   (gdbus call reads the signatures from it)
  * Signals go only to the connection that called Notify (dunst's behavior; NOTES.md P2). Single thread, plain
  * `dbus_connection_read_write_dispatch` loop. Runs until killed or the bus goes away.
@@ -146,6 +149,7 @@ static const char introspection[] =
     "  <method name=\"EmitAction\"><arg type=\"u\" direction=\"in\"/><arg type=\"s\" direction=\"in\"/>"
     "<arg type=\"t\" direction=\"out\"/></method>\n"
     "  <method name=\"Stats\"><arg type=\"t\" direction=\"out\"/><arg type=\"t\" direction=\"out\"/></method>\n"
+    "  <method name=\"Ping\"><arg type=\"u\" direction=\"in\"/><arg type=\"u\" direction=\"out\"/></method>\n"
     " </interface>\n"
     "</node>\n";
 
@@ -153,8 +157,17 @@ static DBusHandlerResult handle(DBusConnection *connection, DBusMessage *message
     (void)data;
     if (dbus_message_get_type(message) != DBUS_MESSAGE_TYPE_METHOD_CALL) return DBUS_HANDLER_RESULT_NOT_YET_HANDLED;
     DBusMessage *reply = NULL;
-    if (dbus_message_is_method_call(message, NOTIFICATIONS_INTERFACE, "Notify")) {
+    if (dbus_message_is_method_call(message, NOTIFICATIONS_INTERFACE, "Notify") ||
+        dbus_message_is_method_call(message, BENCH_INTERFACE, "Notify")) {
         reply = handle_notify(message);
+    } else if (dbus_message_is_method_call(message, BENCH_INTERFACE, "Ping")) {
+        dbus_uint32_t value = 0;
+        if (dbus_message_get_args(message, NULL, DBUS_TYPE_UINT32, &value, DBUS_TYPE_INVALID)) {
+            reply = dbus_message_new_method_return(message);
+            if (reply) dbus_message_append_args(reply, DBUS_TYPE_UINT32, &value, DBUS_TYPE_INVALID);
+        } else {
+            reply = dbus_message_new_error(message, DBUS_ERROR_INVALID_ARGS, "Ping takes (u)");
+        }
     } else if (dbus_message_is_method_call(message, NOTIFICATIONS_INTERFACE, "CloseNotification")) {
         dbus_uint32_t id = 0;
         if (dbus_message_get_args(message, NULL, DBUS_TYPE_UINT32, &id, DBUS_TYPE_INVALID)) {
@@ -232,6 +245,8 @@ int main(int argc, char **argv) {
     DBusObjectPathVTable vtable = {.message_function = handle};
     if (!dbus_connection_try_register_object_path(connection, NOTIFICATIONS_PATH, &vtable, NULL, &error))
         die("register " NOTIFICATIONS_PATH, &error);
+    if (!dbus_connection_try_register_object_path(connection, "/bench", &vtable, NULL, &error))
+        die("register /bench", &error);
     int owned = dbus_bus_request_name(connection, name, DBUS_NAME_FLAG_DO_NOT_QUEUE, &error);
     if (owned != DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER) die("RequestName (is the name taken?)", &error);
 
