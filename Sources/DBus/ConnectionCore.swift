@@ -504,12 +504,23 @@ final class PendingReply: @unchecked Sendable {
 
     private let state = Mutex(State.idle)
     private let cancelled = Atomic(false)
+    /// For callback-style calls: run with the result instead of resuming a continuation (exactly once).
+    private let handler: (@Sendable (Result<DBusMessage, any Error>) -> Void)?
+    private let handled = Atomic(false)
     var call: OpaquePointer?
+
+    init(handler: (@Sendable (Result<DBusMessage, any Error>) -> Void)? = nil) {
+        self.handler = handler
+    }
 
     var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
     func markCancelled() { cancelled.store(true, ordering: .releasing) }
 
     func complete(_ result: Result<DBusMessage, any Error>) {
+        if let handler {
+            if !handled.exchange(true, ordering: .acquiringAndReleasing) { handler(result) }
+            return
+        }
         let waiting: CheckedContinuation<DBusMessage, any Error>? = state.withLock { state in
             switch state {
             case .idle:
