@@ -4,7 +4,10 @@
 public enum IconNames {
     /// The freedesktop name for `name`.
     public static func freedesktopName(for name: String) -> String {
-        table[name] ?? table[name.replacing(".fill", with: "")] ?? name
+        if let known = table[name] { return known }
+        // Only a name with ".fill" in it can change below; `replacing` is costly for a per-toast path.
+        guard utf8Contains(name, ".fill") else { return name }
+        return table[name.replacing(".fill", with: "")] ?? name
     }
 
     static let table: [String: String] = [
@@ -61,4 +64,17 @@ public enum IconNames {
         "externaldrive": "drive-harddisk",
         "icloud": "folder-remote",
     ]
+}
+
+/// Whether `needle`'s UTF-8 bytes occur in `text`: a cheap check before `contains`/`replacing`, which match
+/// Characters and are slow (a Character match implies a byte match, so a `false` here means no match there).
+func utf8Contains(_ text: String, _ needle: String) -> Bool {
+    guard let first = needle.utf8.first else { return true }
+    let bytes = text.utf8
+    var index = bytes.startIndex
+    while let found = bytes[index...].firstIndex(of: first) {
+        if bytes[found...].starts(with: needle.utf8) { return true }
+        index = bytes.index(after: found)
+    }
+    return false
 }
