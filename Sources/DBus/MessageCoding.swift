@@ -1,5 +1,6 @@
 internal import CDBus
 import Glibc
+import Synchronization
 
 /// The limits of the D-Bus specification that libdbus enforces by aborting or by dropping the connection.
 enum Limits {
@@ -55,7 +56,7 @@ struct MessageEncoder {
         fieldPrefix: String = "argument"
     ) throws(DBusError) {
         let bodySignature = values.map(\.signature).joined()
-        if !bodySignature.isEmpty { _ = try Signature(validating: bodySignature) }
+        if !bodySignature.isEmpty { try Self.validateBody(signature: bodySignature) }
         var iter = DBusMessageIter()
         dbus_message_iter_init_append(message, &iter)
         do {
@@ -160,7 +161,10 @@ struct MessageEncoder {
             }
         case .variant(let inner):
             let innerSignature = inner.signature
-            guard (try? Signature(validating: innerSignature))?.isSingleCompleteType == true else {
+            let single =
+                Signature(unchecked: innerSignature).singleByteCode.map { $0 != 0 }
+                ?? ((try? Signature(validating: innerSignature))?.isSingleCompleteType == true)
+            guard single else {
                 throw DBusError.invalidArgs(
                     "\(field()): variant content type \"\(innerSignature)\" is not a valid single type")
             }
@@ -177,7 +181,19 @@ struct MessageEncoder {
     }
 
     private static func isBasic(_ signature: String) -> Bool {
-        signature.count == 1 && "ybnqiuxtdsogh".contains(signature)
+        signature.utf8.count == 1 && Signature.basicCodes.contains(signature.utf8.first!)
+    }
+
+    /// Body signatures libdbus has already found valid: a program sends a handful of distinct ones, over and over.
+    private static let validBodySignatures = Mutex<Set<String>>([])
+
+    private static func validateBody(signature: String) throws(DBusError) {
+        if validBodySignatures.withLock({ $0.contains(signature) }) { return }
+        _ = try Signature(validating: signature)
+        validBodySignatures.withLock { known in
+            if known.count >= 256 { known.removeAll() }
+            known.insert(signature)
+        }
     }
 
     private mutating func enterArray(field: () -> String) throws {
