@@ -197,8 +197,10 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     }
 
     private func nextOperation(for id: String) -> Operation? {
-        state.withLock { state in
-            guard var entry = state.entries[id] else { return nil }
+        typealias Waiters = [CheckedContinuation<UInt32, any Error>]
+        let (operation, waiters, result) = state.withLock {
+            state -> (Operation?, Waiters, Result<UInt32, DesktopPresentationError>?) in
+            guard var entry = state.entries[id] else { return (nil, [], nil) }
             guard !entry.operations.isEmpty else {
                 entry.running = false
                 let waiters = entry.waiters
@@ -206,13 +208,17 @@ public final class DesktopNotificationPresenter: ToastPresenter {
                 let result: Result<UInt32, DesktopPresentationError> =
                     entry.serverID.map { .success($0) } ?? .failure(entry.lastFailure ?? .notPresented(id))
                 state.entries[id] = entry.closed && entry.serverID == nil ? nil : entry
-                for waiter in waiters { waiter.resume(with: result.mapError { $0 as any Error }) }
-                return nil
+                return (nil, waiters, result)
             }
             let operation = entry.operations.removeFirst()
             state.entries[id] = entry
-            return operation
+            return (operation, [], nil)
         }
+        // Outside the lock: waking a waiting task is a system call, and the caller's thread wants the lock next.
+        if let result {
+            for waiter in waiters { waiter.resume(with: result.mapError { $0 as any Error }) }
+        }
+        return operation
     }
 
     // MARK: - Notify and close
