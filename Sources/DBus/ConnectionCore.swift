@@ -34,12 +34,6 @@ final class ConnectionCore: @unchecked Sendable {
         var enabled: Bool
     }
 
-    private struct Timeout {
-        let timeout: OpaquePointer
-        var enabled: Bool
-        var deadline: UInt64
-    }
-
     private let inbox = Mutex(Inbox())
     /// True while the I/O thread is about to block in `poll()`: only then does a post need to write the eventfd.
     private let sleeping = Atomic<Bool>(false)
@@ -52,7 +46,7 @@ final class ConnectionCore: @unchecked Sendable {
     // I/O thread only.
     private var raw: OpaquePointer?
     private var watches: [Watch] = []
-    private var timeouts: [Timeout] = []
+    private var timeouts = DeadlineQueue<OpaquePointer>()
     private var pending: [ObjectIdentifier: PendingReply] = [:]
     private var closing: DBusError?
     private let thread = Mutex<pthread_t?>(nil)
@@ -417,7 +411,7 @@ final class ConnectionCore: @unchecked Sendable {
             self.raw = nil
         }
         watches = []
-        timeouts = []
+        timeouts.removeAll()
         thread.withLock { $0 = nil }
         onClose(reason)
     }
@@ -450,30 +444,21 @@ final class ConnectionCore: @unchecked Sendable {
     }
 
     private func addTimeout(_ timeout: OpaquePointer) -> dbus_bool_t {
-        timeouts.append(
-            Timeout(
-                timeout: timeout, enabled: dbus_timeout_get_enabled(timeout) != 0,
-                deadline: Self.deadline(for: timeout)))
+        timeouts.set(timeout, enabled: dbus_timeout_get_enabled(timeout) != 0, deadline: Self.deadline(for: timeout))
         return 1
     }
 
     private func removeTimeout(_ timeout: OpaquePointer) {
-        timeouts.removeAll { $0.timeout == timeout }
+        timeouts.remove(timeout)
     }
 
     private func toggleTimeout(_ timeout: OpaquePointer) {
-        if let index = timeouts.firstIndex(where: { $0.timeout == timeout }) {
-            timeouts[index].enabled = dbus_timeout_get_enabled(timeout) != 0
-            timeouts[index].deadline = Self.deadline(for: timeout)
-        }
+        guard timeouts.contains(timeout) else { return }
+        timeouts.set(timeout, enabled: dbus_timeout_get_enabled(timeout) != 0, deadline: Self.deadline(for: timeout))
     }
 
     private func nextTimeoutMilliseconds() -> Int32 {
-        var nearest: UInt64?
-        for entry in timeouts where entry.enabled {
-            nearest = min(nearest ?? entry.deadline, entry.deadline)
-        }
-        guard let nearest else { return -1 }
+        guard let nearest = timeouts.nearest() else { return -1 }
         let now = Self.now()
         guard nearest > now else { return 0 }
         // Round up so the timeout has really passed when poll returns.
@@ -481,11 +466,14 @@ final class ConnectionCore: @unchecked Sendable {
     }
 
     private func handleExpiredTimeouts() {
+        guard let nearest = timeouts.nearest() else { return }
         let now = Self.now()
-        let due = timeouts.filter { $0.enabled && $0.deadline <= now }.map(\.timeout)
-        for timeout in due {
-            guard let index = timeouts.firstIndex(where: { $0.timeout == timeout }) else { continue }
-            timeouts[index].deadline = Self.deadline(for: timeout)
+        guard nearest <= now else { return }
+        for timeout in timeouts.takeDue(now: now) {
+            // An earlier handler may have removed it.
+            guard timeouts.contains(timeout) else { continue }
+            timeouts.set(
+                timeout, enabled: dbus_timeout_get_enabled(timeout) != 0, deadline: Self.deadline(for: timeout))
             _ = dbus_timeout_handle(timeout)
         }
     }
@@ -504,12 +492,23 @@ final class PendingReply: @unchecked Sendable {
 
     private let state = Mutex(State.idle)
     private let cancelled = Atomic(false)
+    /// For callback-style calls: run with the result instead of resuming a continuation (exactly once).
+    private let handler: (@Sendable (Result<DBusMessage, any Error>) -> Void)?
+    private let handled = Atomic(false)
     var call: OpaquePointer?
+
+    init(handler: (@Sendable (Result<DBusMessage, any Error>) -> Void)? = nil) {
+        self.handler = handler
+    }
 
     var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
     func markCancelled() { cancelled.store(true, ordering: .releasing) }
 
     func complete(_ result: Result<DBusMessage, any Error>) {
+        if let handler {
+            if !handled.exchange(true, ordering: .acquiringAndReleasing) { handler(result) }
+            return
+        }
         let waiting: CheckedContinuation<DBusMessage, any Error>? = state.withLock { state in
             switch state {
             case .idle:

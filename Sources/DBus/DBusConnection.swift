@@ -107,6 +107,30 @@ public final class DBusConnection: Sendable {
         }
     }
 
+    /// Calls a method and hands the outcome to `completion` without a task or a continuation: for library code
+    /// that makes many calls and keeps its own state machine (the desktop presenter's per-toast queues).
+    ///
+    /// `completion` runs exactly once, on the connection's I/O thread — or at once on the calling thread when the
+    /// connection is already closed. While it runs the connection does no I/O: it must be short, must never block,
+    /// and must never run app code (hand such work to a task). An error reply arrives as a `DBusError` failure.
+    ///
+    /// - Throws: `DBusError.invalidArgs` for an argument libdbus would not accept (nothing is sent, `completion`
+    ///   is not called).
+    package func call(
+        destination: BusName?,
+        path: ObjectPath,
+        interface: InterfaceName?,
+        member: MemberName,
+        arguments: [DBusValue] = [],
+        timeout: Duration = .seconds(25),
+        completion: @escaping @Sendable (Result<DBusMessage, any Error>) -> Void
+    ) throws(DBusError) {
+        let milliseconds = try Self.milliseconds(timeout)
+        let message = try OutgoingMessage.methodCall(
+            destination: destination, path: path, interface: interface, member: member, body: arguments)
+        core.post(.call(message, timeoutMilliseconds: milliseconds, PendingReply(handler: completion)))
+    }
+
     private static func milliseconds(_ timeout: Duration) throws(DBusError) -> Int32 {
         guard timeout >= .zero else { throw .invalidArgs("timeout: \(timeout) is negative") }
         let (seconds, attoseconds) = timeout.components

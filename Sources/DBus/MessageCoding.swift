@@ -1,5 +1,6 @@
 internal import CDBus
 import Glibc
+import Synchronization
 
 /// The limits of the D-Bus specification that libdbus enforces by aborting or by dropping the connection.
 enum Limits {
@@ -55,12 +56,12 @@ struct MessageEncoder {
         fieldPrefix: String = "argument"
     ) throws(DBusError) {
         let bodySignature = values.map(\.signature).joined()
-        if !bodySignature.isEmpty { _ = try Signature(validating: bodySignature) }
+        if !bodySignature.isEmpty { try Self.validateBody(signature: bodySignature) }
         var iter = DBusMessageIter()
         dbus_message_iter_init_append(message, &iter)
         do {
             for (index, value) in values.enumerated() {
-                try append(value, to: &iter, field: "\(fieldPrefix) \(index)")
+                try append(value, to: &iter) { "\(fieldPrefix) \(index)" }
             }
         } catch let error as DBusError {
             throw error
@@ -72,7 +73,7 @@ struct MessageEncoder {
     private mutating func append(
         _ value: DBusValue,
         to iter: UnsafeMutablePointer<DBusMessageIter>,
-        field: String
+        field: () -> String
     ) throws {
         var ok: dbus_bool_t = 1
         switch value {
@@ -95,16 +96,17 @@ struct MessageEncoder {
         case .objectPath(let p): ok = try appendString(p.rawValue, type: CDBUS_TYPE_OBJECT_PATH, to: iter, field: field)
         case .signature(let g): ok = try appendString(g.rawValue, type: CDBUS_TYPE_SIGNATURE, to: iter, field: field)
         case .unixFD(var fd):
-            guard fd >= 0 else { throw DBusError.invalidArgs("\(field): \(fd) is not a file descriptor") }
+            guard fd >= 0 else { throw DBusError.invalidArgs("\(field()): \(fd) is not a file descriptor") }
             ok = dbus_message_iter_append_basic(iter, CDBUS_TYPE_UNIX_FD, &fd)
             if ok == 0 {
-                throw DBusError.invalidArgs("\(field): file descriptor \(fd) cannot be sent (\(errnoText()))")
+                throw DBusError.invalidArgs("\(field()): file descriptor \(fd) cannot be sent (\(errnoText()))")
             }
         case .bytes(let bytes):
             try appendBytes(bytes, to: iter, field: field)
         case .array(let element, let elements):
             guard element.isSingleCompleteType else {
-                throw DBusError.invalidArgs("\(field): array element signature \"\(element)\" is not one complete type")
+                throw DBusError.invalidArgs(
+                    "\(field()): array element signature \"\(element)\" is not one complete type")
             }
             if element.rawValue == "y", let bytes = value.bytesValue, bytes.count == elements.count {
                 try appendBytes(bytes, to: iter, field: field)
@@ -114,58 +116,62 @@ struct MessageEncoder {
             defer { leave(array: true) }
             try container(CDBUS_TYPE_ARRAY, signature: element.rawValue, in: iter, field: field) { sub, encoder in
                 for (i, e) in elements.enumerated() {
-                    let elementField = "\(field)[\(i)]"
+                    func elementField() -> String { "\(field())[\(i)]" }
                     guard e.signature == element.rawValue else {
                         throw DBusError.invalidArgs(
-                            "\(elementField) has type \"\(e.signature)\" but the array holds \"\(element)\"")
+                            "\(elementField()) has type \"\(e.signature)\" but the array holds \"\(element)\"")
                     }
                     try encoder.append(e, to: sub, field: elementField)
                 }
             }
         case .dictionary(let keyType, let valueType, let entries):
             guard Self.isBasic(keyType.rawValue) else {
-                throw DBusError.invalidArgs("\(field): dictionary key type \"\(keyType)\" is not a basic type")
+                throw DBusError.invalidArgs("\(field()): dictionary key type \"\(keyType)\" is not a basic type")
             }
             guard valueType.isSingleCompleteType else {
-                throw DBusError.invalidArgs("\(field): dictionary value type \"\(valueType)\" is not one complete type")
+                throw DBusError.invalidArgs(
+                    "\(field()): dictionary value type \"\(valueType)\" is not one complete type")
             }
             try enterArray(field: field)
             defer { leave(array: true) }
             let entrySignature = "{" + keyType.rawValue + valueType.rawValue + "}"
             try container(CDBUS_TYPE_ARRAY, signature: entrySignature, in: iter, field: field) { sub, encoder in
                 for entry in entries {
-                    let entryField = "\(field)[\(entry.key.debugKey)]"
+                    func entryField() -> String { "\(field())[\(entry.key.debugKey)]" }
                     guard entry.key.signature == keyType.rawValue, entry.value.signature == valueType.rawValue else {
                         throw DBusError.invalidArgs(
-                            "\(entryField) has types \"\(entry.key.signature)\" → \"\(entry.value.signature)\""
+                            "\(entryField()) has types \"\(entry.key.signature)\" → \"\(entry.value.signature)\""
                                 + " but the dictionary holds \"\(keyType)\" → \"\(valueType)\"")
                     }
                     try encoder.enterStruct(field: entryField)
                     defer { encoder.leave(array: false) }
                     try encoder.container(CDBUS_TYPE_DICT_ENTRY, signature: nil, in: sub, field: entryField) {
                         entryIter, inner in
-                        try inner.append(entry.key, to: entryIter, field: entryField + ".key")
+                        try inner.append(entry.key, to: entryIter, field: { entryField() + ".key" })
                         try inner.append(entry.value, to: entryIter, field: entryField)
                     }
                 }
             }
         case .structure(let fields):
-            guard !fields.isEmpty else { throw DBusError.invalidArgs("\(field): a struct needs at least one field") }
+            guard !fields.isEmpty else { throw DBusError.invalidArgs("\(field()): a struct needs at least one field") }
             try enterStruct(field: field)
             defer { leave(array: false) }
             try container(CDBUS_TYPE_STRUCT, signature: nil, in: iter, field: field) { sub, encoder in
-                for (i, f) in fields.enumerated() { try encoder.append(f, to: sub, field: "\(field).\(i)") }
+                for (i, f) in fields.enumerated() { try encoder.append(f, to: sub) { "\(field()).\(i)" } }
             }
         case .variant(let inner):
             let innerSignature = inner.signature
-            guard (try? Signature(validating: innerSignature))?.isSingleCompleteType == true else {
+            let single =
+                Signature(unchecked: innerSignature).singleByteCode.map { $0 != 0 }
+                ?? ((try? Signature(validating: innerSignature))?.isSingleCompleteType == true)
+            guard single else {
                 throw DBusError.invalidArgs(
-                    "\(field): variant content type \"\(innerSignature)\" is not a valid single type")
+                    "\(field()): variant content type \"\(innerSignature)\" is not a valid single type")
             }
             totalDepth += 1
             defer { totalDepth -= 1 }
             guard totalDepth <= Limits.maxTotalDepth else {
-                throw DBusError.invalidArgs("\(field): values nested more than \(Limits.maxTotalDepth) deep")
+                throw DBusError.invalidArgs("\(field()): values nested more than \(Limits.maxTotalDepth) deep")
             }
             try container(CDBUS_TYPE_VARIANT, signature: innerSignature, in: iter, field: field) { sub, encoder in
                 try encoder.append(inner, to: sub, field: field)
@@ -175,28 +181,40 @@ struct MessageEncoder {
     }
 
     private static func isBasic(_ signature: String) -> Bool {
-        signature.count == 1 && "ybnqiuxtdsogh".contains(signature)
+        signature.utf8.count == 1 && Signature.basicCodes.contains(signature.utf8.first!)
     }
 
-    private mutating func enterArray(field: String) throws {
+    /// Body signatures libdbus has already found valid: a program sends a handful of distinct ones, over and over.
+    private static let validBodySignatures = Mutex<Set<String>>([])
+
+    private static func validateBody(signature: String) throws(DBusError) {
+        if validBodySignatures.withLock({ $0.contains(signature) }) { return }
+        _ = try Signature(validating: signature)
+        validBodySignatures.withLock { known in
+            if known.count >= 256 { known.removeAll() }
+            known.insert(signature)
+        }
+    }
+
+    private mutating func enterArray(field: () -> String) throws {
         arrayDepth += 1
         totalDepth += 1
         if arrayDepth > Limits.maxContainerDepth || totalDepth > Limits.maxTotalDepth {
             arrayDepth -= 1
             totalDepth -= 1
             throw DBusError.invalidArgs(
-                "\(field): containers nested too deep (D-Bus allows \(Limits.maxContainerDepth))")
+                "\(field()): containers nested too deep (D-Bus allows \(Limits.maxContainerDepth))")
         }
     }
 
-    private mutating func enterStruct(field: String) throws {
+    private mutating func enterStruct(field: () -> String) throws {
         structDepth += 1
         totalDepth += 1
         if structDepth > Limits.maxContainerDepth || totalDepth > Limits.maxTotalDepth {
             structDepth -= 1
             totalDepth -= 1
             throw DBusError.invalidArgs(
-                "\(field): containers nested too deep (D-Bus allows \(Limits.maxContainerDepth))")
+                "\(field()): containers nested too deep (D-Bus allows \(Limits.maxContainerDepth))")
         }
     }
 
@@ -210,7 +228,7 @@ struct MessageEncoder {
         _ type: Int32,
         signature: String?,
         in iter: UnsafeMutablePointer<DBusMessageIter>,
-        field: String,
+        field: () -> String,
         _ body: (UnsafeMutablePointer<DBusMessageIter>, inout MessageEncoder) throws -> Void
     ) throws {
         var sub = DBusMessageIter()
@@ -236,9 +254,9 @@ struct MessageEncoder {
         _ string: String,
         type: Int32,
         to iter: UnsafeMutablePointer<DBusMessageIter>,
-        field: String
+        field: () -> String
     ) throws -> dbus_bool_t {
-        try checkNoNUL(string, what: field)
+        try checkNoNUL(string, what: field())
         payloadBytes += string.utf8.count + 5
         let result: Int32 = string.withCString { cString in
             // Swift strings are valid Unicode, but libdbus's UTF-8 rules are its own: ask it, never let it abort.
@@ -246,14 +264,14 @@ struct MessageEncoder {
             var pointer: UnsafePointer<CChar>? = cString
             return Int32(dbus_message_iter_append_basic(iter, type, &pointer))
         }
-        if result < 0 { throw DBusError.invalidArgs("\(field) is not a valid D-Bus UTF-8 string") }
+        if result < 0 { throw DBusError.invalidArgs("\(field()) is not a valid D-Bus UTF-8 string") }
         return dbus_bool_t(result)
     }
 
     private mutating func appendBytes(
         _ bytes: [UInt8],
         to iter: UnsafeMutablePointer<DBusMessageIter>,
-        field: String
+        field: () -> String
     ) throws {
         payloadBytes += bytes.count + 4
         try container(CDBUS_TYPE_ARRAY, signature: "y", in: iter, field: field) { sub, _ in

@@ -146,6 +146,19 @@ public struct Signature: ValidatedName {
 
     /// True when the signature is exactly one complete type (what an array element or a variant holds).
     public var isSingleCompleteType: Bool {
-        rawValue.withCString { dbus_signature_validate_single($0, nil) } != 0
+        if let code = singleByteCode { return code != 0 }
+        return rawValue.withCString { dbus_signature_validate_single($0, nil) } != 0
     }
+
+    /// For a one-byte signature: its type code when that is a complete type by itself (a basic type or `v`), else
+    /// 0 — the same verdict as libdbus's, without the call (encoding checks `s`, `v` and such per value). Nil for
+    /// longer signatures.
+    var singleByteCode: UInt8? {
+        let utf8 = rawValue.utf8
+        guard utf8.count == 1, let code = utf8.first else { return nil }
+        return Self.basicCodes.contains(code) || code == UInt8(ascii: "v") ? code : 0
+    }
+
+    /// The type codes of D-Bus's basic types.
+    static let basicCodes: Set<UInt8> = Set("ybnqiuxtdsogh".utf8)
 }

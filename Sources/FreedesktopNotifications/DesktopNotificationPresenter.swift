@@ -164,38 +164,43 @@ public final class DesktopNotificationPresenter: ToastPresenter {
 
     /// Each toast's operations run in order (a close waits for the `Notify` that gives the id); different toasts'
     /// operations run concurrently, so a burst of toasts is pipelined.
+    ///
+    /// No task per toast: once the connection and the server's capabilities are known, an operation is sent from
+    /// the caller's thread and its reply, on the connection's I/O thread, records the result, resumes
+    /// ``accepted(_:)``'s waiters and starts the queue's next operation. What a reply sets off for the center goes
+    /// through ``report(_:)``, never on the I/O thread.
     private func enqueue(_ id: String, _ operation: Operation) {
-        let (start, connection) = state.withLock { state -> (Bool, DBusConnection?) in
+        let start = state.withLock { state -> Bool in
             var entry = state.entries[id] ?? Entry()
             entry.operations.append(operation)
             if case .show = operation { entry.closed = false }
             defer { state.entries[id] = entry }
-            guard !entry.running else { return (false, nil) }
+            guard !entry.running else { return false }
             entry.running = true
-            return (true, state.link?.connection)
+            return true
         }
-        guard start else { return }
-        if let connection {
-            // The queue's work is a few D-Bus calls: run it on the connection's own thread, so a flood of toasts
-            // neither costs two thread switches per call nor crowds the shared pool the app's timers run on.
-            Task(executorPreference: connection.executor) { await self.drain(id) }
-        } else {
-            Task { await self.drain(id) }
-        }
+        if start { runQueue(id) }
     }
 
-    private func drain(_ id: String) async {
+    /// Carries out toast `id`'s operations until the queue is empty or one waits for the server (its completion
+    /// calls this again). Only whoever holds the queue's `running` claim calls it.
+    private func runQueue(_ id: String) {
         while let operation = nextOperation(for: id) {
-            switch operation {
-            case .show(let presentation): await notify(presentation)
-            case .close: await closeOnServer(id)
-            }
+            let next: @Sendable () -> Void = { self.runQueue(id) }
+            let waits =
+                switch operation {
+                case .show(let presentation): startNotify(presentation, then: next)
+                case .close: startClose(id, then: next)
+                }
+            if waits { return }
         }
     }
 
     private func nextOperation(for id: String) -> Operation? {
-        state.withLock { state in
-            guard var entry = state.entries[id] else { return nil }
+        typealias Waiters = [CheckedContinuation<UInt32, any Error>]
+        let (operation, waiters, result) = state.withLock {
+            state -> (Operation?, Waiters, Result<UInt32, DesktopPresentationError>?) in
+            guard var entry = state.entries[id] else { return (nil, [], nil) }
             guard !entry.operations.isEmpty else {
                 entry.running = false
                 let waiters = entry.waiters
@@ -203,71 +208,151 @@ public final class DesktopNotificationPresenter: ToastPresenter {
                 let result: Result<UInt32, DesktopPresentationError> =
                     entry.serverID.map { .success($0) } ?? .failure(entry.lastFailure ?? .notPresented(id))
                 state.entries[id] = entry.closed && entry.serverID == nil ? nil : entry
-                for waiter in waiters { waiter.resume(with: result.mapError { $0 as any Error }) }
-                return nil
+                return (nil, waiters, result)
             }
             let operation = entry.operations.removeFirst()
             state.entries[id] = entry
-            return operation
+            return (operation, [], nil)
         }
+        // Outside the lock: waking a waiting task is a system call, and the caller's thread wants the lock next.
+        if let result {
+            for waiter in waiters { waiter.resume(with: result.mapError { $0 as any Error }) }
+        }
+        return operation
     }
 
     // MARK: - Notify and close
 
-    private func notify(_ presentation: ToastPresentation) async {
+    /// Starts `Notify` for `presentation`; returns true when `next` will be called once it is done, false when it
+    /// is done already (nothing to send, or it failed before anything was sent).
+    private func startNotify(_ presentation: ToastPresentation, then next: @escaping @Sendable () -> Void) -> Bool {
         let id = presentation.id
-        guard let events = state.withLock({ $0.events }) else { return }
-        do {
-            let link = try await link()
-            let capabilities = try await capabilities(link)
-            let replaces = state.withLock { $0.entries[id]?.serverID ?? 0 }
-            let mapped = try NotificationMapping.notify(
-                presentation.request, replacesID: replaces, capabilities: capabilities, configuration: configuration)
-            let fresh = state.withLock { state -> [String] in
-                let new = mapped.degradations.filter { !(state.entries[id]?.reported.contains($0) ?? true) }
-                state.entries[id]?.reported.formUnion(new)
-                state.notifiesInFlight += 1
-                return new
-            }
-            for reason in fresh { report { events.degraded(toastID: id, reason: reason) } }
-            let result: (id: UInt32, server: String?)
+        let known = state.withLock { state -> (ToastPresenterEvents, Link?, ServerCapabilities?)? in
+            guard let events = state.events else { return nil }
+            return (events, state.link, state.capabilities)
+        }
+        guard let (events, link, capabilities) = known else { return false }
+        if let link, let capabilities {
+            return sendNotify(presentation, link: link, capabilities: capabilities, events: events, then: next)
+        }
+        // The first toast (or the first after a change of server): connect and ask for the capabilities first.
+        Task {
             do {
-                result = try await link.client.notify(mapped.call)
-            } catch {
-                state.withLock { $0.notifiesInFlight -= 1 }
-                throw error
-            }
-            enum Fate { case kept([NotificationSignal]), unwanted, serverGone }
-            let fate = state.withLock { state -> Fate in
-                state.notifiesInFlight -= 1
-                defer { if state.notifiesInFlight == 0 { state.orphans = [:] } }
-                if state.owner == nil { state.owner = result.server }
-                // Answered by a server that has since been replaced: its id means nothing to the new one (the
-                // owner change already asked the center to show the toast again).
-                guard result.server == nil || result.server == state.owner else { return .serverGone }
-                guard var entry = state.entries[id], !entry.closed else {
-                    // Closed or forgotten while Notify was on its way: the close found no id, so close it now.
-                    return .unwanted
+                let link = try await self.link()
+                let capabilities = try await self.capabilities(link)
+                if self.sendNotify(presentation, link: link, capabilities: capabilities, events: events, then: next) {
+                    return
                 }
-                if let old = entry.serverID, old != result.id { state.toastForServerID[old] = nil }
-                entry.serverID = result.id
-                entry.lastFailure = nil
-                entry.actionKeys = mapped.actionKeys
-                state.entries[id] = entry
-                state.toastForServerID[result.id] = id
-                return .kept(state.orphans.removeValue(forKey: result.id) ?? [])
+            } catch {
+                self.fail(id, self.failure(error), events: events)
             }
-            switch fate {
-            case .kept(let early): for signal in early { handle(signal) }
-            case .unwanted: try? await link.client.closeNotification(id: result.id)
-            case .serverGone: break
-            }
-        } catch let error as ToastValidationError {
-            fail(id, DesktopPresentationError(.invalidInput, reason: error.description), events: events)
-        } catch let error as DBusError {
-            fail(id, Self.describe(error, timeout: configuration.callTimeout), events: events)
+            next()
+        }
+        return true
+    }
+
+    /// Maps and sends `Notify`; returns true when `next` will be called once the reply is handled.
+    private func sendNotify(
+        _ presentation: ToastPresentation,
+        link: Link,
+        capabilities: ServerCapabilities,
+        events: ToastPresenterEvents,
+        then next: @escaping @Sendable () -> Void
+    ) -> Bool {
+        let id = presentation.id
+        let replaces = state.withLock { $0.entries[id]?.serverID ?? 0 }
+        let mapped: MappedNotification
+        do {
+            mapped = try NotificationMapping.notify(
+                presentation.request, replacesID: replaces, capabilities: capabilities, configuration: configuration)
         } catch {
-            fail(id, DesktopPresentationError(.refused, reason: "\(error)"), events: events)
+            fail(id, DesktopPresentationError(.invalidInput, reason: error.description), events: events)
+            return false
+        }
+        let fresh = state.withLock { state -> [String] in
+            let new = mapped.degradations.filter { !(state.entries[id]?.reported.contains($0) ?? true) }
+            state.entries[id]?.reported.formUnion(new)
+            state.notifiesInFlight += 1
+            return new
+        }
+        for reason in fresh { report { events.degraded(toastID: id, reason: reason) } }
+        do {
+            try link.connection.call(
+                destination: NotificationsClient.busName, path: NotificationsClient.path,
+                interface: NotificationsClient.interface, member: "Notify", arguments: mapped.call.arguments,
+                timeout: configuration.callTimeout
+            ) { reply in
+                // On the connection's I/O thread: bookkeeping only, then the queue's next operation.
+                if self.notifyAnswered(id, reply, mapped: mapped, link: link, events: events, then: next) { return }
+                next()
+            }
+        } catch {
+            state.withLock { $0.notifiesInFlight -= 1 }
+            fail(id, failure(error), events: events)
+            return false
+        }
+        return true
+    }
+
+    /// Records the server's answer to `Notify`; returns true when `next` will be called later (a close that had
+    /// to wait for the id).
+    private func notifyAnswered(
+        _ id: String,
+        _ reply: Result<DBusMessage, any Error>,
+        mapped: MappedNotification,
+        link: Link,
+        events: ToastPresenterEvents,
+        then next: @escaping @Sendable () -> Void
+    ) -> Bool {
+        let result: (id: UInt32, server: String?)
+        do {
+            let message = try reply.get()
+            guard let serverID = try message.arguments("u")[0].uint32Value else {
+                throw DBusError(name: DBusError.Name.invalidSignature, message: "Notify reply has no id")
+            }
+            result = (serverID, message.sender)
+        } catch {
+            state.withLock { $0.notifiesInFlight -= 1 }
+            fail(id, failure(error), events: events)
+            return false
+        }
+        enum Fate { case kept([NotificationSignal]), unwanted, serverGone }
+        let fate = state.withLock { state -> Fate in
+            state.notifiesInFlight -= 1
+            defer { if state.notifiesInFlight == 0 { state.orphans = [:] } }
+            if state.owner == nil { state.owner = result.server }
+            // Answered by a server that has since been replaced: its id means nothing to the new one (the
+            // owner change already asked the center to show the toast again).
+            guard result.server == nil || result.server == state.owner else { return .serverGone }
+            guard var entry = state.entries[id], !entry.closed else {
+                // Closed or forgotten while Notify was on its way: the close found no id, so close it now.
+                return .unwanted
+            }
+            if let old = entry.serverID, old != result.id { state.toastForServerID[old] = nil }
+            entry.serverID = result.id
+            entry.lastFailure = nil
+            entry.actionKeys = mapped.actionKeys
+            state.entries[id] = entry
+            state.toastForServerID[result.id] = id
+            return .kept(state.orphans.removeValue(forKey: result.id) ?? [])
+        }
+        switch fate {
+        case .kept(let early):
+            for signal in early { handle(signal) }
+            return false
+        case .unwanted:
+            return closeNotification(result.id, on: link, then: next)
+        case .serverGone:
+            return false
+        }
+    }
+
+    /// What a failed `Notify` means for the toast.
+    private func failure(_ error: any Error) -> DesktopPresentationError {
+        switch error {
+        case let error as ToastValidationError: DesktopPresentationError(.invalidInput, reason: error.description)
+        case let error as DBusError: Self.describe(error, timeout: configuration.callTimeout)
+        default: DesktopPresentationError(.refused, reason: "\(error)")
         }
     }
 
@@ -293,7 +378,9 @@ public final class DesktopNotificationPresenter: ToastPresenter {
         }
     }
 
-    private func closeOnServer(_ id: String) async {
+    /// Starts `CloseNotification` for the toast's server id, if it has one; returns true when `next` will be
+    /// called once the server answered.
+    private func startClose(_ id: String, then next: @escaping @Sendable () -> Void) -> Bool {
         let (serverID, link) = state.withLock { state -> (UInt32?, Link?) in
             guard var entry = state.entries[id] else { return (nil, nil) }
             entry.closed = true
@@ -307,8 +394,27 @@ public final class DesktopNotificationPresenter: ToastPresenter {
             }
             return (serverID, state.link)
         }
-        guard let serverID, let link else { return }
-        try? await link.client.closeNotification(id: serverID)
+        guard let serverID, let link else { return false }
+        return closeNotification(serverID, on: link, then: next)
+    }
+
+    /// Sends `CloseNotification(serverID)`; returns true when `next` will be called once the server answered
+    /// (whatever it answered).
+    private func closeNotification(
+        _ serverID: UInt32,
+        on link: Link,
+        then next: @escaping @Sendable () -> Void
+    ) -> Bool {
+        do {
+            try link.connection.call(
+                destination: NotificationsClient.busName, path: NotificationsClient.path,
+                interface: NotificationsClient.interface, member: "CloseNotification",
+                arguments: [.uint32(serverID)], timeout: configuration.callTimeout
+            ) { _ in next() }
+            return true
+        } catch {
+            return false
+        }
     }
 
     // MARK: - Connection, capabilities, signals

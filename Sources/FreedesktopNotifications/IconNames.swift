@@ -66,3 +66,16 @@ public enum IconNames {
         "icloud": "folder-remote",
     ]
 }
+
+/// Whether `needle`'s UTF-8 bytes occur in `text`: a cheap check before `contains`/`replacing`, which match
+/// Characters and are slow (a Character match implies a byte match, so a `false` here means no match there).
+func utf8Contains(_ text: String, _ needle: String) -> Bool {
+    guard let first = needle.utf8.first else { return true }
+    let bytes = text.utf8
+    var index = bytes.startIndex
+    while let found = bytes[index...].firstIndex(of: first) {
+        if bytes[found...].starts(with: needle.utf8) { return true }
+        index = bytes.index(after: found)
+    }
+    return false
+}

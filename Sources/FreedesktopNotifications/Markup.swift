@@ -78,7 +78,7 @@ public enum BodyMarkup {
     }
 
     private static func unescapeEntities(_ text: String) -> String {
-        guard text.contains("&") else { return text }
+        guard utf8Contains(text, "&") else { return text }
         return text.replacing("&lt;", with: "<").replacing("&gt;", with: ">")
             .replacing("&quot;", with: "\"").replacing("&apos;", with: "'")
             .replacing("&amp;", with: "&")

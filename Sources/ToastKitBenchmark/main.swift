@@ -31,10 +31,12 @@ struct Options {
     var checkpoints = [1_000, 10_000, 100_000]
     var batch = 1_000
     var seconds = 10.0
+    /// burst, library client: which timed modes run (all by default; for profiling one of them).
+    var modes: Set<String> = ["sequential", "pipelined", "burst"]
 
     static let usage = """
         usage: toastkit-benchmark burst  [--client library|raw] [--calls N] [--window W] [--warmup N]
-                                         [--executor io|global] [--address ADDR]
+                                         [--executor io|global] [--modes LIST] [--address ADDR]
                toastkit-benchmark action [--iterations N] [--warmup N] [--address ADDR]
                toastkit-benchmark memory [--checkpoints 1000,10000,100000] [--batch B] [--address ADDR]
                toastkit-benchmark idle   [--seconds S] [--address ADDR]
@@ -46,6 +48,8 @@ struct Options {
           --warmup N       untimed calls (burst) or iterations (action) first (default 1000 / 50)
           --executor E     raw client only: io runs the loop on the connection's I/O thread (default), global on
                            Swift's global executor
+          --modes LIST     burst with the library client: the timed modes to run, of sequential,pipelined,burst
+                           (default all; the others report 0, for profiling one of them)
           --iterations N   action: timed iterations (default 1000)
           --checkpoints L  memory: cumulative toast counts at which RSS is read
           --batch B        memory: toasts presented at once per batch (default 1000)
@@ -86,6 +90,7 @@ struct Options {
                 options.warmup = count(value(), minimum: 0)
                 warmupGiven = true
             case "--iterations": options.iterations = count(value(), minimum: 1)
+            case "--modes": options.modes = Set(value().split(separator: ",").map(String.init))
             case "--batch": options.batch = count(value(), minimum: 1)
             case "--seconds":
                 guard let seconds = Double(value()), seconds > 0 else { fail("--seconds takes a positive number") }
@@ -133,9 +138,17 @@ func runBurst(_ options: Options, bus: BusAddress, control: ServerControl) async
             _ = try await client(0).sequential(calls: options.warmup, measureLatency: false)
             _ = try await client(1).pipelined(calls: options.warmup, window: options.window)
         }
-        let sequential = try await client(2).sequential(calls: options.calls, measureLatency: true)
-        let pipelined = try await client(3).pipelined(calls: options.calls, window: options.window)
-        let burst = try await client(4).pipelined(calls: options.calls, window: options.calls)
+        var skipped = await timed(calls: 1) {}
+        (skipped.callsPerSecond, skipped.cpuMicrosecondsPerCall) = (0, 0)
+        let sequential =
+            options.modes.contains("sequential")
+            ? try await client(2).sequential(calls: options.calls, measureLatency: true) : skipped
+        let pipelined =
+            options.modes.contains("pipelined")
+            ? try await client(3).pipelined(calls: options.calls, window: options.window) : skipped
+        let burst =
+            options.modes.contains("burst")
+            ? try await client(4).pipelined(calls: options.calls, window: options.calls) : skipped
         pairs += [("sequential", sequential.json), ("pipelined", pipelined.json), ("burst", burst.json)]
     case .raw:
         let connection = try await DBusConnection.connect(to: bus)
