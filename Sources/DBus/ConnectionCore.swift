@@ -349,19 +349,7 @@ final class ConnectionCore: @unchecked Sendable {
     private func completed(_ call: OpaquePointer, _ reply: PendingReply) {
         guard pending.removeValue(forKey: ObjectIdentifier(reply)) != nil else { return }
         reply.call = nil
-        guard let message = dbus_pending_call_steal_reply(call) else {
-            dbus_pending_call_unref(call)
-            reply.complete(.failure(DBusError(name: DBusError.Name.noReply, message: "no reply")))
-            return
-        }
-        let decoded = DBusMessage(decoding: message)
-        dbus_message_unref(message)
-        dbus_pending_call_unref(call)
-        if decoded.kind == .error {
-            reply.complete(.failure(decoded.asError))
-        } else {
-            reply.complete(.success(decoded))
-        }
+        reply.complete(DBusMessage.reply(of: call).mapError { $0 as any Error })
     }
 
     private func dispatchAll() {

@@ -92,7 +92,7 @@ public final class DBusConnection: Sendable {
         arguments: [DBusValue] = [],
         timeout: Duration = .seconds(25)
     ) async throws -> DBusMessage {
-        let milliseconds = try Self.milliseconds(timeout)
+        let milliseconds = try timeout.dbusMilliseconds()
         let message = try OutgoingMessage.methodCall(
             destination: destination, path: path, interface: interface, member: member, body: arguments)
         let reply = PendingReply()
@@ -125,18 +125,10 @@ public final class DBusConnection: Sendable {
         timeout: Duration = .seconds(25),
         completion: @escaping @Sendable (Result<DBusMessage, any Error>) -> Void
     ) throws(DBusError) {
-        let milliseconds = try Self.milliseconds(timeout)
+        let milliseconds = try timeout.dbusMilliseconds()
         let message = try OutgoingMessage.methodCall(
             destination: destination, path: path, interface: interface, member: member, body: arguments)
         core.post(.call(message, timeoutMilliseconds: milliseconds, PendingReply(handler: completion)))
-    }
-
-    private static func milliseconds(_ timeout: Duration) throws(DBusError) -> Int32 {
-        guard timeout >= .zero else { throw .invalidArgs("timeout: \(timeout) is negative") }
-        let (seconds, attoseconds) = timeout.components
-        let total = seconds.multipliedReportingOverflow(by: 1000)
-        guard !total.overflow else { return Int32.max }
-        return Int32(clamping: total.partialValue + attoseconds / 1_000_000_000_000_000)
     }
 
     /// Sends a method call without waiting for (or asking for) a reply.
