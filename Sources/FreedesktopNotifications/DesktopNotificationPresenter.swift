@@ -277,11 +277,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
         }
         for reason in fresh { report { events.degraded(toastID: id, reason: reason) } }
         do {
-            try link.connection.call(
-                destination: NotificationsClient.busName, path: NotificationsClient.path,
-                interface: NotificationsClient.interface, member: "Notify", arguments: mapped.call.arguments,
-                timeout: configuration.callTimeout
-            ) { reply in
+            try call(NotificationsClient.call("Notify", mapped.call.arguments), on: link) { reply in
                 // On the connection's I/O thread: bookkeeping only, then the queue's next operation.
                 if self.notifyAnswered(id, reply, mapped: mapped, link: link, events: events, then: next) { return }
                 next()
@@ -306,11 +302,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     ) -> Bool {
         let result: (id: UInt32, server: String?)
         do {
-            let message = try reply.get()
-            guard let serverID = try message.arguments("u")[0].uint32Value else {
-                throw DBusError(name: DBusError.Name.invalidSignature, message: "Notify reply has no id")
-            }
-            result = (serverID, message.sender)
+            result = try NotificationsClient.notifyResult(try reply.get())
         } catch {
             state.withLock { $0.notifiesInFlight -= 1 }
             fail(id, failure(error), events: events)
@@ -345,6 +337,16 @@ public final class DesktopNotificationPresenter: ToastPresenter {
         case .serverGone:
             return false
         }
+    }
+
+    /// Sends `call` on the link's connection; `completion` runs on the connection's I/O thread.
+    private func call(
+        _ call: DBusMethodCall, on link: Link,
+        completion: @escaping @Sendable (Result<DBusMessage, any Error>) -> Void
+    ) throws(DBusError) {
+        try link.connection.call(
+            destination: call.destination, path: call.path, interface: call.interface, member: call.member,
+            arguments: call.arguments, timeout: configuration.callTimeout, completion: completion)
     }
 
     /// What a failed `Notify` means for the toast.
@@ -406,11 +408,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
         then next: @escaping @Sendable () -> Void
     ) -> Bool {
         do {
-            try link.connection.call(
-                destination: NotificationsClient.busName, path: NotificationsClient.path,
-                interface: NotificationsClient.interface, member: "CloseNotification",
-                arguments: [.uint32(serverID)], timeout: configuration.callTimeout
-            ) { _ in next() }
+            try call(NotificationsClient.call("CloseNotification", [.uint32(serverID)]), on: link) { _ in next() }
             return true
         } catch {
             return false
