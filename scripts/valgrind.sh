@@ -4,14 +4,15 @@
 #
 #   scripts/valgrind.sh [--filter REGEX] [--skip REGEX] [--scratch-path DIR]
 #
-# Default filter: the D-Bus layer's bus scenarios (method calls, names, signals, executor, disconnects, monitor) and
-# the presenter against the fake server (FakeServerTests, FaultInjectionTests). valgrind runs them ~20-50× slower:
+# Default filter: the D-Bus layer's bus scenarios (method calls, names, signals, executor, disconnects, monitor, the
+# callback-style and blocking calls) and
+# the presenter and the blocking sender against the fake server. valgrind runs them ~20-50× slower:
 # a few minutes on 2 cores. Known toolchain-runtime noise (reachable/possible only, outside our code) is suppressed
 # by scripts/valgrind.supp; definite leaks are never suppressed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-filter='MethodCallTests|NameTests|SignalTests|ExecutorTests|DisconnectTests|MonitorTests|FakeServerTests|FaultInjectionTests'
+filter='MethodCallTests|NameTests|SignalTests|ExecutorTests|DisconnectTests|MonitorTests|CallbackCallTests|BlockingConnectionTests|FakeServerTests|FaultInjectionTests|BlockingSenderTests'
 # Stress tests with a 1-minute time limit that valgrind's slowdown alone would break:
 skip='tenThousandPresentsFromSixteenTasksEndExactlyOnceEach|aThousandConcurrentCallsFromSixteenTasks'
 scratch=(--scratch-path "${TMPDIR:-/tmp}/toastkit-valgrind-build")
