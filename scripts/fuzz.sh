@@ -15,9 +15,9 @@ dbus_flags=()
 for flag in $(pkg-config --cflags dbus-1); do dbus_flags+=(-Xcc "$flag"); done
 
 build_dbus_values() {
-    swiftc -O -g -sanitize=fuzzer,address -parse-as-library -module-name DBusFuzz -swift-version 6 \
-        -I Modules/CDBus "${dbus_flags[@]}" Sources/DBus/*.swift Tests/Fuzz/DBusValueFuzzer.swift \
-        -ldbus-1 -o "$out/dbus-values"
+    swiftc -O -g -sanitize=fuzzer,address -parse-as-library -module-name DBusFuzz -package-name toastkit \
+        -swift-version 6 -I Modules/CDBus "${dbus_flags[@]}" Sources/DBus/*.swift Tests/Fuzz/DBusValueFuzzer.swift \
+        -ldbus-1 -o "$out/dbus-values-bin"
 }
 
 # One instrumented static library (and module) per target, in dependency order; -enable-testing so the fuzz
@@ -29,7 +29,7 @@ build_modules() {
     for module in "${deps[@]}"; do
         swiftc -O -g -sanitize=fuzzer,address -parse-as-library -enable-testing -swift-version 6 \
             -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault \
-            -module-name "$module" -emit-module -emit-module-path "$lib/$module.swiftmodule" \
+            -module-name "$module" -package-name toastkit -emit-module -emit-module-path "$lib/$module.swiftmodule" \
             -I "$lib" -I Modules/CDBus "${dbus_flags[@]}" -emit-library -static -o "$lib/lib$module.a" \
             $(find "Sources/$module" -name '*.swift' | sort)
     done
@@ -56,9 +56,11 @@ targets=("${@:2}")
 [ ${#targets[@]} -gt 0 ] || targets=(dbus-values cli-parser)
 for target in "${targets[@]}"; do
     echo "== build $target"
+    # Never fuzz a binary left by an earlier build: a failed build stops here.
+    rm -f "$out/$target-bin"
     case "$target" in
-        dbus-values) build_dbus_values && mv "$out/dbus-values" "$out/dbus-values-bin" ;;
-        cli-parser) build_cli_parser ;;
+        dbus-values) build_dbus_values || exit 1 ;;
+        cli-parser) build_cli_parser || exit 1 ;;
         *) echo "fuzz.sh: unknown target $target" >&2; exit 2 ;;
     esac
     run "$target"
