@@ -56,6 +56,9 @@ public enum ToastKitCommand {
     }
 
     /// Runs the command and returns its exit code; everything it prints goes to stdout and stderr directly.
+    ///
+    /// Commands that only hand something to the server (`send` without `--wait`, `close`, `capabilities`,
+    /// `server-info`) make blocking bus calls on the calling thread, for up to their 10 s call timeout.
     /// - Parameters:
     ///   - arguments: The raw arguments after the program name.
     ///   - environment: The environment for the id store and the store of kept toasts; the process's by default.
