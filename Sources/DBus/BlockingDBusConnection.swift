@@ -164,27 +164,3 @@ public final class BlockingDBusConnection {
         return results
     }
 }
-
-extension DBusMessage {
-    /// The outcome of a completed pending call: its reply, or the error it carries. Releases the pending call.
-    static func reply(of call: OpaquePointer) -> Result<DBusMessage, DBusError> {
-        defer { dbus_pending_call_unref(call) }
-        guard let message = dbus_pending_call_steal_reply(call) else {
-            return .failure(DBusError(name: DBusError.Name.noReply, message: "no reply"))
-        }
-        let decoded = DBusMessage(decoding: message)
-        dbus_message_unref(message)
-        return decoded.kind == .error ? .failure(decoded.asError) : .success(decoded)
-    }
-}
-
-extension Duration {
-    /// The timeout in libdbus's milliseconds, saturating at `Int32.max`; negative durations are an error.
-    func dbusMilliseconds() throws(DBusError) -> Int32 {
-        guard self >= .zero else { throw .invalidArgs("timeout: \(self) is negative") }
-        let (seconds, attoseconds) = components
-        let total = seconds.multipliedReportingOverflow(by: 1000)
-        guard !total.overflow else { return Int32.max }
-        return Int32(clamping: total.partialValue + attoseconds / 1_000_000_000_000_000)
-    }
-}

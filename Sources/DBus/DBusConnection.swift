@@ -399,3 +399,14 @@ final class CloseWaiters: Sendable {
         }
     }
 }
+
+extension Duration {
+    /// The timeout in libdbus's milliseconds, saturating at `Int32.max`; negative durations are an error.
+    func dbusMilliseconds() throws(DBusError) -> Int32 {
+        guard self >= .zero else { throw .invalidArgs("timeout: \(self) is negative") }
+        let (seconds, attoseconds) = components
+        let total = seconds.multipliedReportingOverflow(by: 1000)
+        guard !total.overflow else { return Int32.max }
+        return Int32(clamping: total.partialValue + attoseconds / 1_000_000_000_000_000)
+    }
+}

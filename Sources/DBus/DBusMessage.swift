@@ -217,3 +217,16 @@ struct OutgoingMessage: @unchecked Sendable {
 
     func release() { dbus_message_unref(raw) }
 }
+
+extension DBusMessage {
+    /// The outcome of a completed pending call: its reply, or the error it carries. Releases the pending call.
+    static func reply(of call: OpaquePointer) -> Result<DBusMessage, DBusError> {
+        defer { dbus_pending_call_unref(call) }
+        guard let message = dbus_pending_call_steal_reply(call) else {
+            return .failure(DBusError(name: DBusError.Name.noReply, message: "no reply"))
+        }
+        let decoded = DBusMessage(decoding: message)
+        dbus_message_unref(message)
+        return decoded.kind == .error ? .failure(decoded.asError) : .success(decoded)
+    }
+}

@@ -15,9 +15,6 @@ struct SendCommand {
             appName: options.appName ?? "toastkit", appIcon: options.appIcon.flatMap { $0.isEmpty ? nil : $0 },
             callTimeout: .seconds(10))
         configuration.maximumMessageLength = MessageInput.limit
-        // Without --wait nothing is listened for: the toast is handed over and the command ends.
-        configuration.listensForSignals = options.waits
-        configuration.pausesWhileScreenLocked = options.waits
         return configuration
     }
 

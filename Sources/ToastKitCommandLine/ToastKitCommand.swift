@@ -19,8 +19,9 @@ public enum ToastKitCommand {
     /// The main thread waits for the command instead of handing itself to Dispatch as an `async` `main` does
     /// (`dispatchMain`, which ends the main thread with `pthread_exit`). In the fully static `toastkit` that exit
     /// unwinds the thread, and the first unwind in a static binary sorts every unwind table: ~7 ms, more than the
-    /// rest of a `send`. `--help`, `--version`, `close` and `send` without `--wait` start no thread at all: they
-    /// run on the main thread with blocking bus calls (``BlockingNotificationSender``).
+    /// rest of a `send`. `--help`, `--version`, `close`, `capabilities`, `server-info` and `send` without
+    /// `--wait` start no thread at all: they run on the main thread with blocking bus calls
+    /// (``BlockingNotificationSender``).
     public static func main() -> Never {
         signal(SIGPIPE, SIG_IGN)
         let invocation: Invocation
