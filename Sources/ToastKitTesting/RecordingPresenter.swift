@@ -16,21 +16,25 @@ public final class RecordingPresenter: ToastPresenter {
         case update(ToastPresentation)
         /// `ToastPresenter.close(id:reason:)`.
         case close(id: String, reason: ToastCloseReason)
+        /// `ToastPresenter.timerChanged(id:remaining:isRunning:)`.
+        case timer(id: String, remaining: Duration?, isRunning: Bool)
 
         /// The toast the command is about.
         public var id: String {
             switch self {
             case .show(let presentation), .update(let presentation): presentation.id
-            case .close(let id, _): id
+            case .close(let id, _), .timer(let id, _, _): id
             }
         }
 
-        /// A short form for assertions: `"show A"`, `"update A"`, `"close A expired"`.
+        /// A short form for assertions: `"show A"`, `"update A"`, `"close A expired"`, `"timer A stopped"`,
+        /// `"timer A running"`.
         public var summary: String {
             switch self {
             case .show(let presentation): "show \(presentation.id)"
             case .update(let presentation): "update \(presentation.id)"
             case .close(let id, let reason): "close \(id) \(reason.rawValue)"
+            case .timer(let id, _, let isRunning): "timer \(id) \(isRunning ? "running" : "stopped")"
             }
         }
     }
@@ -131,6 +135,14 @@ public final class RecordingPresenter: ToastPresenter {
         _ = record(.close(id: id, reason: reason)) { state in
             state.onScreen[id] = nil
             state.order.removeAll { $0 == id }
+        }
+    }
+
+    /// Records a timer change and keeps the on-screen snapshot's timing in step.
+    public func timerChanged(id: String, remaining: Duration?, isRunning: Bool) {
+        _ = record(.timer(id: id, remaining: remaining, isRunning: isRunning)) { state in
+            state.onScreen[id]?.toast.remaining = remaining
+            state.onScreen[id]?.toast.isTimerRunning = isRunning
         }
     }
 

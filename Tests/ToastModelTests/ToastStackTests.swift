@@ -10,6 +10,8 @@ struct ToastStackTests {
             case .show(let toast): "show \(toast.id) \(toast.remaining.map { "\($0)" } ?? "∞")"
             case .update(let toast): "update \(toast.id)"
             case .close(let id, let reason): "close \(id) \(reason.rawValue)"
+            case .timer(let id, let remaining, let isRunning):
+                "timer \(id) \(remaining.map { "\($0)" } ?? "∞") \(isRunning ? "running" : "stopped")"
             case .event(let event): "event \(event)"
             case .runAction(let invocation): "run \(invocation.action.id)"
             case .keepForLater(let message): "keep \(message.id)"

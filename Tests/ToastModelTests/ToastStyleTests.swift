@@ -7,7 +7,7 @@ struct ToastStyleTests {
     static let toast = PresentedToast(
         id: "A", status: .warning, title: "Poco espacio", message: "Libera espacio",
         actions: [PresentedAction(key: "default", actionID: "open", title: "Abrir", role: .tap)],
-        remaining: .seconds(4))
+        remaining: .seconds(4), isTimerRunning: true)
 
     @Test(
         "the standard theme maps each status to an icon name and urgency",
@@ -28,6 +28,14 @@ struct ToastStyleTests {
         #expect(request.body == "Libera espacio")
         #expect(request.expireTimeout == .seconds(4))
         #expect(request.actions == [ToastRequest.Action(key: "default", label: "Abrir")])
+    }
+
+    @Test("a toast whose timer does not run (covered, paused) gets no server timeout from either standard style")
+    func noTimeoutWhileStopped() {
+        var toast = Self.toast
+        toast.isTimerRunning = false
+        #expect(ThemedToastStyle(theme: .standard).makeRequest(for: toast).expireTimeout == nil)
+        #expect(PlainToastStyle().makeRequest(for: toast).expireTimeout == nil)
     }
 
     @Test("the toast's own icon wins over the theme's")

@@ -26,6 +26,8 @@ extension ToastCenter {
             presenter.update(ToastPresentation(toast: toast, request: style.makeRequest(for: toast)))
         case .close(let presenter, let id, let reason):
             presenter.close(id: id, reason: reason)
+        case .timer(let presenter, let id, let remaining, let isRunning):
+            presenter.timerChanged(id: id, remaining: remaining, isRunning: isRunning)
         case .connect(let presenter, let events):
             presenter.connect(events)
         case .disconnect(let presenter):

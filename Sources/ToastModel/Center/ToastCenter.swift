@@ -258,13 +258,19 @@ public final class ToastCenter: Sendable {
         if shouldDrain { drain() }
     }
 
-    /// Starts a timer task for the stack's next deadline if it changed; returns the task it replaces.
+    /// Makes sure a timer task wakes by the stack's next deadline; returns a task that is no longer needed.
+    ///
+    /// A sleeping task whose deadline is at or before the new one is kept: it wakes first, finds nothing due and
+    /// re-arms then. So a deadline that keeps moving later (one toast replaced many times, each with its full
+    /// duration from now) costs no task per change, only one per deadline reached.
     private func rearmTimer(_ state: inout ToastCenterState) -> Task<Void, Never>? {
-        let deadline = state.stack.nextDeadline
-        guard deadline != state.timer?.deadline else { return nil }
+        guard let deadline = state.stack.nextDeadline else {
+            // Nothing runs (paused, empty): no task sleeps for nothing.
+            defer { state.timer = nil }
+            return state.timer?.task
+        }
+        if let timer = state.timer, timer.deadline <= deadline { return nil }
         let stale = state.timer?.task
-        state.timer = nil
-        guard let deadline else { return stale }
         state.timerSerial &+= 1
         let serial = state.timerSerial
         let time = self.time

@@ -43,6 +43,8 @@ struct ToastCenterState: Sendable {
                 if let presenter { outbox.append(.update(presenter, toast, style)) }
             case .close(let id, let reason):
                 if let presenter { outbox.append(.close(presenter, id, reason)) }
+            case .timer(let id, let remaining, let isRunning):
+                if let presenter { outbox.append(.timer(presenter, id, remaining: remaining, isRunning: isRunning)) }
             case .event(let event):
                 outbox.append(.event(event))
             case .runAction(let invocation):
@@ -74,6 +76,7 @@ enum ToastCenterWork: Sendable {
     case show(any ToastPresenter, PresentedToast, any ToastStyle)
     case update(any ToastPresenter, PresentedToast, any ToastStyle)
     case close(any ToastPresenter, String, ToastCloseReason)
+    case timer(any ToastPresenter, String, remaining: Duration?, isRunning: Bool)
     case connect(any ToastPresenter, ToastPresenterEvents)
     case disconnect(any ToastPresenter)
     case event(ToastEvent)

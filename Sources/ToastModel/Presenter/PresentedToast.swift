@@ -13,9 +13,14 @@ public struct PresentedToast: Sendable, Hashable {
     public var icon: ToastIcon?
     /// The actions to show, tap first, then leading and trailing, with built-in labels already localized.
     public var actions: [PresentedAction]
-    /// The time the toast still has in front; `nil` for indefinite. The center owns timing: this is only a
-    /// safety net for the server's `expire_timeout`.
+    /// The time the toast still has in front; `nil` for indefinite.
     public var remaining: Duration?
+    /// Whether the center's timer for this toast runs now: it is the front toast, shown, and nothing paused the
+    /// center. Only then may the presenter let it run out on its own (the server's `expire_timeout`); a covered,
+    /// waiting or paused toast must stay until the center says otherwise
+    /// (``ToastPresenter/timerChanged(id:remaining:isRunning:)``). The center closes the toast itself when its
+    /// time is up either way.
+    public var isTimerRunning: Bool
     /// Whether this is the short confirmation that replaces a toast after an action (transient, no actions).
     public var isConfirmation: Bool
 
@@ -28,6 +33,7 @@ public struct PresentedToast: Sendable, Hashable {
         icon: ToastIcon? = nil,
         actions: [PresentedAction] = [],
         remaining: Duration? = nil,
+        isTimerRunning: Bool = false,
         isConfirmation: Bool = false
     ) {
         self.id = id
@@ -37,6 +43,7 @@ public struct PresentedToast: Sendable, Hashable {
         self.icon = icon
         self.actions = actions
         self.remaining = remaining
+        self.isTimerRunning = isTimerRunning
         self.isConfirmation = isConfirmation
     }
 }

@@ -5,8 +5,11 @@
 /// may report back through the ``ToastPresenterEvents`` it receives in ``connect(_:)`` at any time, from any
 /// thread, even from inside one of these calls.
 ///
-/// The center owns all timing. A presenter never expires a toast by itself; the center calls
-/// ``close(id:reason:)`` with ``ToastCloseReason/expired`` when the front toast's time is up.
+/// The center owns all timing. It calls ``close(id:reason:)`` with ``ToastCloseReason/expired`` when the front
+/// toast's time is up. A presenter whose surface can expire toasts by itself (a notification server's
+/// `expire_timeout`) may use that as a safety net only while the toast's timer runs
+/// (``PresentedToast/isTimerRunning``, then ``timerChanged(id:remaining:isRunning:)``): a covered, waiting or paused
+/// toast must never run out on the presenter's side.
 public protocol ToastPresenter: AnyObject, Sendable {
     /// Called when the presenter is attached to a center, before any other call. Keep `events` to report back.
     func connect(_ events: ToastPresenterEvents)
@@ -19,9 +22,16 @@ public protocol ToastPresenter: AnyObject, Sendable {
     func update(_ presentation: ToastPresentation)
     /// Closes a toast that is on screen, saying why.
     func close(id: String, reason: ToastCloseReason)
+    /// The timer of a toast on screen started (it reached the front, the center resumed) or stopped (another toast
+    /// moved in front of it, the center paused, the screen locked). `remaining` is its time left (`nil`:
+    /// indefinite). Not called for a toast just shown or updated: its ``PresentedToast/isTimerRunning`` says it.
+    func timerChanged(id: String, remaining: Duration?, isRunning: Bool)
 }
 
 extension ToastPresenter {
     /// Does nothing by default.
     public func disconnect() {}
+
+    /// Does nothing by default: a presenter that never expires toasts by itself needs no timer changes.
+    public func timerChanged(id: String, remaining: Duration?, isRunning: Bool) {}
 }

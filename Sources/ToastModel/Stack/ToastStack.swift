@@ -53,6 +53,9 @@ public struct ToastStack: Sendable {
         case update(PresentedToast)
         /// Call ``ToastPresenter/close(id:reason:)``.
         case close(id: String, reason: ToastCloseReason)
+        /// Call ``ToastPresenter/timerChanged(id:remaining:isRunning:)``: the timer of a toast on the presenter
+        /// started or stopped.
+        case timer(id: String, remaining: Duration?, isRunning: Bool)
         /// Deliver an event.
         case event(ToastEvent)
         /// Run the action's handler, then the observer, then call ``ToastStack/completeAction(_:now:)``.
@@ -109,6 +112,8 @@ public struct ToastStack: Sendable {
         var runningSince: Duration?
         var presenter: PresenterState = .off
         var pendingAction: String?
+        /// Whether the presenter was last told that this entry's timer runs (see ``reconcile(now:into:)``).
+        var toldRunning = false
 
         var isToast: Bool {
             if case .toast = content { return true }
@@ -139,6 +144,16 @@ public struct ToastStack: Sendable {
     /// Entries removed since the last reconcile: each lets one waiting entry slide into the visible part.
     private var removedSinceReconcile = 0
     private var nextSerial: UInt64 = 0
+    /// The front entry got new content while on the presenter: the next reconcile sends it as an update (after the
+    /// timers are settled, so the snapshot carries the timer state the presenter should follow). `announces`
+    /// says whether the update is also an ``ToastEvent/updated(id:)`` (a replaced toast, not a confirmation).
+    private var pendingUpdate: (serial: UInt64, announces: Bool)?
+    /// The presenter asked to show everything again: the next reconcile looks at every visible entry.
+    private var reshowVisible = false
+    #if DEBUG
+        /// Reconciles so far, to spread the full invariant scan over long stacks (see ``checkInvariants()``).
+        private var reconciles = 0
+    #endif
 
     /// Creates an empty stack.
     public init(configuration: Configuration = Configuration()) {
@@ -205,10 +220,7 @@ public struct ToastStack: Sendable {
             if entry.presenter == .gone { entry.presenter = .off }
             entries.insert(entry, at: 0)
             out.append(.event(.presented(id: message.id)))
-            if entry.presenter == .shown {
-                out.append(.update(snapshot(entries[0], now: now)))
-                out.append(.event(.updated(id: message.id)))
-            }
+            if entry.presenter == .shown { pendingUpdate = (entry.serial, true) }
         } else {
             entries.append(Entry(id: message.id, serial: nextSerial, content: .toast(message), remaining: remaining))
             entryIDs.insert(message.id)
@@ -339,7 +351,7 @@ public struct ToastStack: Sendable {
                 entry.runningSince = nil
                 if entry.presenter == .gone { entry.presenter = .off }
                 entries.insert(entry, at: 0)
-                if entry.presenter == .shown { out.append(.update(snapshot(entry, now: now))) }
+                if entry.presenter == .shown { pendingUpdate = (entry.serial, false) }
             } else {
                 end(at: index, outcome: .actionInvoked(actionID: actionID), closeReason: .actionCompleted, into: &out)
             }
@@ -411,12 +423,13 @@ public struct ToastStack: Sendable {
 
     private mutating func reshow(now: Duration, into out: inout [Output]) {
         guard isPresenterAttached else { return }
+        // Taken off here and shown again by the reconcile that follows, after the timers are settled, so each
+        // snapshot says whether its timer runs.
         for index in entries.indices.prefix(configuration.maxVisible)
         where entries[index].presenter == .shown || entries[index].presenter == .failed {
-            entries[index].presenter = .shown
-            out.append(.show(snapshot(entries[index], now: now)))
-            if entries[index].isToast { out.append(.event(.shown(id: entries[index].id))) }
+            entries[index].presenter = .off
         }
+        reshowVisible = true
     }
 
     // MARK: - Core rules
@@ -461,13 +474,21 @@ public struct ToastStack: Sendable {
     }
 
     /// Brings presenter and timers in line with the order: entries beyond the visible part are closed first
-    /// (so the presenter never holds more than `maxVisible`), then new visible entries are shown, then only the
-    /// front timer may run.
+    /// (so the presenter never holds more than `maxVisible`), then only the front timer may run, then the
+    /// presenter hears what changed: the pending update, the new visible entries, and timers that started or
+    /// stopped on entries it already shows. Timers are settled before any snapshot is taken, so every snapshot
+    /// says whether its timer runs, and a toast shown or updated needs no separate timer call.
+    ///
+    /// What the presenter is told about a timer differs from the center's own clock in one case: an action in
+    /// flight stops the center's clock (its handler may take a while) but is not reported, because the action's
+    /// effect ends or replaces the toast right after, and most servers close a toast themselves after an action;
+    /// a re-send then would put it back on screen for a moment.
     ///
     /// Every operation changes the order by at most one move to the front, one append and removals, and reconciles
     /// right after; so only the entries up to one past the previously visible part can be on the presenter, and
     /// only the first two can have a running timer. The scans are bounded by that, which keeps an operation cheap
-    /// with thousands of toasts waiting.
+    /// with thousands of toasts waiting. Debug builds check that invariant with a full scan
+    /// (``checkInvariants()``).
     private mutating func reconcile(now: Duration, into out: inout [Output]) {
         let visibleCount = isPresenterAttached ? min(configuration.maxVisible, entries.count) : 0
         let mayBeShown = min(entries.count, max(lastVisibleCount, visibleCount) + 1)
@@ -478,20 +499,21 @@ public struct ToastStack: Sendable {
             if entries[index].presenter != .off { entries[index].presenter = .off }
         }
         // Entries that are off inside the visible part: one moved to the front, or ones that slid in from behind
-        // (after removals) or were appended.
-        let firstNew = max(0, min(lastVisibleCount, entries.count) - removedSinceReconcile - 1)
+        // (after removals) or were appended; after a reshow request, all of them.
+        let firstNew =
+            reshowVisible ? 1 : max(0, min(lastVisibleCount, entries.count) - removedSinceReconcile - 1)
         let candidates = [0] + Array(max(1, firstNew)..<max(1, visibleCount))
         lastVisibleCount = visibleCount
         removedSinceReconcile = 0
+        reshowVisible = false
+        var newlyShown: [Int] = []
         for index in candidates where index < visibleCount && entries[index].presenter == .off {
             entries[index].presenter = .shown
-            out.append(.show(snapshot(entries[index], now: now)))
-            if entries[index].isToast { out.append(.event(.shown(id: entries[index].id))) }
+            newlyShown.append(index)
         }
-        for index in 0..<min(2, entries.count) {
-            let shouldRun =
-                index == 0 && index < visibleCount && entries[index].presenter == .shown && !isPaused
-                && entries[index].pendingAction == nil && entries[index].remaining != nil
+        let timed = min(2, entries.count)
+        for index in 0..<timed {
+            let shouldRun = tellsRunning(index, visibleCount: visibleCount) && entries[index].pendingAction == nil
             if shouldRun, entries[index].runningSince == nil {
                 entries[index].runningSince = now
             } else if !shouldRun, entries[index].runningSince != nil {
@@ -499,7 +521,68 @@ public struct ToastStack: Sendable {
                 entries[index].runningSince = nil
             }
         }
+        var told: Set<Int> = []
+        if let update = pendingUpdate {
+            pendingUpdate = nil
+            if entries.first?.serial == update.serial, entries[0].presenter == .shown, !newlyShown.contains(0) {
+                entries[0].toldRunning = tellsRunning(0, visibleCount: visibleCount)
+                out.append(.update(snapshot(entries[0], now: now)))
+                if update.announces { out.append(.event(.updated(id: entries[0].id))) }
+                told.insert(0)
+            }
+        }
+        for index in newlyShown {
+            entries[index].toldRunning = tellsRunning(index, visibleCount: visibleCount)
+            out.append(.show(snapshot(entries[index], now: now)))
+            if entries[index].isToast { out.append(.event(.shown(id: entries[index].id))) }
+            told.insert(index)
+        }
+        for index in 0..<timed where entries[index].presenter == .shown && !told.contains(index) {
+            let running = tellsRunning(index, visibleCount: visibleCount)
+            guard running != entries[index].toldRunning else { continue }
+            entries[index].toldRunning = running
+            out.append(
+                .timer(id: entries[index].id, remaining: entries[index].remaining(at: now), isRunning: running))
+        }
+        #if DEBUG
+            reconciles &+= 1
+            if reconciles % max(1, entries.count / 256) == 0 { checkInvariants() }
+        #endif
     }
+
+    /// Whether the presenter should let the entry at `index` run out on its own: it is the visible front entry,
+    /// on the presenter, timed, and nothing paused the center.
+    private func tellsRunning(_ index: Int, visibleCount: Int) -> Bool {
+        index == 0 && index < visibleCount && entries[index].presenter == .shown && !isPaused
+            && entries[index].remaining != nil
+    }
+
+    #if DEBUG
+        /// The invariant the bounded scans of ``reconcile(now:into:)`` rely on, checked over every entry: nothing
+        /// beyond the visible part is on the presenter, only the front entry's timer runs, only an entry the presenter
+        /// shows was told its timer runs, and the id set matches the entries. Run after every reconcile on short
+        /// stacks and on a spread of them on long ones, so the check stays linear overall.
+        private func checkInvariants() {
+            let visibleCount = isPresenterAttached ? min(configuration.maxVisible, entries.count) : 0
+            precondition(lastVisibleCount == visibleCount, "lastVisibleCount \(lastVisibleCount) ≠ \(visibleCount)")
+            precondition(
+                entryIDs.count == entries.count, "entryIDs has \(entryIDs.count) ids, entries \(entries.count)")
+            for (index, entry) in entries.enumerated() {
+                precondition(entryIDs.contains(entry.id), "entry \(entry.id) is missing from entryIDs")
+                precondition(
+                    index < visibleCount || entry.presenter == .off,
+                    "entry \(index) (\(entry.id)) is beyond the \(visibleCount) visible ones but \(entry.presenter)")
+                precondition(
+                    index == 0 || entry.runningSince == nil, "entry \(index) (\(entry.id)) has a running timer")
+                precondition(
+                    index == 0 || entry.presenter != .shown || !entry.toldRunning,
+                    "entry \(index) (\(entry.id)) is on the presenter and was told its timer runs")
+                precondition(
+                    entry.runningSince == nil || (entry.presenter == .shown && !isPaused),
+                    "entry \(index) (\(entry.id)) runs while \(entry.presenter), paused: \(isPaused)")
+            }
+        }
+    #endif
 
     private func snapshot(_ entry: Entry, now: Duration) -> PresentedToast {
         switch entry.content {
@@ -514,11 +597,12 @@ public struct ToastStack: Sendable {
             }
             return PresentedToast(
                 id: entry.id, status: message.status, title: message.title, message: message.message,
-                icon: message.icon, actions: actions, remaining: entry.remaining(at: now))
+                icon: message.icon, actions: actions, remaining: entry.remaining(at: now),
+                isTimerRunning: entry.toldRunning)
         case .confirmation(let text):
             return PresentedToast(
                 id: entry.id, status: .success, title: text, remaining: entry.remaining(at: now),
-                isConfirmation: true)
+                isTimerRunning: entry.toldRunning, isConfirmation: true)
         }
     }
 }

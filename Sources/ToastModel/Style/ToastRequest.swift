@@ -39,7 +39,10 @@ public struct ToastRequest: Sendable, Hashable {
     /// Extra hints, sent as they are.
     public var hints: [String: ToastHintValue]
     /// The safety-net timeout for the server; `nil` means never (`0` on the wire). The center closes the toast
-    /// itself on time.
+    /// itself on time. The standard styles set it to the remaining time while the toast's timer runs
+    /// (``PresentedToast/isTimerRunning``) and to `nil` otherwise. The desktop presenter never lets the server
+    /// contradict the center: it sends `0` while the timer does not run, whatever the style says, and never less
+    /// than the remaining time.
     public var expireTimeout: Duration?
     /// Whether the server should not keep the toast in its history (confirmations).
     public var isTransient: Bool
