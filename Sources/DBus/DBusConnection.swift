@@ -84,17 +84,9 @@ public final class DBusConnection: Sendable {
     /// - Throws: `DBusError` — the peer's error reply, `NoReply` after `timeout`, `Disconnected`, or `InvalidArgs`
     ///   for an argument libdbus would not accept (nothing is sent then). `CancellationError` if the task is
     ///   cancelled while waiting.
-    public func call(
-        destination: BusName?,
-        path: ObjectPath,
-        interface: InterfaceName?,
-        member: MemberName,
-        arguments: [DBusValue] = [],
-        timeout: Duration = .seconds(25)
-    ) async throws -> DBusMessage {
+    public func call(_ call: DBusMethodCall, timeout: Duration = .seconds(25)) async throws -> DBusMessage {
         let milliseconds = try timeout.dbusMilliseconds()
-        let message = try OutgoingMessage.methodCall(
-            destination: destination, path: path, interface: interface, member: member, body: arguments)
+        let message = try call.message()
         let reply = PendingReply()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -107,8 +99,23 @@ public final class DBusConnection: Sendable {
         }
     }
 
+    /// Calls a method and waits for its reply: ``call(_:timeout:)`` with the call's parts spelled out.
+    public func call(
+        destination: BusName?,
+        path: ObjectPath,
+        interface: InterfaceName?,
+        member: MemberName,
+        arguments: [DBusValue] = [],
+        timeout: Duration = .seconds(25)
+    ) async throws -> DBusMessage {
+        try await call(
+            DBusMethodCall(
+                destination: destination, path: path, interface: interface, member: member, arguments: arguments),
+            timeout: timeout)
+    }
+
     /// Calls a method and hands the outcome to `completion` without a task or a continuation: for library code
-    /// that makes many calls and keeps its own state machine (the desktop presenter's per-toast queues).
+    /// that makes many calls and keeps its own state machine (the desktop presenter).
     ///
     /// `completion` runs exactly once, on the connection's I/O thread — or at once on the calling thread when the
     /// connection is already closed. While it runs the connection does no I/O: it must be short, must never block,
@@ -117,17 +124,12 @@ public final class DBusConnection: Sendable {
     /// - Throws: `DBusError.invalidArgs` for an argument libdbus would not accept (nothing is sent, `completion`
     ///   is not called).
     package func call(
-        destination: BusName?,
-        path: ObjectPath,
-        interface: InterfaceName?,
-        member: MemberName,
-        arguments: [DBusValue] = [],
+        _ call: DBusMethodCall,
         timeout: Duration = .seconds(25),
         completion: @escaping @Sendable (Result<DBusMessage, any Error>) -> Void
     ) throws(DBusError) {
         let milliseconds = try timeout.dbusMilliseconds()
-        let message = try OutgoingMessage.methodCall(
-            destination: destination, path: path, interface: interface, member: member, body: arguments)
+        let message = try call.message()
         core.post(.call(message, timeoutMilliseconds: milliseconds, PendingReply(handler: completion)))
     }
 
@@ -187,7 +189,7 @@ public final class DBusConnection: Sendable {
             // One round trip for all rules, not one after another.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for rule in rules {
-                    group.addTask { _ = try await self.callBus("AddMatch", [.string(rule.ruleString)]) }
+                    group.addTask { try await self.bus.addMatch(rule) }
                 }
                 try await group.waitForAll()
             }
@@ -212,9 +214,9 @@ public final class DBusConnection: Sendable {
         router.startMonitoring()
         do {
             _ = try await call(
-                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                interface: "org.freedesktop.DBus.Monitoring", member: "BecomeMonitor",
-                arguments: [.strings(rules.map(\.ruleString)), .uint32(0)])
+                DBusMethodCall(
+                    destination: BusDaemon.name, path: BusDaemon.path, interface: "org.freedesktop.DBus.Monitoring",
+                    member: "BecomeMonitor", arguments: [.strings(rules.map(\.ruleString)), .uint32(0)]))
         } catch {
             continuation.finish()
             throw error
@@ -223,10 +225,7 @@ public final class DBusConnection: Sendable {
     }
 
     private static func removeMatch(_ rule: MatchRule, core: ConnectionCore) {
-        guard
-            let message = try? OutgoingMessage.methodCall(
-                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                member: "RemoveMatch", body: [.string(rule.ruleString)], noReply: true)
+        guard let message = try? BusDaemon.call("RemoveMatch", [.string(rule.ruleString)]).message(noReply: true)
         else { return }
         core.post(.send(message))
     }
@@ -245,135 +244,8 @@ public final class DBusConnection: Sendable {
 
     // MARK: The bus's own methods
 
-    func callBus(_ member: MemberName, _ arguments: [DBusValue]) async throws -> DBusMessage {
-        try await call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: member, arguments: arguments)
-    }
-
-    /// The names on the bus (`ListNames`).
-    public func listNames() async throws -> [String] {
-        try await callBus("ListNames", []).arguments("as")[0].stringsValue ?? []
-    }
-
-    /// The unique name that owns `name`, or nil when nobody does (`GetNameOwner`).
-    public func nameOwner(of name: BusName) async throws -> String? {
-        do {
-            return try await callBus("GetNameOwner", [.string(name.rawValue)]).arguments("s")[0].stringValue
-        } catch let error as DBusError where error.name == DBusError.Name.nameHasNoOwner {
-            return nil
-        }
-    }
-
-    /// Asks the bus for a well-known name (`RequestName`).
-    public func requestName(_ name: BusName, flags: NameRequestFlags = []) async throws -> NameRequestReply {
-        let reply = try await callBus("RequestName", [.string(name.rawValue), .uint32(flags.rawValue)])
-        let code = try reply.arguments("u")[0].uint32Value ?? 0
-        guard let result = NameRequestReply(rawValue: code) else {
-            throw DBusError(name: DBusError.Name.failed, message: "RequestName answered unknown code \(code)")
-        }
-        return result
-    }
-
-    /// Gives a well-known name back (`ReleaseName`).
-    public func releaseName(_ name: BusName) async throws -> NameReleaseReply {
-        let reply = try await callBus("ReleaseName", [.string(name.rawValue)])
-        let code = try reply.arguments("u")[0].uint32Value ?? 0
-        guard let result = NameReleaseReply(rawValue: code) else {
-            throw DBusError(name: DBusError.Name.failed, message: "ReleaseName answered unknown code \(code)")
-        }
-        return result
-    }
-
-    /// Follows the owner of `name`: every `NameOwnerChanged` for it from the bus, from now on.
-    public func nameOwnerChanges(of name: BusName) async throws -> NameOwnerChanges {
-        let rule = MatchRule(
-            sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
-            path: "/org/freedesktop/DBus", arguments: [0: name.rawValue])
-        return NameOwnerChanges(base: try await signals(matching: rule))
-    }
-}
-
-/// Flags for ``DBusConnection/requestName(_:flags:)``.
-public struct NameRequestFlags: OptionSet, Sendable, Hashable {
-    /// The raw flag bits.
-    public let rawValue: UInt32
-    /// Creates flags from raw bits.
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
-    /// Let another connection take the name with ``replaceExisting``.
-    public static let allowReplacement = NameRequestFlags(rawValue: 0x1)
-    /// Take the name from its owner if the owner allowed replacement.
-    public static let replaceExisting = NameRequestFlags(rawValue: 0x2)
-    /// Fail instead of waiting in the name's queue.
-    public static let doNotQueue = NameRequestFlags(rawValue: 0x4)
-}
-
-/// The bus's answer to `RequestName`.
-public enum NameRequestReply: UInt32, Sendable {
-    /// This connection now owns the name.
-    case primaryOwner = 1
-    /// Queued behind the current owner.
-    case inQueue = 2
-    /// Someone else owns it and ``NameRequestFlags/doNotQueue`` was given.
-    case exists = 3
-    /// This connection already owned it.
-    case alreadyOwner = 4
-}
-
-/// The bus's answer to `ReleaseName`.
-public enum NameReleaseReply: UInt32, Sendable {
-    /// Released.
-    case released = 1
-    /// Nobody owned it.
-    case nonExistent = 2
-    /// Someone else owns it.
-    case notOwner = 3
-}
-
-/// One `NameOwnerChanged` signal.
-public struct NameOwnerChange: Sendable, Hashable {
-    /// The name whose owner changed.
-    public var name: String
-    /// The unique name that owned it before, or nil.
-    public var oldOwner: String?
-    /// The unique name that owns it now, or nil when it has no owner any more.
-    public var newOwner: String?
-    /// Creates a change record.
-    public init(name: String, oldOwner: String?, newOwner: String?) {
-        self.name = name
-        self.oldOwner = oldOwner
-        self.newOwner = newOwner
-    }
-}
-
-/// The `NameOwnerChanged` signals for one name, as an `AsyncSequence`.
-public struct NameOwnerChanges: AsyncSequence, Sendable {
-    /// Each change of owner.
-    public typealias Element = NameOwnerChange
-    let base: SignalSubscription
-
-    /// Ends the sequence and removes its match rule.
-    public func cancel() { base.cancel() }
-
-    /// Makes an iterator.
-    public func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator()) }
-
-    /// The iterator.
-    public struct Iterator: AsyncIteratorProtocol {
-        var base: SignalSubscription.Iterator
-        /// The next change; skips malformed signals.
-        public mutating func next() async throws -> NameOwnerChange? {
-            while let message = try await base.next() {
-                guard let values = try? message.arguments("sss") else { continue }
-                let old = values[1].stringValue ?? ""
-                let new = values[2].stringValue ?? ""
-                return NameOwnerChange(
-                    name: values[0].stringValue ?? "", oldOwner: old.isEmpty ? nil : old,
-                    newOwner: new.isEmpty ? nil : new)
-            }
-            return nil
-        }
-    }
+    /// The bus daemon's own methods (`org.freedesktop.DBus`), called on this connection.
+    public var bus: BusDaemon { BusDaemon(connection: self) }
 }
 
 /// Resumes everyone waiting for the connection to close.

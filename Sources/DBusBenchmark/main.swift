@@ -176,7 +176,7 @@ func startInProcessServer(address: BusAddress) async throws -> (connection: DBus
     }
     connection.export(object, at: "/bench")
     let name = "org.toastkit.Bench.p\(getpid())"
-    let owned = try await connection.requestName(try BusName(validating: name), flags: [.doNotQueue])
+    let owned = try await connection.bus.requestName(try BusName(validating: name), flags: [.doNotQueue])
     guard owned == .primaryOwner else { throw BenchmarkError("could not own \(name): \(owned)") }
     return (connection, name)
 }

@@ -61,23 +61,25 @@ public final class BlockingNotificationSender {
                 try NotificationsClient.capabilities(from: try replies[1].get()),
                 information: try? NotificationsClient.serverInformation(from: try replies[2].get()))
         } catch {
-            throw DesktopNotificationPresenter.describe(error, timeout: timeout)
+            throw DesktopPresentationError(error, timeout: timeout)
         }
     }
 
-    /// Sends `Notify` for `request` and returns once the server accepted it.
+    /// Sends `Notify` for `presentation` and returns once the server accepted it. Its `expire_timeout` follows the
+    /// toast's timer (``NotificationMapping/serverTimeout(for:)``): the server closes it on time after this process
+    /// has gone.
     ///
     /// - Parameter serverID: The server id of a notification to update in place (`replaces_id`), or 0 for a new
     ///   one. A stale id is harmless: the server then shows a new notification.
     /// - Throws: ``DesktopPresentationError`` — `.invalidInput` for content no server can take (a NUL byte, a bad
     ///   image), else as for ``init(configuration:)``.
-    public func show(_ request: ToastRequest, replacing serverID: UInt32 = 0) throws(DesktopPresentationError)
-        -> Shown
+    public func show(_ presentation: ToastPresentation, replacing serverID: UInt32 = 0)
+        throws(DesktopPresentationError) -> Shown
     {
         let mapped: MappedNotification
         do {
             mapped = try NotificationMapping.notify(
-                request, replacesID: serverID, capabilities: capabilities, configuration: configuration)
+                presentation, replacesID: serverID, capabilities: capabilities, configuration: configuration)
         } catch {
             throw DesktopPresentationError(.invalidInput, reason: error.description)
         }
@@ -86,7 +88,7 @@ public final class BlockingNotificationSender {
                 NotificationsClient.call("Notify", mapped.call.arguments), timeout: configuration.callTimeout)
             return Shown(serverID: try NotificationsClient.notifyResult(reply).id, degradations: mapped.degradations)
         } catch {
-            throw DesktopNotificationPresenter.describe(error, timeout: configuration.callTimeout)
+            throw DesktopPresentationError(error, timeout: configuration.callTimeout)
         }
     }
 
@@ -96,7 +98,7 @@ public final class BlockingNotificationSender {
             _ = try connection.call(
                 NotificationsClient.call("CloseNotification", [.uint32(serverID)]), timeout: configuration.callTimeout)
         } catch {
-            throw DesktopNotificationPresenter.describe(error, timeout: configuration.callTimeout)
+            throw DesktopPresentationError(error, timeout: configuration.callTimeout)
         }
     }
 }

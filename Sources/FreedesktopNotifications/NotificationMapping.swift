@@ -31,10 +31,31 @@ public struct MappedNotification: Sendable, Hashable {
 
 /// Turns a ``ToastRequest`` into a `Notify` call for a server with given capabilities (pure; no I/O).
 public enum NotificationMapping {
-    /// Maps `request`. Throws a ``ToastValidationError`` naming the field for input no server can take (a NUL byte,
-    /// an image whose bytes don't match its size).
+    /// Maps a presentation: its request, with the server's timeout from the toast's timer
+    /// (``serverTimeout(for:)``). Throws a ``ToastValidationError`` naming the field for input no server can take
+    /// (a NUL byte, an image whose bytes don't match its size).
+    public static func notify(
+        _ presentation: ToastPresentation,
+        replacesID: UInt32 = 0,
+        capabilities: ServerCapabilities,
+        configuration: DesktopPresenterConfiguration
+    ) throws(ToastValidationError) -> MappedNotification {
+        try notify(
+            presentation.request, expireTimeout: serverTimeout(for: presentation.toast), replacesID: replacesID,
+            capabilities: capabilities, configuration: configuration)
+    }
+
+    /// What the server is told about expiry, so that it never contradicts the center: the remaining time while
+    /// the toast's timer runs, `nil` (never, `0` on the wire) while it is covered, waiting, paused or indefinite.
+    public static func serverTimeout(for toast: PresentedToast) -> Duration? {
+        toast.isTimerRunning ? toast.remaining : nil
+    }
+
+    /// Maps `request` with an explicit `expire_timeout` (`nil`: never). Throws a ``ToastValidationError`` naming
+    /// the field for input no server can take (a NUL byte, an image whose bytes don't match its size).
     public static func notify(
         _ request: ToastRequest,
+        expireTimeout: Duration?,
         replacesID: UInt32 = 0,
         capabilities: ServerCapabilities,
         configuration: DesktopPresenterConfiguration
@@ -146,7 +167,7 @@ public enum NotificationMapping {
         }
 
         let timeout: Int32
-        if let expire = request.expireTimeout {
+        if let expire = expireTimeout {
             let (seconds, attoseconds) = expire.components
             let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
             timeout = Int32(clamping: max(1, milliseconds))

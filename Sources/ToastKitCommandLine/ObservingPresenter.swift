@@ -46,6 +46,9 @@ final class ObservingPresenter: ToastPresenter {
     func disconnect() { desktop.disconnect() }
     func show(_ presentation: ToastPresentation) { desktop.show(presentation) }
     func update(_ presentation: ToastPresentation) { desktop.update(presentation) }
+    func timerChanged(id: String, remaining: Duration?, isRunning: Bool) {
+        desktop.timerChanged(id: id, remaining: remaining, isRunning: isRunning)
+    }
 
     func close(id: String, reason: ToastCloseReason) {
         desktop.close(id: id, reason: reason)

@@ -23,7 +23,7 @@ struct SendCommand {
     /// request is the one the center would make: the same model snapshot, the same style.
     func runWithoutWaiting() throws(CommandFailure) -> ExitCode {
         let message = try makeMessage()
-        let request = try Self.request(for: message, style: CommandLineStyle(options: options))
+        let presentation = try Self.presentation(for: message, style: CommandLineStyle(options: options))
         let sender: BlockingNotificationSender
         do {
             sender = try BlockingNotificationSender(configuration: configuration)
@@ -32,7 +32,7 @@ struct SendCommand {
         }
         func show(replacing serverID: UInt32) throws(CommandFailure) -> UInt32 {
             do {
-                let shown = try sender.show(request, replacing: serverID)
+                let shown = try sender.show(presentation, replacing: serverID)
                 for reason in shown.degradations { Output.error("warning: \(reason)") }
                 return shown.serverID
             } catch {
@@ -61,12 +61,17 @@ struct SendCommand {
         return .success
     }
 
-    /// The request the center makes for `message` when it shows it: a fresh stack's snapshot through `style`.
-    static func request(for message: ToastMessage, style: some ToastStyle) throws(CommandFailure) -> ToastRequest {
+    /// What the center hands its presenter for `message` when it shows it: a fresh stack's snapshot (the front
+    /// toast, its timer running) and the request `style` makes from it.
+    static func presentation(for message: ToastMessage, style: some ToastStyle) throws(CommandFailure)
+        -> ToastPresentation
+    {
         var stack = ToastStack(configuration: ToastStack.Configuration(labels: .current))
         _ = stack.attachPresenter(now: .zero)
         for output in stack.present(message, now: .zero) {
-            if case .show(let toast) = output { return style.makeRequest(for: toast) }
+            if case .show(let toast) = output {
+                return ToastPresentation(toast: toast, request: style.makeRequest(for: toast))
+            }
         }
         throw CommandFailure(.software, "internal error: the model did not show toast \"\(message.id)\"")
     }

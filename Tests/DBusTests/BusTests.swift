@@ -7,7 +7,7 @@ import Testing
     @Test func listNamesShowsTheBusAndThisConnection() async throws {
         let bus = try await PrivateBus.shared.connect()
         defer { bus.close() }
-        let names = try await bus.listNames()
+        let names = try await bus.bus.listNames()
         #expect(names.contains("org.freedesktop.DBus"))
         #expect(names.contains(bus.uniqueName))
         #expect(bus.uniqueName.hasPrefix(":"))
@@ -131,7 +131,7 @@ import Testing
     @Test func anIdleConnectionDoesNotSpin() async throws {
         let client = try await PrivateBus.shared.connect()
         defer { client.close() }
-        _ = try await client.listNames()
+        _ = try await client.bus.listNames()
         let before = try #require(client.ioThreadCPUTime)
         // Measuring idleness takes real time; nothing is awaited here but the clock.
         try await Task.sleep(for: .seconds(2))
@@ -150,14 +150,14 @@ import Testing
             second.close()
         }
         let name: BusName = "org.toastkit.Names.Test"
-        #expect(try await first.requestName(name, flags: .doNotQueue) == .primaryOwner)
-        #expect(try await first.requestName(name) == .alreadyOwner)
-        #expect(try await second.requestName(name, flags: .doNotQueue) == .exists)
-        #expect(try await first.nameOwner(of: name) == first.uniqueName)
-        #expect(try await second.releaseName(name) == .notOwner)
-        #expect(try await first.releaseName(name) == .released)
-        #expect(try await first.nameOwner(of: name) == nil)
-        #expect(try await first.releaseName(name) == .nonExistent)
+        #expect(try await first.bus.requestName(name, flags: .doNotQueue) == .primaryOwner)
+        #expect(try await first.bus.requestName(name) == .alreadyOwner)
+        #expect(try await second.bus.requestName(name, flags: .doNotQueue) == .exists)
+        #expect(try await first.bus.nameOwner(of: name) == first.uniqueName)
+        #expect(try await second.bus.releaseName(name) == .notOwner)
+        #expect(try await first.bus.releaseName(name) == .released)
+        #expect(try await first.bus.nameOwner(of: name) == nil)
+        #expect(try await first.bus.releaseName(name) == .nonExistent)
     }
 
     @Test func nameOwnerChangedWhenTheOwnerDisconnects() async throws {
@@ -165,10 +165,10 @@ import Testing
         let owner = try await PrivateBus.shared.connect()
         defer { watcher.close() }
         let name: BusName = "org.toastkit.Names.Owner"
-        let changes = try await watcher.nameOwnerChanges(of: name)
+        let changes = try await watcher.bus.nameOwnerChanges(of: name)
         var iterator = changes.makeAsyncIterator()
 
-        #expect(try await owner.requestName(name) == .primaryOwner)
+        #expect(try await owner.bus.requestName(name) == .primaryOwner)
         let acquired = try await iterator.next()
         #expect(acquired == NameOwnerChange(name: name.rawValue, oldOwner: nil, newOwner: owner.uniqueName))
 
@@ -295,7 +295,7 @@ import Testing
         _ = await client.waitUntilClosed()
         let error = await withTaskExecutorPreference(client.executor) {
             do {
-                _ = try await client.listNames()
+                _ = try await client.bus.listNames()
                 return nil as DBusError?
             } catch {
                 return error as? DBusError

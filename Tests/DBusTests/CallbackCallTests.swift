@@ -4,7 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// The package-level `call(…, completion:)` the desktop presenter's per-toast queues use.
+/// The package-level `call(_:timeout:completion:)` the desktop presenter uses.
 @Suite(.privateBus) struct CallbackCallTests {
     /// Makes a callback-style call and waits for its completion; returns the result and the completing thread.
     private func call(
@@ -18,8 +18,10 @@ import Testing
         return try await withCheckedThrowingContinuation { continuation in
             do {
                 try client.call(
-                    destination: destination, path: TestService.path, interface: TestService.interface,
-                    member: member, arguments: arguments, timeout: timeout
+                    DBusMethodCall(
+                        destination: destination, path: TestService.path, interface: TestService.interface,
+                        member: member, arguments: arguments),
+                    timeout: timeout
                 ) { result in continuation.resume(returning: (result, currentThreadName())) }
             } catch {
                 continuation.resume(throwing: error)
@@ -56,8 +58,9 @@ import Testing
         let calls = Atomic(0)
         #expect(throws: DBusError.self) {
             try client.call(
-                destination: "org.toastkit.Nobody", path: "/", interface: nil, member: "Ping",
-                arguments: [.string("a\u{0}b")]
+                DBusMethodCall(
+                    destination: "org.toastkit.Nobody", path: "/", interface: nil, member: "Ping",
+                    arguments: [.string("a\u{0}b")])
             ) { _ in calls.add(1, ordering: .relaxed) }
         }
         // A later call on the same connection completes (so the rejected one would have been seen by now).
@@ -71,8 +74,8 @@ import Testing
         client.close()
         _ = await client.waitUntilClosed()
         let outcome = Mutex<Result<DBusMessage, any Error>?>(nil)
-        try client.call(destination: "org.toastkit.Nobody", path: "/", interface: nil, member: "Ping") { result in
-            outcome.withLock { $0 = result }
+        try client.call(DBusMethodCall(destination: "org.toastkit.Nobody", path: "/", interface: nil, member: "Ping")) {
+            result in outcome.withLock { $0 = result }
         }
         let result = try #require(outcome.withLock { $0 })
         #expect { try result.get() } throws: { ($0 as? DBusError)?.name == DBusError.Name.disconnected }

@@ -23,7 +23,7 @@ import Testing
         await #expect(throws: DBusError.self) {
             for try await _ in subscription {}
         }
-        let later = await #expect(throws: DBusError.self) { try await client.listNames() }
+        let later = await #expect(throws: DBusError.self) { try await client.bus.listNames() }
         #expect(later?.isDisconnected == true)
         #expect(throws: DBusError.self) {
             try client.emitSignal(path: "/", interface: "org.toastkit.Test", member: "Late")

@@ -13,7 +13,15 @@ import ToastModel
     static let request = ToastRequest(
         summary: "Copia terminada", body: "3 archivos <b>listos</b>", icon: .system("checkmark.circle.fill"),
         urgency: .low, category: "transfer.complete", actions: [.init(key: "default", label: "Abrir")],
-        hints: ["x-extra": .string("sí")], expireTimeout: .seconds(4))
+        hints: ["x-extra": .string("sí")])
+
+    /// `request` as the front toast with 4 s left and its timer running.
+    static func presentation(_ request: ToastRequest = request) -> ToastPresentation {
+        ToastPresentation(
+            toast: PresentedToast(
+                id: "t", status: .normal, title: request.summary, remaining: .seconds(4), isTimerRunning: true),
+            request: request)
+    }
 
     @Test func aToastIsSentAsThePresenterMapsItAndComesBackWithTheServersID() async throws {
         let bus = try PrivateBus.start()
@@ -23,7 +31,7 @@ import ToastModel
         let configuration = Self.configuration(bus)
         let (shown, owner, capabilities) = try await onOwnThread {
             let sender = try BlockingNotificationSender(configuration: configuration)
-            return (try sender.show(Self.request), sender.server, sender.capabilities)
+            return (try sender.show(Self.presentation()), sender.server, sender.capabilities)
         }
         #expect(owner == server.connection.uniqueName)
         #expect(capabilities.has("body-markup"))
@@ -33,7 +41,7 @@ import ToastModel
         #expect(shown.degradations.isEmpty)
         #expect(notification.id == 41)
         let expected = try NotificationMapping.notify(
-            Self.request, replacesID: 0, capabilities: capabilities, configuration: configuration)
+            Self.presentation(), replacesID: 0, capabilities: capabilities, configuration: configuration)
         let call = expected.call
         #expect(notification.appName == call.appName)
         #expect(notification.appIcon == call.appIcon)
@@ -54,8 +62,9 @@ import ToastModel
         let configuration = Self.configuration(bus)
         let (first, second) = try await onOwnThread {
             let sender = try BlockingNotificationSender(configuration: configuration)
-            let first = try sender.show(ToastRequest(summary: "Sincronizando…"))
-            let second = try sender.show(ToastRequest(summary: "Sincronizado"), replacing: first.serverID)
+            let first = try sender.show(Self.presentation(ToastRequest(summary: "Sincronizando…")))
+            let second = try sender.show(
+                Self.presentation(ToastRequest(summary: "Sincronizado")), replacing: first.serverID)
             try sender.close(serverID: second.serverID)
             return (first.serverID, second.serverID)
         }
@@ -75,7 +84,7 @@ import ToastModel
         defer { server.stop() }
         let configuration = Self.configuration(bus)
         let shown = try await onOwnThread {
-            try BlockingNotificationSender(configuration: configuration).show(Self.request)
+            try BlockingNotificationSender(configuration: configuration).show(Self.presentation())
         }
         #expect(
             shown.degradations == [
@@ -94,7 +103,7 @@ import ToastModel
         let error = try await onOwnThread { () -> DesktopPresentationError? in
             let sender = try BlockingNotificationSender(configuration: configuration)
             do throws(DesktopPresentationError) {
-                _ = try sender.show(ToastRequest(summary: "Hola\0mundo"))
+                _ = try sender.show(Self.presentation(ToastRequest(summary: "Hola\0mundo")))
                 return nil
             } catch {
                 return error
@@ -114,7 +123,8 @@ import ToastModel
         ) async throws -> DesktopPresentationError? {
             try await onOwnThread {
                 do throws(DesktopPresentationError) {
-                    _ = try BlockingNotificationSender(configuration: configuration).show(ToastRequest(summary: "Hola"))
+                    _ = try BlockingNotificationSender(configuration: configuration).show(
+                        Self.presentation(ToastRequest(summary: "Hola")))
                     return nil
                 } catch {
                     return error

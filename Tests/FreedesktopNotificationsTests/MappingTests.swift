@@ -11,18 +11,20 @@ import ToastModel
 
     private func map(
         _ request: ToastRequest,
+        expireTimeout: Duration? = nil,
         capabilities: ServerCapabilities = dunst,
         configuration: DesktopPresenterConfiguration = configuration
     ) throws -> MappedNotification {
-        try NotificationMapping.notify(request, capabilities: capabilities, configuration: configuration)
+        try NotificationMapping.notify(
+            request, expireTimeout: expireTimeout, capabilities: capabilities, configuration: configuration)
     }
 
     @Test func fieldsHintsAndTimeout() throws {
         let request = ToastRequest(
             summary: "Poco espacio", body: "Libera espacio", icon: .system("photo.on.rectangle"), urgency: .critical,
             category: "device", soundName: "dialog-warning", actions: [.init(key: "default", label: "Abrir")],
-            hints: ["x-custom": .int32(7)], expireTimeout: .milliseconds(4500), isTransient: true)
-        let call = try map(request).call
+            hints: ["x-custom": .int32(7)], isTransient: true)
+        let call = try map(request, expireTimeout: .milliseconds(4500)).call
         #expect(call.appName == "Fotos")
         #expect(call.summary == "Poco espacio")
         #expect(call.body == "Libera espacio")
@@ -39,11 +41,30 @@ import ToastModel
         #expect(call.arguments.map(\.signature).joined() == "susssasa{sv}i")
     }
 
+    @Test(
+        "the server's timeout follows the toast's timer: the remaining time while it runs, 0 (never) while it does not",
+        arguments: [
+            (Duration.seconds(4), true, Int32(4000)), (.milliseconds(1500), true, 1500), (.seconds(4), false, 0),
+            (.milliseconds(1), true, 1),
+        ])
+    func timeoutFollowsTheTimer(remaining: Duration, running: Bool, wire: Int32) throws {
+        let toast = PresentedToast(
+            id: "a", status: .normal, title: "x", remaining: remaining, isTimerRunning: running)
+        let presentation = ToastPresentation(
+            toast: toast, request: ThemedToastStyle(theme: .standard).makeRequest(for: toast))
+        let call = try NotificationMapping.notify(
+            presentation, capabilities: Self.dunst, configuration: Self.configuration
+        ).call
+        #expect(call.expireTimeout == wire)
+        let indefinite = PresentedToast(id: "b", status: .normal, title: "x", remaining: nil, isTimerRunning: false)
+        #expect(NotificationMapping.serverTimeout(for: indefinite) == nil)
+    }
+
     @Test func indefiniteIsZeroAndAppIconWins() throws {
         var configuration = Self.configuration
         configuration.appIcon = "org.example.Fotos"
         let call = try map(
-            ToastRequest(summary: "x", icon: .system("archivebox"), expireTimeout: nil), configuration: configuration
+            ToastRequest(summary: "x", icon: .system("archivebox")), expireTimeout: nil, configuration: configuration
         ).call
         #expect(call.expireTimeout == 0)
         #expect(call.appIcon == "org.example.Fotos")

@@ -14,7 +14,7 @@ import ToastModel
         defer { server.stop() }
         let screenSaver = try await bus.connect()
         defer { screenSaver.close() }
-        #expect(try await screenSaver.requestName("org.freedesktop.ScreenSaver") == .primaryOwner)
+        #expect(try await screenSaver.bus.requestName("org.freedesktop.ScreenSaver") == .primaryOwner)
         func setActive(_ active: Bool) throws {
             try screenSaver.emitSignal(
                 path: "/org/freedesktop/ScreenSaver", interface: "org.freedesktop.ScreenSaver", member: "ActiveChanged",

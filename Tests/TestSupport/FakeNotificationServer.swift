@@ -125,12 +125,12 @@ public final class FakeNotificationServer: Sendable {
         }
         server.connection.export(object, at: path)
         // A server stopped just before may still own the name until the bus has seen its connection close.
-        let changes = try await server.connection.nameOwnerChanges(of: "org.freedesktop.Notifications")
-        if try await server.connection.nameOwner(of: "org.freedesktop.Notifications") != nil {
+        let changes = try await server.connection.bus.nameOwnerChanges(of: "org.freedesktop.Notifications")
+        if try await server.connection.bus.nameOwner(of: "org.freedesktop.Notifications") != nil {
             for try await change in changes where change.newOwner == nil { break }
         }
         changes.cancel()
-        let reply = try await server.connection.requestName("org.freedesktop.Notifications", flags: .doNotQueue)
+        let reply = try await server.connection.bus.requestName("org.freedesktop.Notifications", flags: .doNotQueue)
         guard reply == .primaryOwner else {
             throw TestEnvironmentError("fake server could not own org.freedesktop.Notifications: \(reply)")
         }

@@ -131,7 +131,7 @@ public final class NotificationEnvironment: Sendable {
         // Watch for the server's name before starting it, so its arrival is awaited, not polled.
         let watcher = try await bus.connect()
         defer { watcher.close() }
-        let owners = try await watcher.nameOwnerChanges(of: "org.freedesktop.Notifications")
+        let owners = try await watcher.bus.nameOwnerChanges(of: "org.freedesktop.Notifications")
 
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SESSION_BUS_ADDRESS"] = bus.address

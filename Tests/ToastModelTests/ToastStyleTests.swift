@@ -26,16 +26,7 @@ struct ToastStyleTests {
         #expect(request.urgency == urgency)
         #expect(request.summary == "Poco espacio")
         #expect(request.body == "Libera espacio")
-        #expect(request.expireTimeout == .seconds(4))
         #expect(request.actions == [ToastRequest.Action(key: "default", label: "Abrir")])
-    }
-
-    @Test("a toast whose timer does not run (covered, paused) gets no server timeout from either standard style")
-    func noTimeoutWhileStopped() {
-        var toast = Self.toast
-        toast.isTimerRunning = false
-        #expect(ThemedToastStyle(theme: .standard).makeRequest(for: toast).expireTimeout == nil)
-        #expect(PlainToastStyle().makeRequest(for: toast).expireTimeout == nil)
     }
 
     @Test("the toast's own icon wins over the theme's")

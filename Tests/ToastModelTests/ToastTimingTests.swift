@@ -122,7 +122,7 @@ struct ToastTimingTests {
         let h = Harness(defaultDuration: .seconds(defaultSeconds))
         h.center.present(.normal, title: "Copiado")
         #expect(h.presenter.onScreen.first?.toast.remaining == seconds(defaultSeconds))
-        #expect(h.presenter.onScreen.first?.request.expireTimeout == seconds(defaultSeconds))
+        #expect(h.presenter.onScreen.first?.toast.isTimerRunning == true)
         await h.clock.sleepers(count: 1)
         #expect(h.clock.nextDeadline == ManualClock.Instant(offset: seconds(defaultSeconds)))
     }
@@ -140,7 +140,8 @@ struct ToastTimingTests {
         let h = Harness()
         h.center.present(ToastMessage(id: "E", title: "Error al sincronizar", duration: .indefinite))
         h.center.present(ToastMessage(id: "N", title: "Next"))
-        #expect(h.presenter.onScreen.first?.request.expireTimeout == nil)
+        #expect(h.presenter.onScreen.first?.toast.remaining == nil)
+        #expect(h.presenter.onScreen.first?.toast.isTimerRunning == false)
         await h.advance(to: 10_000)
         #expect(h.clock.sleeperCount == 0)
         #expect(h.log.terminal.isEmpty)

@@ -1,6 +1,10 @@
 /// The outgoing request for one toast, as a ``ToastStyle`` produces it and the desktop presenter sends it
 /// (one field per `Notify` argument or hint).
 ///
+/// Timing is not the style's: the presenter takes the server's timeout from the toast's timer
+/// (``PresentedToast/remaining`` while ``PresentedToast/isTimerRunning``), so a style can never make the server
+/// contradict the center.
+///
 /// The presenter maps ``urgency``, ``category``, ``soundName`` and ``isTransient`` to the standard hints
 /// (`urgency`, `category`, `sound-name`, `transient`); entries in ``hints`` are added as they are and win over
 /// those on a clash.
@@ -38,12 +42,6 @@ public struct ToastRequest: Sendable, Hashable {
     public var actions: [Action]
     /// Extra hints, sent as they are.
     public var hints: [String: ToastHintValue]
-    /// The safety-net timeout for the server; `nil` means never (`0` on the wire). The center closes the toast
-    /// itself on time. The standard styles set it to the remaining time while the toast's timer runs
-    /// (``PresentedToast/isTimerRunning``) and to `nil` otherwise. The desktop presenter never lets the server
-    /// contradict the center: it sends `0` while the timer does not run, whatever the style says, and never less
-    /// than the remaining time.
-    public var expireTimeout: Duration?
     /// Whether the server should not keep the toast in its history (confirmations).
     public var isTransient: Bool
 
@@ -57,7 +55,6 @@ public struct ToastRequest: Sendable, Hashable {
         soundName: String? = nil,
         actions: [Action] = [],
         hints: [String: ToastHintValue] = [:],
-        expireTimeout: Duration? = nil,
         isTransient: Bool = false
     ) {
         self.summary = summary
@@ -68,7 +65,6 @@ public struct ToastRequest: Sendable, Hashable {
         self.soundName = soundName
         self.actions = actions
         self.hints = hints
-        self.expireTimeout = expireTimeout
         self.isTransient = isTransient
     }
 }

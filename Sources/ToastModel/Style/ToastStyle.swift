@@ -52,7 +52,6 @@ public struct PlainToastStyle: ToastStyle {
             body: toast.message,
             icon: toast.icon,
             actions: toast.actions.map { ToastRequest.Action(key: $0.key, label: $0.title, icon: $0.icon) },
-            expireTimeout: toast.isTimerRunning ? toast.remaining : nil,
             isTransient: toast.isConfirmation)
     }
 }

@@ -1,0 +1,503 @@
+import DBus
+package import ToastModel
+
+/// The desktop presenter's rules as a plain value: events go in, the actions to carry out come out, in order.
+///
+/// It keeps, per toast, the latest content the center wants on screen and whether a `Notify` for it is on its way,
+/// and, per server, the map between the center's string ids and the server's numbers. Nothing here locks, sleeps,
+/// sends or calls out, so every rule is tested without a bus (``DesktopNotificationPresenter`` is the thin shell
+/// that feeds it and carries out its actions).
+///
+/// The rules:
+/// - **Latest wins.** At most one `Notify` per toast is on its way. Content and timer changes that arrive meanwhile
+///   collapse into the newest, sent when the reply is in; a close that comes after them drops them. So a toast
+///   replaced 10,000 times in a loop costs a handful of `Notify` calls, bounded by round trips. Distinct toasts are
+///   never coalesced and are pipelined.
+/// - **The server's clock never contradicts the center's.** `expire_timeout` is the remaining time while the
+///   toast's timer runs (``PresentedToast/isTimerRunning``) and 0 (never) otherwise; a timer change is sent as a
+///   `Notify` that replaces the notification in place (decision 0004). Servers known to ignore `expire_timeout`
+///   (GNOME Shell) get no re-send for a timer change alone.
+/// - **Only the real server may speak.** Signals count only from the current owner of
+///   `org.freedesktop.Notifications` and only for ids this presenter created. A signal for an id not known yet is
+///   held while a `Notify` is on its way (the server may act on a toast before its reply reaches us) and replayed
+///   when the reply maps the id.
+/// - **One close per notification.** When the server closes a toast (the person, expiry, another program), the
+///   toast's pending content is dropped: the center decides what comes next. A reply that arrives for a toast
+///   closed meanwhile has its notification closed at once.
+/// - **Servers come and go.** A change of owner forgets every server id and asks the center to show its toasts
+///   again (or reports that the server left); capabilities are read again for the new server. A lost connection
+///   fails what is on its way.
+package struct DesktopPresenterMachine: Sendable {
+    /// Identifies an ``DesktopNotificationPresenter/accepted(_:)`` waiter; the shell keeps the continuations.
+    package typealias WaiterID = UInt64
+
+    /// What the server answered to `Notify`.
+    package struct NotifyReply: Sendable, Hashable {
+        /// The server's id for the notification.
+        package var serverID: UInt32
+        /// The unique name that answered.
+        package var sender: String?
+
+        package init(serverID: UInt32, sender: String?) {
+            self.serverID = serverID
+            self.sender = sender
+        }
+    }
+
+    /// Something that happened.
+    package enum Event: Sendable {
+        /// The center wants this content on screen (a show or an update: the presenter does not care which).
+        case show(ToastPresentation)
+        /// The toast's timer started or stopped.
+        case timer(id: String, remaining: Duration?, isRunning: Bool)
+        /// The center wants the toast gone.
+        case close(id: String)
+        /// Treat `serverID` as the toast's notification (a tool that remembers server ids across runs).
+        case adopt(serverID: UInt32, toastID: String)
+        /// Someone waits until the server has answered every `Notify` for the toast.
+        case awaitAccepted(id: String, waiter: WaiterID)
+        /// The link asked for with ``Action/connect(generation:)`` is up and knows what the server can do.
+        case linkReady(generation: UInt64, capabilities: ServerCapabilities, owner: String?)
+        /// The link asked for could not be made, or the server could not say what it can do.
+        case linkFailed(generation: UInt64, DesktopPresentationError)
+        /// The server answered the `Notify` sent as `call`.
+        case notifyAnswered(id: String, call: UInt64, Result<NotifyReply, DesktopPresentationError>)
+        /// The server answered the `CloseNotification` sent as `call` (whatever it answered: the id is gone for us).
+        case closeAnswered(id: String, call: UInt64)
+        /// A signal of the notification interface, from `sender`.
+        case signal(NotificationSignal, sender: String?)
+        /// `org.freedesktop.Notifications` has a new owner (`nil`: nobody).
+        case ownerChanged(String?)
+        /// The screen saver's owner said it became active or inactive.
+        case screenSaverChanged(active: Bool)
+        /// The connection is gone for good.
+        case connectionLost(DesktopPresentationError)
+        /// The presenter was detached from its center: forget everything.
+        case reset
+    }
+
+    /// Something the shell must do, in order.
+    package enum Action: Sendable, Hashable {
+        /// Make the connection (or reuse it), read the server's capabilities and owner, then report
+        /// ``Event/linkReady(generation:capabilities:owner:)`` or ``Event/linkFailed(_:_:)``.
+        case connect(generation: UInt64)
+        /// Send `Notify`; report its answer as ``Event/notifyAnswered(id:call:_:)`` with `call`.
+        case notify(id: String, call: UInt64, NotifyCall)
+        /// Send `CloseNotification` for the toast's notification; report its answer as
+        /// ``Event/closeAnswered(id:call:)``.
+        case close(id: String, call: UInt64, serverID: UInt32)
+        /// Send `CloseNotification` for a notification no toast owns any more (its answer changes nothing).
+        case discard(serverID: UInt32)
+        /// Tell the center, in this order.
+        case report(ToastPresenterReport)
+        /// Resume these ``DesktopNotificationPresenter/accepted(_:)`` waiters.
+        case resume([WaiterID], Result<UInt32, DesktopPresentationError>)
+    }
+
+    private enum Link: Sendable, Hashable {
+        /// Nothing asked for (or the last attempt failed).
+        case none
+        /// Asked for; answers of other generations are stale.
+        case connecting(UInt64)
+        /// Up, with the current server's capabilities.
+        case ready(ServerCapabilities)
+    }
+
+    private enum InFlight: Sendable {
+        case notify(call: UInt64, actionKeys: [String: String])
+        case close(call: UInt64)
+
+        var call: UInt64 {
+            switch self {
+            case .notify(let call, _), .close(let call): call
+            }
+        }
+    }
+
+    private struct Toast: Sendable {
+        /// The latest content the center handed over (its timer kept up to date by timer events).
+        var latest: ToastPresentation?
+        /// Whether the center wants it on screen.
+        var wanted = false
+        /// Whether `latest` (or a timer change) is not on the server yet.
+        var dirty = false
+        /// The call on its way: a `Notify` (with the action keys it carries) or a `CloseNotification`.
+        var inFlight: InFlight?
+        /// Its notification on the current server.
+        var serverID: UInt32?
+        /// Wire action key → presenter key for the notification on the server.
+        var actionKeys: [String: String] = [:]
+        /// Degradations already reported for this toast.
+        var reported: Set<String> = []
+        var lastFailure: DesktopPresentationError?
+        var waiters: [WaiterID] = []
+
+        /// Nothing on its way and nothing left to send.
+        var isSettled: Bool { inFlight == nil && !(wanted && dirty) }
+    }
+
+    /// The presenter's settings (app name, markup, timeouts).
+    package let configuration: DesktopPresenterConfiguration
+    private var link = Link.none
+    private var generation: UInt64 = 0
+    /// The unique name of the server, when known.
+    package private(set) var owner: String?
+    private var toasts: [String: Toast] = [:]
+    private var toastForServerID: [UInt32: String] = [:]
+    private var tokens: [UInt32: String] = [:]
+    private var notifiesInFlight = 0
+    /// Signals for ids not known yet, kept while a `Notify` reply may still bring the id (bounded).
+    private var orphans: [UInt32: [NotificationSignal]] = [:]
+    private var orphanCount = 0
+    private var nextCall: UInt64 = 0
+    /// Toasts with content to send once the link is ready.
+    private var waitingForLink: [String] = []
+    /// Why recently forgotten toasts failed, so a late ``Event/awaitAccepted(id:waiter:)`` gets the real reason
+    /// rather than "not presented" (bounded: the oldest are dropped).
+    private var failures: [String: DesktopPresentationError] = [:]
+    private var failureOrder: [String] = []
+    private static let failureMemory = 256
+
+    /// The most signals held for ids not known yet; more are dropped.
+    package static let orphanLimit = 1024
+
+    package init(configuration: DesktopPresenterConfiguration) {
+        self.configuration = configuration
+    }
+
+    // MARK: - Queries
+
+    /// The server's capabilities, once the link is ready.
+    package var capabilities: ServerCapabilities? {
+        if case .ready(let capabilities) = link { return capabilities }
+        return nil
+    }
+
+    /// The toast's notification on the current server.
+    package func serverID(ofToast id: String) -> UInt32? { toasts[id]?.serverID }
+
+    /// The ids the machine still tracks (for tests of its bookkeeping).
+    package var trackedToastIDs: Set<String> { Set(toasts.keys) }
+
+    /// `Notify` calls on their way.
+    package var notifyCallsInFlight: Int { notifiesInFlight }
+
+    // MARK: - Events
+
+    /// Applies `event` and returns what to do, in order.
+    package mutating func handle(_ event: Event) -> [Action] {
+        var out: [Action] = []
+        switch event {
+        case .show(let presentation):
+            let id = presentation.id
+            if failures.removeValue(forKey: id) != nil { failureOrder.removeAll { $0 == id } }
+            var toast = toasts[id] ?? Toast()
+            toast.latest = presentation
+            toast.wanted = true
+            toast.dirty = true
+            toasts[id] = toast
+            pump(id, into: &out)
+        case .timer(let id, let remaining, let isRunning):
+            guard var toast = toasts[id], toast.wanted, var latest = toast.latest else { break }
+            latest.toast.remaining = remaining
+            latest.toast.isTimerRunning = isRunning
+            toast.latest = latest
+            // A server that ignores expire_timeout gains nothing from a re-send; the next send carries the timer.
+            if capabilities?.honoursExpireTimeout ?? true { toast.dirty = true }
+            toasts[id] = toast
+            pump(id, into: &out)
+        case .close(let id):
+            guard var toast = toasts[id] else { break }
+            toast.wanted = false
+            toast.dirty = false
+            toast.latest = nil
+            toasts[id] = toast
+            pump(id, into: &out)
+        case .adopt(let serverID, let toastID):
+            var toast = toasts[toastID] ?? Toast()
+            if let old = toast.serverID { toastForServerID[old] = nil }
+            toast.serverID = serverID
+            toasts[toastID] = toast
+            toastForServerID[serverID] = toastID
+        case .awaitAccepted(let id, let waiter):
+            guard var toast = toasts[id] else {
+                out.append(.resume([waiter], .failure(failures[id] ?? .notPresented(id))))
+                break
+            }
+            if toast.isSettled {
+                out.append(.resume([waiter], Self.result(of: toast, id: id)))
+            } else {
+                toast.waiters.append(waiter)
+                toasts[id] = toast
+            }
+        case .linkReady(let generation, let capabilities, let owner):
+            guard link == .connecting(generation) else { break }
+            link = .ready(capabilities)
+            if self.owner == nil { self.owner = owner }
+            let waiting = waitingForLink
+            waitingForLink = []
+            for id in waiting { pump(id, into: &out) }
+        case .linkFailed(let generation, let error):
+            guard link == .connecting(generation) else { break }
+            link = .none
+            let waiting = waitingForLink
+            waitingForLink = []
+            for id in waiting {
+                guard let toast = toasts[id], toast.wanted, toast.dirty, toast.inFlight == nil else { continue }
+                fail(id, error, into: &out)
+            }
+        case .notifyAnswered(let id, let call, let result):
+            answered(id, call: call, result, into: &out)
+        case .closeAnswered(let id, let call):
+            guard var toast = toasts[id], toast.inFlight?.call == call else { break }
+            toast.inFlight = nil
+            toasts[id] = toast
+            pump(id, into: &out)
+        case .signal(let signal, let sender):
+            received(signal, from: sender, into: &out)
+        case .ownerChanged(let newOwner):
+            guard owner != newOwner else { break }
+            owner = newOwner
+            forgetServer()
+            // The capabilities were the old server's (and a link being made may bring the old server's too): the
+            // next toast reads the new one's.
+            link = .none
+            if newOwner != nil, !waitingForLink.isEmpty { connectIfNeeded(into: &out) }
+            if newOwner == nil {
+                out.append(
+                    .report(
+                        .failed(
+                            toastID: nil,
+                            reason: "the notification server left the bus; toasts come back when a server starts",
+                            recoverable: true)))
+            } else {
+                out.append(.report(.reshowRequested))
+            }
+        case .screenSaverChanged(let active):
+            out.append(.report(active ? .pauseRequested : .resumeRequested))
+        case .connectionLost(let error):
+            link = .none
+            owner = nil
+            forgetServer()
+            waitingForLink = []
+            if !toasts.isEmpty {
+                out.append(.report(.failed(toastID: nil, reason: error.reason, recoverable: false)))
+            }
+        case .reset:
+            var waiters: [WaiterID] = []
+            for (_, toast) in toasts { waiters += toast.waiters }
+            if !waiters.isEmpty { out.append(.resume(waiters, .failure(.notPresented("(detached)")))) }
+            self = DesktopPresenterMachine(configuration: configuration)
+        }
+        return out
+    }
+
+    // MARK: - Sending
+
+    /// Sends what toast `id` needs next, if nothing for it is on its way: its latest content, or the close of
+    /// its notification. Resumes its waiters and forgets it once it is settled and gone.
+    private mutating func pump(_ id: String, into out: inout [Action]) {
+        guard var toast = toasts[id], toast.inFlight == nil else { return }
+        if toast.wanted {
+            if toast.dirty, let presentation = toast.latest {
+                guard case .ready(let capabilities) = link else {
+                    waitingForLink.append(id)
+                    connectIfNeeded(into: &out)
+                    return
+                }
+                toast.dirty = false
+                let mapped: MappedNotification
+                do {
+                    mapped = try NotificationMapping.notify(
+                        presentation, replacesID: toast.serverID ?? 0, capabilities: capabilities,
+                        configuration: configuration)
+                } catch let error {
+                    toasts[id] = toast
+                    fail(id, DesktopPresentationError(.invalidInput, reason: error.description), into: &out)
+                    return
+                }
+                for reason in mapped.degradations where toast.reported.insert(reason).inserted {
+                    out.append(.report(.degraded(toastID: id, reason: reason)))
+                }
+                nextCall += 1
+                toast.inFlight = .notify(call: nextCall, actionKeys: mapped.actionKeys)
+                notifiesInFlight += 1
+                toasts[id] = toast
+                out.append(.notify(id: id, call: nextCall, mapped.call))
+                return
+            }
+        } else if let serverID = toast.serverID {
+            // Forget the id first: the NotificationClosed(3) that answers our own close is not news.
+            toast.serverID = nil
+            toastForServerID[serverID] = nil
+            tokens[serverID] = nil
+            nextCall += 1
+            toast.inFlight = .close(call: nextCall)
+            toasts[id] = toast
+            out.append(.close(id: id, call: nextCall, serverID: serverID))
+            return
+        }
+        settle(id, toast, into: &out)
+    }
+
+    /// Resumes the waiters of a settled toast and forgets it when the center no longer wants it.
+    private mutating func settle(_ id: String, _ toast: Toast, into out: inout [Action]) {
+        var toast = toast
+        if toast.isSettled, !toast.waiters.isEmpty {
+            out.append(.resume(toast.waiters, Self.result(of: toast, id: id)))
+            toast.waiters = []
+        }
+        if !toast.wanted, toast.inFlight == nil, toast.serverID == nil, toast.waiters.isEmpty {
+            toasts[id] = nil
+            if let failure = toast.lastFailure { remember(failure, of: id) }
+        } else {
+            toasts[id] = toast
+        }
+    }
+
+    private mutating func remember(_ failure: DesktopPresentationError, of id: String) {
+        if failures.updateValue(failure, forKey: id) == nil { failureOrder.append(id) }
+        if failureOrder.count > Self.failureMemory {
+            failures[failureOrder.removeFirst()] = nil
+        }
+    }
+
+    private static func result(of toast: Toast, id: String) -> Result<UInt32, DesktopPresentationError> {
+        if let serverID = toast.serverID { return .success(serverID) }
+        return .failure(toast.lastFailure ?? .notPresented(id))
+    }
+
+    private mutating func connectIfNeeded(into out: inout [Action]) {
+        guard link == .none else { return }
+        generation += 1
+        link = .connecting(generation)
+        out.append(.connect(generation: generation))
+    }
+
+    /// Reports that toast `id` could not be shown. A failure a server appearing later can fix leaves the toast
+    /// wanted (the center keeps it and asks again); any other ends it in the center, so whatever it still has on the
+    /// server is closed and it is forgotten, remembering why.
+    private mutating func fail(_ id: String, _ error: DesktopPresentationError, into out: inout [Action]) {
+        guard var toast = toasts[id] else { return }
+        toast.lastFailure = error
+        toast.dirty = false
+        out.append(.report(.failed(toastID: id, reason: error.reason, recoverable: error.isRecoverable)))
+        if !error.isRecoverable {
+            toast.wanted = false
+            toast.latest = nil
+        }
+        toasts[id] = toast
+        pump(id, into: &out)
+    }
+
+    // MARK: - Answers
+
+    private mutating func answered(
+        _ id: String, call: UInt64, _ result: Result<NotifyReply, DesktopPresentationError>, into out: inout [Action]
+    ) {
+        guard var toast = toasts[id], case .notify(call, let actionKeys) = toast.inFlight else {
+            // Forgotten meanwhile (the presenter was reset): nobody wants what this created.
+            if case .success(let reply) = result, owner == nil || reply.sender == nil || reply.sender == owner {
+                out.append(.discard(serverID: reply.serverID))
+            }
+            return
+        }
+        toast.inFlight = nil
+        notifiesInFlight -= 1
+        var early: [NotificationSignal] = []
+        switch result {
+        case .success(let reply):
+            if owner == nil { owner = reply.sender }
+            if let sender = reply.sender, sender != owner {
+                // Answered by a server that has since been replaced: its id means nothing to the new one (the
+                // owner change already asked the center to show the toast again).
+                break
+            }
+            if let old = toast.serverID, old != reply.serverID { toastForServerID[old] = nil }
+            toast.serverID = reply.serverID
+            toast.actionKeys = actionKeys
+            toast.lastFailure = nil
+            toastForServerID[reply.serverID] = id
+            if let held = orphans.removeValue(forKey: reply.serverID) {
+                orphanCount -= held.count
+                early = held
+            }
+        case .failure(let error):
+            toasts[id] = toast
+            if notifiesInFlight == 0 { dropOrphans() }
+            fail(id, error, into: &out)
+            return
+        }
+        toasts[id] = toast
+        if notifiesInFlight == 0 { dropOrphans() }
+        for signal in early { received(signal, from: owner, into: &out) }
+        pump(id, into: &out)
+    }
+
+    private mutating func received(_ signal: NotificationSignal, from sender: String?, into out: inout [Action]) {
+        // Only the real server may speak.
+        guard let sender, sender == owner else { return }
+        guard let toastID = toastForServerID[signal.id], var toast = toasts[toastID] else {
+            // Not ours, or ours with the Notify reply still on its way: keep it until that reply is in.
+            if notifiesInFlight > 0, orphanCount < Self.orphanLimit {
+                orphans[signal.id, default: []].append(signal)
+                orphanCount += 1
+            }
+            return
+        }
+        switch signal {
+        case .activationToken(let id, let token):
+            tokens[id] = token
+        case .actionInvoked(let id, let key):
+            let token = tokens.removeValue(forKey: id)
+            out.append(
+                .report(
+                    .actionInvoked(toastID: toastID, key: toast.actionKeys[key] ?? key, activationToken: token)))
+        case .closed(let id, let reason):
+            toastForServerID[id] = nil
+            tokens[id] = nil
+            if toast.serverID == id { toast.serverID = nil }
+            // Gone from the server: what was still to be sent is dropped (the center decides what comes next, and
+            // the id a Notify on its way brings back is closed when it arrives).
+            toast.wanted = false
+            toast.dirty = false
+            toast.latest = nil
+            out.append(.report(.closed(toastID: toastID, reason: Self.closeReason(reason))))
+            toasts[toastID] = toast
+            settle(toastID, toast, into: &out)
+        }
+    }
+
+    /// Forgets every server id, token and held signal: they belonged to a server that is gone.
+    private mutating func forgetServer() {
+        toastForServerID = [:]
+        tokens = [:]
+        dropOrphans()
+        for id in toasts.keys { toasts[id]?.serverID = nil }
+    }
+
+    private mutating func dropOrphans() {
+        orphans = [:]
+        orphanCount = 0
+    }
+
+    /// The center's view of a server's close reason.
+    package static func closeReason(_ reason: NotificationCloseReason) -> ToastPresenterCloseReason {
+        switch reason {
+        case .expired: .expired
+        case .dismissedByUser: .dismissedByUser
+        case .closedByCall: .closedByCall
+        case .undefined: .other("closed by the notification server (reason 4, undefined)")
+        case .unknown(let value): .other("closed by the notification server with unknown reason \(value)")
+        }
+    }
+}
+
+extension ServerCapabilities {
+    /// Whether the server closes a notification when its `expire_timeout` runs out. GNOME Shell does not (it
+    /// keeps banners until the person acts, `../shared/harness/NOTES.md` P18); the center closes toasts on time
+    /// there, and timer changes are not re-sent.
+    public var honoursExpireTimeout: Bool {
+        information?.name != "gnome-shell"
+    }
+}

@@ -1,0 +1,85 @@
+import DBus
+import ToastModel
+
+/// The desktop presenter's connection to the session bus: the one connection that sends `Notify` and receives
+/// the server's signals (dunst sends them only to the caller), with the subscription that turns them into the
+/// presenter's events.
+///
+/// It subscribes, in one ordered sequence, to the server's signals, to `NameOwnerChanged` for
+/// `org.freedesktop.Notifications` and, when asked, to `org.freedesktop.ScreenSaver.ActiveChanged`. It decides
+/// nothing: it decodes and hands each one to the presenter's machine, which checks who sent it.
+struct ServerLink: Sendable {
+    /// The connection.
+    let connection: DBusConnection
+    /// Whether it listens (otherwise the owner is learned from the first `Notify` reply).
+    let listens: Bool
+
+    /// Connects and subscribes; `deliver` gets the machine's events from the signals, `lost` the connection's end.
+    static func open(
+        configuration: DesktopPresenterConfiguration,
+        deliver: @escaping @Sendable (DesktopPresenterMachine.Event) -> Void,
+        lost: @escaping @Sendable (DBusConnection, DBusError) -> Void
+    ) async throws -> ServerLink {
+        let connection = try await DBusConnection.connect(to: configuration.bus)
+        do {
+            if configuration.listensForSignals {
+                var rules = [MatchRule(interface: NotificationsClient.interface, path: NotificationsClient.path)]
+                rules.append(.nameOwnerChanged(of: NotificationsClient.busName))
+                if configuration.pausesWhileScreenLocked { rules.append(screenSaverRule) }
+                let signals = try await connection.signals(matchingAny: rules)
+                Task { await listen(to: signals, on: connection, deliver: deliver) }
+            }
+            Task {
+                let reason = await connection.waitUntilClosed()
+                lost(connection, reason)
+            }
+            return ServerLink(connection: connection, listens: configuration.listensForSignals)
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    /// What the server can do and who it is: `GetCapabilities`, `GetServerInformation` and (when listening)
+    /// `GetNameOwner`, all in flight together.
+    func readServer(timeout: Duration) async throws -> (ServerCapabilities, owner: String?) {
+        async let capabilities = readCapabilities(timeout: timeout)
+        async let owner = listens ? connection.bus.nameOwner(of: NotificationsClient.busName) : nil
+        return (try await capabilities, try await owner)
+    }
+
+    /// `GetCapabilities` and `GetServerInformation` (the information is optional: some servers fail it).
+    func readCapabilities(timeout: Duration) async throws -> ServerCapabilities {
+        let client = NotificationsClient(connection: connection, timeout: timeout)
+        async let names = client.capabilities()
+        async let information = try? client.serverInformation()
+        return ServerCapabilities(try await names, information: await information)
+    }
+
+    private static let screenSaverRule = MatchRule(
+        interface: "org.freedesktop.ScreenSaver", member: "ActiveChanged")
+
+    private static func listen(
+        to signals: SignalSubscription, on connection: DBusConnection,
+        deliver: @Sendable (DesktopPresenterMachine.Event) -> Void
+    ) async {
+        do {
+            for try await message in signals {
+                if let change = NameOwnerChange(message) {
+                    deliver(.ownerChanged(change.newOwner))
+                } else if let signal = NotificationSignal(message) {
+                    deliver(.signal(signal, sender: message.sender))
+                } else if message.interface == "org.freedesktop.ScreenSaver", message.member == "ActiveChanged",
+                    let active = (try? message.arguments("b"))?[0].boolValue,
+                    let owner = try? await connection.bus.nameOwner(of: "org.freedesktop.ScreenSaver"),
+                    owner == message.sender
+                {
+                    // Only the screen saver itself may pause the center.
+                    deliver(.screenSaverChanged(active: active))
+                }
+            }
+        } catch {
+            // The connection ended; its `lost` handler reports it.
+        }
+    }
+}
