@@ -182,6 +182,9 @@ package struct DesktopPresenterMachine: Sendable {
     /// `Notify` calls on their way.
     package var notifyCallsInFlight: Int { notifiesInFlight }
 
+    /// The ids the center wants on screen now.
+    package var wantedToastIDs: Set<String> { Set(toasts.filter { $0.value.wanted }.keys) }
+
     // MARK: - Events
 
     /// Applies `event` and returns what to do, in order.
@@ -280,8 +283,16 @@ package struct DesktopPresenterMachine: Sendable {
             owner = nil
             forgetServer()
             waitingForLink = []
-            if !toasts.isEmpty {
-                out.append(.report(.failed(toastID: nil, reason: error.reason, recoverable: false)))
+            guard !toasts.isEmpty else { break }
+            // The center ends every toast on the presenter; calls on their way fail with their own answers.
+            out.append(.report(.failed(toastID: nil, reason: error.reason, recoverable: false)))
+            for id in toasts.keys.sorted() {
+                guard var toast = toasts[id] else { continue }
+                toast.wanted = false
+                toast.dirty = false
+                toast.latest = nil
+                toast.lastFailure = error
+                settle(id, toast, into: &out)
             }
         case .reset:
             var waiters: [WaiterID] = []

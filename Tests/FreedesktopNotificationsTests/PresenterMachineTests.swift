@@ -1,0 +1,382 @@
+import DBus
+import FreedesktopNotifications
+import Testing
+import ToastModel
+
+/// The desktop presenter's state machine without a bus: events in, actions out (issue 10 §3).
+@Suite struct PresenterMachineTests {
+    typealias Machine = DesktopPresenterMachine
+    static let server = ":1.5"
+    static let dunst = ServerCapabilities(
+        ["actions", "body", "body-markup", "icon-static"],
+        information: ServerInformation(name: "dunst", vendor: "knopwob", version: "1.9.0", specificationVersion: "1.2"))
+
+    /// A toast snapshot as the center hands it over.
+    static func presentation(
+        _ id: String, _ title: String = "T", remaining: Duration? = .seconds(4), running: Bool = true,
+        actions: [PresentedAction] = []
+    ) -> ToastPresentation {
+        let toast = PresentedToast(
+            id: id, status: .normal, title: title, actions: actions, remaining: remaining, isTimerRunning: running)
+        return ToastPresentation(toast: toast, request: ThemedToastStyle(theme: .standard).makeRequest(for: toast))
+    }
+
+    /// A machine whose link is up (generation 1) with `capabilities`, owned by `server`.
+    static func linked(_ capabilities: ServerCapabilities = dunst) -> Machine {
+        var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "tests"))
+        #expect(machine.handle(.show(presentation("warm-up"))) == [.connect(generation: 1)])
+        let sent = machine.handle(.linkReady(generation: 1, capabilities: capabilities, owner: server))
+        let call = sent.notifyCall
+        _ = machine.handle(.notifyAnswered(id: "warm-up", call: call!, .success(.init(serverID: 1, sender: server))))
+        _ = machine.handle(.close(id: "warm-up"))
+        _ = machine.handle(.closeAnswered(id: "warm-up", call: call! + 1))
+        #expect(machine.trackedToastIDs.isEmpty)
+        return machine
+    }
+
+    static func reply(_ serverID: UInt32, from sender: String? = server) -> Result<
+        Machine.NotifyReply, DesktopPresentationError
+    > {
+        .success(Machine.NotifyReply(serverID: serverID, sender: sender))
+    }
+
+    // MARK: - Sending
+
+    @Test func theFirstToastConnectsThenSendsWithTheTimersTimeout() throws {
+        var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "tests"))
+        #expect(machine.handle(.show(Self.presentation("a"))) == [.connect(generation: 1)])
+        #expect(machine.handle(.show(Self.presentation("b", running: false))).isEmpty, "one link for both")
+        let sent = machine.handle(.linkReady(generation: 1, capabilities: Self.dunst, owner: Self.server))
+        #expect(sent.notifies.map(\.summary) == ["T", "T"])
+        #expect(sent.notifies.map(\.expireTimeout) == [4000, 0], "a toast whose timer does not run never expires")
+        #expect(sent.notifies.map(\.replacesID) == [0, 0])
+        #expect(machine.handle(.awaitAccepted(id: "a", waiter: 7)).isEmpty, "waits for the reply")
+        let answered = machine.handle(.notifyAnswered(id: "a", call: sent.calls[0], Self.reply(12)))
+        #expect(answered == [.resume([7], .success(12))])
+        #expect(machine.serverID(ofToast: "a") == 12)
+        #expect(machine.handle(.awaitAccepted(id: "a", waiter: 8)) == [.resume([8], .success(12))])
+    }
+
+    @Test func latestWinsWhileANotifyIsOnItsWay() throws {
+        var machine = Self.linked()
+        let first = machine.handle(.show(Self.presentation("p", "0 %")))
+        let call = try #require(first.notifyCall)
+        for percent in 1...10_000 {
+            #expect(machine.handle(.show(Self.presentation("p", "\(percent) %"))).isEmpty)
+        }
+        #expect(machine.notifyCallsInFlight == 1)
+        let next = machine.handle(.notifyAnswered(id: "p", call: call, Self.reply(3)))
+        #expect(next.notifies.map(\.summary) == ["10000 %"], "only the newest content goes out")
+        #expect(next.notifies.map(\.replacesID) == [3])
+        let done = machine.handle(.notifyAnswered(id: "p", call: try #require(next.notifyCall), Self.reply(3)))
+        #expect(done.isEmpty)
+    }
+
+    @Test func aCloseAfterPendingUpdatesDropsThem() throws {
+        var machine = Self.linked()
+        let call = try #require(machine.handle(.show(Self.presentation("p", "one"))).notifyCall)
+        _ = machine.handle(.show(Self.presentation("p", "two")))
+        _ = machine.handle(.timer(id: "p", remaining: .seconds(2), isRunning: false))
+        #expect(machine.handle(.close(id: "p")).isEmpty, "waits for the id")
+        let after = machine.handle(.notifyAnswered(id: "p", call: call, Self.reply(9)))
+        #expect(after == [.close(id: "p", call: call + 1, serverID: 9)])
+        #expect(machine.handle(.awaitAccepted(id: "p", waiter: 1)).isEmpty, "the close is on its way")
+        #expect(machine.handle(.closeAnswered(id: "p", call: call + 1)) == [.resume([1], .failure(.notPresented("p")))])
+        #expect(machine.trackedToastIDs.isEmpty)
+    }
+
+    @Test func timerChangesAreSentAsReplacementsExceptWhereTheServerIgnoresTimeouts() throws {
+        var machine = Self.linked()
+        let call = try #require(machine.handle(.show(Self.presentation("t", remaining: .seconds(2)))).notifyCall)
+        _ = machine.handle(.notifyAnswered(id: "t", call: call, Self.reply(4)))
+        let paused = machine.handle(.timer(id: "t", remaining: .milliseconds(1500), isRunning: false))
+        #expect(paused.notifies.map(\.expireTimeout) == [0])
+        #expect(paused.notifies.map(\.replacesID) == [4])
+        _ = machine.handle(.notifyAnswered(id: "t", call: try #require(paused.notifyCall), Self.reply(4)))
+        let resumed = machine.handle(.timer(id: "t", remaining: .milliseconds(1500), isRunning: true))
+        #expect(resumed.notifies.map(\.expireTimeout) == [1500])
+
+        let gnome = ServerCapabilities(
+            ["actions", "body"],
+            information: ServerInformation(
+                name: "gnome-shell", vendor: "GNOME", version: "43.9", specificationVersion: "1.2"))
+        var shell = Self.linked(gnome)
+        let shown = try #require(shell.handle(.show(Self.presentation("g"))).notifyCall)
+        _ = shell.handle(.notifyAnswered(id: "g", call: shown, Self.reply(2)))
+        #expect(shell.handle(.timer(id: "g", remaining: .seconds(1), isRunning: false)).isEmpty)
+        let update = shell.handle(.show(Self.presentation("g", "new", remaining: .seconds(3), running: true)))
+        #expect(update.notifies.map(\.expireTimeout) == [3000], "the next send carries the timer")
+    }
+
+    @Test func distinctToastsAreNeverCoalesced() throws {
+        var machine = Self.linked()
+        var sent: [NotifyCall] = []
+        for index in 0..<100 { sent += machine.handle(.show(Self.presentation("t\(index)", "\(index)"))).notifies }
+        #expect(sent.map(\.summary) == (0..<100).map { "\($0)" })
+        #expect(machine.notifyCallsInFlight == 100)
+    }
+
+    // MARK: - Signals
+
+    @Test func aSignalBeforeTheNotifyReplyIsHeldAndReplayed() throws {
+        var machine = Self.linked()
+        let tap = PresentedAction(key: "default", actionID: "open", title: "Abrir", role: .tap)
+        let call = try #require(machine.handle(.show(Self.presentation("m", actions: [tap]))).notifyCall)
+        #expect(machine.handle(.signal(.activationToken(id: 21, token: "tok"), sender: Self.server)).isEmpty)
+        #expect(machine.handle(.signal(.actionInvoked(id: 21, key: "default"), sender: Self.server)).isEmpty)
+        let answered = machine.handle(.notifyAnswered(id: "m", call: call, Self.reply(21)))
+        #expect(answered == [.report(.actionInvoked(toastID: "m", key: "default", activationToken: "tok"))])
+    }
+
+    @Test func heldSignalsAreBoundedAndDroppedOnceNothingIsOnItsWay() throws {
+        var machine = Self.linked()
+        let call = try #require(machine.handle(.show(Self.presentation("m"))).notifyCall)
+        for id in 1...UInt32(Machine.orphanLimit + 500) {
+            _ = machine.handle(.signal(.closed(id: 10_000 + id, reason: .expired), sender: Self.server))
+        }
+        #expect(machine.handle(.notifyAnswered(id: "m", call: call, Self.reply(10_001))).reports.count == 1)
+        // With nothing on its way, a signal for an unknown id is not ours: it is dropped, not held.
+        _ = machine.handle(.signal(.closed(id: 77, reason: .expired), sender: Self.server))
+        let next = try #require(machine.handle(.show(Self.presentation("n"))).notifyCall)
+        #expect(machine.handle(.notifyAnswered(id: "n", call: next, Self.reply(77))).reports.isEmpty)
+    }
+
+    @Test func onlyTheOwnerMaySpeakAndOnlyAboutOurIDs() throws {
+        var machine = Self.linked()
+        let call = try #require(machine.handle(.show(Self.presentation("a"))).notifyCall)
+        _ = machine.handle(.notifyAnswered(id: "a", call: call, Self.reply(5)))
+        #expect(machine.handle(.signal(.actionInvoked(id: 5, key: "default"), sender: ":1.66")).isEmpty)
+        #expect(machine.handle(.signal(.closed(id: 5, reason: .dismissedByUser), sender: nil)).isEmpty)
+        #expect(machine.handle(.signal(.closed(id: 6, reason: .dismissedByUser), sender: Self.server)).isEmpty)
+        #expect(
+            machine.handle(.signal(.closed(id: 5, reason: .dismissedByUser), sender: Self.server)) == [
+                .report(.closed(toastID: "a", reason: .dismissedByUser))
+            ])
+        #expect(
+            machine.handle(.signal(.closed(id: 5, reason: .closedByCall), sender: Self.server)).isEmpty,
+            "a second close of the same notification (swaync sends 3, then 2) is not news")
+    }
+
+    @Test func aCloseByTheServerDropsPendingContentAndClosesWhatAReplyBrings() throws {
+        var machine = Self.linked()
+        let first = try #require(machine.handle(.show(Self.presentation("a", "one"))).notifyCall)
+        _ = machine.handle(.notifyAnswered(id: "a", call: first, Self.reply(5)))
+        let update = try #require(machine.handle(.show(Self.presentation("a", "two"))).notifyCall)
+        _ = machine.handle(.show(Self.presentation("a", "three")))
+        #expect(
+            machine.handle(.signal(.closed(id: 5, reason: .dismissedByUser), sender: Self.server)) == [
+                .report(.closed(toastID: "a", reason: .dismissedByUser))
+            ])
+        // The update on its way made the server show it again (it reuses the id): that is closed, "three" never sent.
+        #expect(
+            machine.handle(.notifyAnswered(id: "a", call: update, Self.reply(5))) == [
+                .close(id: "a", call: update + 1, serverID: 5)
+            ])
+    }
+
+    @Test func plasmaActionThenCloseIsReportedInOrderWithItsToken() throws {
+        var machine = Self.linked()
+        let call = try #require(machine.handle(.show(Self.presentation("a"))).notifyCall)
+        _ = machine.handle(.notifyAnswered(id: "a", call: call, Self.reply(8)))
+        var reports: [ToastPresenterReport] = []
+        for signal: NotificationSignal in [
+            .activationToken(id: 8, token: "kde-token"), .actionInvoked(id: 8, key: "archive"),
+            .closed(id: 8, reason: .closedByCall),
+        ] {
+            reports += machine.handle(.signal(signal, sender: Self.server)).reports
+        }
+        #expect(
+            reports == [
+                .actionInvoked(toastID: "a", key: "archive", activationToken: "kde-token"),
+                .closed(toastID: "a", reason: .closedByCall),
+            ])
+    }
+
+    // MARK: - Servers and connections
+
+    @Test func anOwnerChangeMidFlightForgetsTheOldServersIDs() throws {
+        var machine = Self.linked()
+        let old = try #require(machine.handle(.show(Self.presentation("a"))).notifyCall)
+        let changed = machine.handle(.ownerChanged(":1.9"))
+        #expect(changed == [.report(.reshowRequested)])
+        // The old server's late answer maps nothing on the new one.
+        #expect(machine.handle(.notifyAnswered(id: "a", call: old, Self.reply(3))).isEmpty)
+        #expect(machine.serverID(ofToast: "a") == nil)
+        #expect(machine.handle(.signal(.closed(id: 3, reason: .expired), sender: Self.server)).isEmpty)
+        // The center shows it again: capabilities are read anew, then a fresh Notify (no replaces_id).
+        #expect(machine.handle(.show(Self.presentation("a"))) == [.connect(generation: 2)])
+        let sent = machine.handle(.linkReady(generation: 2, capabilities: Self.dunst, owner: ":1.9"))
+        #expect(sent.notifies.map(\.replacesID) == [0])
+        #expect(machine.handle(.ownerChanged(nil)).reports.map(\.isRecoverableFailure) == [true])
+    }
+
+    @Test func staleLinkAnswersAreIgnoredAndAFailedLinkFailsTheWaitingToasts() throws {
+        var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "tests"))
+        _ = machine.handle(.show(Self.presentation("a")))
+        _ = machine.handle(.awaitAccepted(id: "a", waiter: 1))
+        #expect(machine.handle(.linkReady(generation: 9, capabilities: Self.dunst, owner: nil)).isEmpty)
+        let noServer = DesktopPresentationError(.noServer, reason: "no notification server is running")
+        let failed = machine.handle(.linkFailed(generation: 1, noServer))
+        #expect(failed.reports == [.failed(toastID: "a", reason: noServer.reason, recoverable: true)])
+        #expect(failed.contains(.resume([1], .failure(noServer))))
+        // Kept (a server may come): the center's next show tries again.
+        #expect(machine.trackedToastIDs == ["a"])
+        #expect(machine.handle(.show(Self.presentation("a"))) == [.connect(generation: 2)])
+    }
+
+    @Test func aLostConnectionIsReportedOnceAndTheNextToastReconnects() throws {
+        var machine = Self.linked()
+        let call = try #require(machine.handle(.show(Self.presentation("a"))).notifyCall)
+        let lost = DesktopPresentationError(.busUnavailable, reason: "the session bus connection was lost")
+        let failed = machine.handle(.notifyAnswered(id: "a", call: call, .failure(lost)))
+        #expect(failed.reports == [.failed(toastID: "a", reason: lost.reason, recoverable: false)])
+        #expect(machine.trackedToastIDs.isEmpty, "a failure that cannot recover ends the toast")
+        #expect(machine.handle(.awaitAccepted(id: "a", waiter: 3)) == [.resume([3], .failure(lost))])
+        #expect(machine.handle(.connectionLost(lost)).isEmpty, "no toasts left to tell")
+        #expect(machine.handle(.show(Self.presentation("b"))) == [.connect(generation: 2)])
+    }
+
+    @Test func invalidContentFailsThatToastAndClosesWhatItHadOnTheServer() throws {
+        var machine = Self.linked()
+        let call = try #require(machine.handle(.show(Self.presentation("a", "ok"))).notifyCall)
+        _ = machine.handle(.notifyAnswered(id: "a", call: call, Self.reply(6)))
+        let bad = machine.handle(.show(Self.presentation("a", "nul\u{0}byte")))
+        #expect(bad.reports.count == 1)
+        #expect(bad.reports.first?.isRecoverableFailure == false)
+        #expect(bad.contains(.close(id: "a", call: call + 1, serverID: 6)))
+    }
+
+    @Test func aReplyForAForgottenToastIsClosedAndResetResumesWaiters() throws {
+        var machine = Self.linked()
+        let call = try #require(machine.handle(.show(Self.presentation("a"))).notifyCall)
+        _ = machine.handle(.awaitAccepted(id: "a", waiter: 4))
+        #expect(machine.handle(.reset) == [.resume([4], .failure(.notPresented("(detached)")))])
+        #expect(machine.handle(.notifyAnswered(id: "a", call: call, Self.reply(2))) == [.discard(serverID: 2)])
+    }
+
+    @Test func adoptedIDsAreReplacedAndTheScreenSaverPauses() throws {
+        var machine = Self.linked()
+        _ = machine.handle(.adopt(serverID: 41, toastID: "sync"))
+        #expect(machine.handle(.show(Self.presentation("sync"))).notifies.map(\.replacesID) == [41])
+        #expect(machine.handle(.screenSaverChanged(active: true)) == [.report(.pauseRequested)])
+        #expect(machine.handle(.screenSaverChanged(active: false)) == [.report(.resumeRequested)])
+    }
+
+    // MARK: - Every event in every state
+
+    /// The states one toast can be in, each reached from a linked machine.
+    enum ToastState: String, CaseIterable {
+        case unknown, waitingForLink, notifyOnItsWay, onServer, closeOnItsWay
+    }
+
+    static func machine(in state: ToastState) -> (Machine, call: UInt64) {
+        var machine = state == .waitingForLink ? Machine(configuration: .init(appName: "tests")) : linked()
+        var call: UInt64 = 0
+        switch state {
+        case .unknown: break
+        case .waitingForLink: _ = machine.handle(.show(presentation("x")))
+        case .notifyOnItsWay: call = machine.handle(.show(presentation("x"))).notifyCall ?? 0
+        case .onServer, .closeOnItsWay:
+            call = machine.handle(.show(presentation("x"))).notifyCall ?? 0
+            _ = machine.handle(.notifyAnswered(id: "x", call: call, reply(30)))
+            if state == .closeOnItsWay {
+                _ = machine.handle(.close(id: "x"))
+                call += 1
+            }
+        }
+        return (machine, call)
+    }
+
+    static func events(call: UInt64) -> [(String, Machine.Event)] {
+        [
+            ("show", .show(presentation("x", "new"))),
+            ("timer", .timer(id: "x", remaining: .seconds(1), isRunning: false)),
+            ("close", .close(id: "x")), ("adopt", .adopt(serverID: 31, toastID: "x")),
+            ("await", .awaitAccepted(id: "x", waiter: 99)),
+            ("linkReady", .linkReady(generation: 1, capabilities: dunst, owner: server)),
+            ("linkFailed", .linkFailed(generation: 1, DesktopPresentationError(.noServer, reason: "none"))),
+            ("notifyOK", .notifyAnswered(id: "x", call: call, reply(30))),
+            ("notifyError", .notifyAnswered(id: "x", call: call, .failure(.init(.refused, reason: "no")))),
+            ("closeAnswered", .closeAnswered(id: "x", call: call)),
+            ("action", .signal(.actionInvoked(id: 30, key: "default"), sender: server)),
+            ("closed", .signal(.closed(id: 30, reason: .expired), sender: server)),
+            ("ownerChanged", .ownerChanged(":1.77")), ("ownerGone", .ownerChanged(nil)),
+            ("lost", .connectionLost(.init(.busUnavailable, reason: "lost"))), ("reset", .reset),
+        ]
+    }
+
+    @Test(arguments: ToastState.allCases)
+    func everyEventInEveryStateKeepsTheRules(state: ToastState) throws {
+        for (name, event) in Self.events(call: Self.machine(in: state).call) {
+            var (machine, call) = Self.machine(in: state)
+            let inFlightBefore = machine.notifyCallsInFlight
+            let actions = machine.handle(event)
+            let notifies = actions.notifies.count
+            // At most one call per toast on its way: a new Notify only when none was.
+            #expect(notifies <= 1, "\(state) + \(name): \(actions)")
+            if state == .notifyOnItsWay || state == .closeOnItsWay, name != "notifyOK", name != "notifyError",
+                name != "closeAnswered", name != "reset"
+            {
+                #expect(notifies == 0, "\(state) + \(name) sent while a call was on its way: \(actions)")
+            }
+            #expect(machine.notifyCallsInFlight >= 0 && machine.notifyCallsInFlight <= inFlightBefore + 1)
+            // Every waiter is resumed exactly once, now or after the answers that follow (the state's own call on
+            // its way included: answered twice when the event answered it already, which must change nothing).
+            var pending = actions
+            switch state {
+            case .waitingForLink: pending.append(.connect(generation: 1))
+            case .notifyOnItsWay: pending.append(.notify(id: "x", call: call, NotifyCall(appName: "", summary: "")))
+            case .closeOnItsWay: pending.append(.close(id: "x", call: call, serverID: 30))
+            case .unknown, .onServer: break
+            }
+            var resumed = actions.resumed
+            for _ in 0..<4 {
+                var next: [Machine.Action] = []
+                for action in pending {
+                    switch action {
+                    case .notify(let id, let call, let arguments):
+                        next += machine.handle(
+                            .notifyAnswered(
+                                id: id, call: call, Self.reply(arguments.replacesID == 0 ? 40 : arguments.replacesID)))
+                    case .close(let id, let call, _): next += machine.handle(.closeAnswered(id: id, call: call))
+                    case .connect(let generation):
+                        next += machine.handle(
+                            .linkReady(generation: generation, capabilities: Self.dunst, owner: Self.server))
+                    default: break
+                    }
+                }
+                resumed += next.resumed
+                pending = next
+            }
+            let waiting = machine.handle(.awaitAccepted(id: "x", waiter: 1000))
+            #expect(waiting.resumed == [1000], "\(state) + \(name): settles after its answers, \(waiting)")
+            if name == "await" { #expect(resumed.filter { $0 == 99 }.count == 1, "\(state) + await: \(resumed)") }
+        }
+    }
+}
+
+extension [DesktopPresenterMachine.Action] {
+    var notifies: [NotifyCall] {
+        compactMap { if case .notify(_, _, let call) = $0 { call } else { nil } }
+    }
+    var calls: [UInt64] {
+        compactMap { if case .notify(_, let call, _) = $0 { call } else { nil } }
+    }
+    var notifyCall: UInt64? { calls.first }
+    var reports: [ToastPresenterReport] {
+        compactMap { if case .report(let report) = $0 { report } else { nil } }
+    }
+    var resumed: [DesktopPresenterMachine.WaiterID] {
+        flatMap { action -> [DesktopPresenterMachine.WaiterID] in
+            if case .resume(let ids, _) = action { return ids }
+            return []
+        }
+    }
+}
+
+extension ToastPresenterReport {
+    var isRecoverableFailure: Bool? {
+        if case .failed(_, _, let recoverable) = self { return recoverable }
+        return nil
+    }
+}
