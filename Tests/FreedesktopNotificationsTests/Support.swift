@@ -10,8 +10,29 @@ import ToastModel
 final class DesktopHarness: Sendable {
     let center: ToastCenter
     let presenter: DesktopNotificationPresenter
-    private let stream: AsyncStream<ToastEvent>
-    private let seen = Mutex<[ToastEvent]>([])
+
+    private struct Waiter {
+        var predicate: @Sendable (ToastEvent) -> Bool
+        var continuation: CheckedContinuation<ToastEvent?, Never>
+    }
+
+    private struct State {
+        /// Every event so far, in order.
+        var seen: [ToastEvent] = []
+        /// How many of `seen` earlier `next` calls consumed (each call looks only at later ones).
+        var consumed = 0
+        var waiter: (id: UInt64, Waiter)?
+        var nextWaiter: UInt64 = 0
+        var ended = false
+    }
+
+    /// The events, behind a lock of their own so the collecting task does not keep the harness alive.
+    private final class Events: Sendable {
+        let state = Mutex(State())
+    }
+
+    private let log = Events()
+    private let collector: Task<Void, Never>
 
     init(
         busAddress: String,
@@ -27,27 +48,80 @@ final class DesktopHarness: Sendable {
         center = ToastCenter(
             defaultDuration: defaultDuration, maxVisible: maxVisible, presenter: presenter, clock: clock,
             laterStore: InMemoryLaterStore())
-        stream = center.events()
+        let stream = center.events()
+        let log = self.log
+        collector = Task {
+            for await event in stream { Self.arrived(event, log) }
+            let waiter = log.state.withLock { state in
+                state.ended = true
+                defer { state.waiter = nil }
+                return state.waiter?.1
+            }
+            waiter?.continuation.resume(returning: nil)
+        }
     }
 
-    /// Waits for the next event that satisfies `predicate`, remembering every event seen on the way.
-    func next(
-        _ description: String = "event",
-        where predicate: (ToastEvent) -> Bool
-    ) async throws -> ToastEvent {
-        for await event in stream {
-            seen.withLock { $0.append(event) }
-            if predicate(event) { return event }
+    deinit { collector.cancel() }
+
+    private static func arrived(_ event: ToastEvent, _ log: Events) {
+        let waiter = log.state.withLock { state -> Waiter? in
+            state.seen.append(event)
+            guard let (_, waiter) = state.waiter, waiter.predicate(event) else { return nil }
+            state.consumed = state.seen.count
+            state.waiter = nil
+            return waiter
         }
-        throw TestEnvironmentError("the event stream ended before \(description)")
+        waiter?.continuation.resume(returning: event)
+    }
+
+    /// Waits for the next event (after those earlier calls returned) that satisfies `predicate`, within `limit`;
+    /// fails with `description` instead of hanging when it does not come.
+    func next(
+        _ description: String = "event", within limit: Duration = .seconds(15),
+        where predicate: @escaping @Sendable (ToastEvent) -> Bool
+    ) async throws -> ToastEvent {
+        let log = self.log
+        let id = log.state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        let deadline = Task {
+            try await Task.sleep(for: limit)
+            let waiter = log.state.withLock { state -> Waiter? in
+                guard let current = state.waiter, current.id == id else { return nil }
+                state.waiter = nil
+                return current.1
+            }
+            waiter?.continuation.resume(returning: nil)
+        }
+        defer { deadline.cancel() }
+        let event = await withCheckedContinuation { (continuation: CheckedContinuation<ToastEvent?, Never>) in
+            let ready = log.state.withLock { state -> ToastEvent?? in
+                if let index = state.seen[state.consumed...].firstIndex(where: predicate) {
+                    state.consumed = index + 1
+                    return .some(state.seen[index])
+                }
+                if state.ended { return .some(nil) }
+                state.waiter = (id, Waiter(predicate: predicate, continuation: continuation))
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+        guard let event else {
+            throw TestEnvironmentError("no \(description) within \(limit); events so far: \(events)")
+        }
+        return event
     }
 
     /// Waits for the terminal event of `id`.
-    func outcome(of id: String) async throws -> ToastOutcome {
-        let event = try await next("end of \(id)") { if case .ended(id, _) = $0 { true } else { false } }
+    func outcome(of id: String, within limit: Duration = .seconds(15)) async throws -> ToastOutcome {
+        let event = try await next("end of \(id)", within: limit) {
+            if case .ended(id, _) = $0 { true } else { false }
+        }
         guard case .ended(_, let outcome) = event else { throw TestEnvironmentError("unreachable") }
         return outcome
     }
 
-    var events: [ToastEvent] { seen.withLock { $0 } }
+    /// Every event so far.
+    var events: [ToastEvent] { log.state.withLock { $0.seen } }
 }

@@ -7,9 +7,12 @@ import Synchronization
 public final class BusWatcher {
     /// The monitor's own connection.
     public let connection: DBusConnection
+    private let traffic: SignalSubscription
     private var iterator: SignalSubscription.Iterator
+    private var timedOut: String?
     /// Messages read while looking for another one, in arrival order.
     private var unclaimed: [DBusMessage] = []
+    private var markers: UInt32 = 0
 
     /// Starts monitoring the bus at `address`.
     public init(bus address: String) async throws {
@@ -19,28 +22,47 @@ public final class BusWatcher {
             MatchRule(kind: .signal, interface: "org.freedesktop.Notifications"),
             MatchRule(kind: .methodReturn),
         ])
+        self.traffic = traffic
         iterator = traffic.makeAsyncIterator()
     }
 
-    /// The next message for which `predicate` holds.
-    public func next(where predicate: (DBusMessage) -> Bool) async throws -> DBusMessage {
+    /// The next message for which `predicate` holds, within `limit`. A message that never comes fails the test
+    /// after `limit` with `description`, instead of hanging it (the monitor ends then: one missing message is
+    /// enough to fail).
+    public func next(
+        _ description: String = "the awaited message", within limit: Duration = .seconds(10),
+        where predicate: (DBusMessage) -> Bool
+    ) async throws -> DBusMessage {
         if let index = unclaimed.firstIndex(where: predicate) { return unclaimed.remove(at: index) }
+        if let timedOut { throw TestEnvironmentError("bus monitor ended after waiting for \(timedOut)") }
+        let traffic = self.traffic
+        let expired = Atomic(false)
+        let deadline = Task {
+            try await Task.sleep(for: limit)
+            expired.store(true, ordering: .relaxed)
+            traffic.cancel()
+        }
+        defer { deadline.cancel() }
         while let message = try await iterator.next() {
             if predicate(message) { return message }
             unclaimed.append(message)
+        }
+        if expired.load(ordering: .relaxed) {
+            timedOut = description
+            throw TestEnvironmentError("no \(description) on the bus within \(limit)")
         }
         throw TestEnvironmentError("bus monitor ended")
     }
 
     /// The next `Notify` call's arguments.
     public func nextNotify() async throws -> NotifyArguments {
-        try NotifyArguments(try await next { $0.kind == .methodCall && $0.member == "Notify" })
+        try NotifyArguments(try await next("Notify call") { $0.kind == .methodCall && $0.member == "Notify" })
     }
 
     /// The next `Notify` call and the id the server answered it with.
     public func nextNotifyAndReply() async throws -> (NotifyArguments, UInt32) {
-        let call = try await next { $0.kind == .methodCall && $0.member == "Notify" }
-        let reply = try await next {
+        let call = try await next("Notify call") { $0.kind == .methodCall && $0.member == "Notify" }
+        let reply = try await next("Notify reply") {
             $0.kind == .methodReturn && $0.replySerial == call.serial && $0.destination == call.sender
         }
         return (try NotifyArguments(call), try reply.arguments("u")[0].uint32Value ?? 0)
@@ -48,14 +70,36 @@ public final class BusWatcher {
 
     /// The next `CloseNotification` call's id.
     public func nextClose() async throws -> UInt32 {
-        let message = try await next { $0.kind == .methodCall && $0.member == "CloseNotification" }
+        let message = try await next("CloseNotification call") {
+            $0.kind == .methodCall && $0.member == "CloseNotification"
+        }
         return message.body.first?.uint32Value ?? 0
     }
 
     /// The next `NotificationClosed` for `id`, with its reason.
     public func nextClosed(_ id: UInt32) async throws -> UInt32 {
-        let message = try await next { $0.member == "NotificationClosed" && $0.body.first == .uint32(id) }
+        let message = try await next("NotificationClosed for \(id)") {
+            $0.member == "NotificationClosed" && $0.body.first == .uint32(id)
+        }
         return message.body.last?.uint32Value ?? 0
+    }
+
+    /// Waits until the monitor has seen everything sent on the bus before this call: a marker signal goes out from
+    /// `sender` (any connection on the bus) and is awaited. Afterwards ``seen(where:)`` tells what arrived, with no
+    /// waiting and no guessing how long a server might take to speak.
+    public func sync(from sender: DBusConnection) async throws {
+        markers += 1
+        let marker = markers
+        try sender.emitSignal(
+            path: "/org/toastkit/Tests/Marker", interface: "org.freedesktop.Notifications", member: "TestMarker",
+            arguments: [.uint32(marker)])
+        _ = try await next("the test's marker signal") { $0.member == "TestMarker" && $0.body.first == .uint32(marker) }
+    }
+
+    /// The messages seen so far and not yet claimed, for which `predicate` holds (after ``sync(from:)``: everything
+    /// sent before it).
+    public func seen(where predicate: (DBusMessage) -> Bool) -> [DBusMessage] {
+        unclaimed.filter(predicate)
     }
 
     /// Stops monitoring.
