@@ -11,6 +11,7 @@
 #   P3 server emits ActionInvoked → the Swift action handler runs: median, p99
 #   P4 peak RSS of the CLI vs notify-send; the library's RSS after 1k, 10k, 100k toasts
 #   P5 CPU time of a process holding one indefinite toast over S seconds
+#   P6 replace storm: one id replaced N times in a loop: the library (latest wins) vs a C loop sending them all
 # Defaults: 3 rounds × 10,000 calls, window 64, 200 hyperfine runs, 1,000 action iterations, 10 s idle (~3 min on
 # 2 cores). --quick: 1 round × 2,000 calls, 50 runs, 300 iterations, checkpoints 1k,10k,30k, 3 s idle (~40 s).
 # Release binaries come from `swift build -c release`; the C programs are built into .build/bench-c/.
@@ -19,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=3 calls=10000 window=64 runs=200 iterations=1000 checkpoints=1000,10000,100000 idle=10
-only=P1,P2,P3,P4,P5
+only=P1,P2,P3,P4,P5,P6
 scratch=()
 keep=""
 while [[ $# -gt 0 ]]; do
@@ -223,6 +224,15 @@ if wants P5; then
         wait "$pid" 2>/dev/null || true
     done
     idle_pids=()
+fi
+
+# --- P6 --------------------------------------------------------------------------------------------------------
+if wants P6; then
+    echo "== P6: one id replaced $calls times, $rounds round(s); C and the library take turns"
+    for _ in $(seq "$rounds"); do
+        record P6 C "$("$c_dir/raw-libdbus-client" --method replace --calls "$calls" --window "$window" --warmup 1000)"
+        record P6 "Swift library" "$("$benchmark" replace --calls "$calls" --warmup 1000)"
+    done
 fi
 
 echo "== done in $(($(date +%s) - started)) s (after the build)"

@@ -31,6 +31,14 @@ public func processCPUMicroseconds() -> Double {
     return Double(seconds) * 1e6 + Double(micros)
 }
 
+/// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID) in microseconds: a loop's own cost, whatever else the
+/// machine is doing.
+public func threadCPUMicroseconds() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+    return Double(spec.tv_sec) * 1e6 + Double(spec.tv_nsec) / 1e3
+}
+
 /// Nearest-rank percentile of sorted values (the same rule as the C clients).
 public func percentile(_ sorted: [Double], _ quantile: Double) -> Double {
     let rank = min(max(Int((quantile * Double(sorted.count)).rounded(.up)), 1), sorted.count)

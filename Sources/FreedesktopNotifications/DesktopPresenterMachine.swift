@@ -193,12 +193,20 @@ package struct DesktopPresenterMachine: Sendable {
         switch event {
         case .show(let presentation):
             let id = presentation.id
-            if failures.removeValue(forKey: id) != nil { failureOrder.removeAll { $0 == id } }
-            var toast = toasts[id] ?? Toast()
-            toast.latest = presentation
-            toast.wanted = true
-            toast.dirty = true
-            toasts[id] = toast
+            if !failures.isEmpty, failures.removeValue(forKey: id) != nil { failureOrder.removeAll { $0 == id } }
+            // In place: a toast replaced in a loop must not copy its state out and back on every update.
+            if let index = toasts.index(forKey: id) {
+                toasts.values[index].latest = presentation
+                toasts.values[index].wanted = true
+                toasts.values[index].dirty = true
+                if toasts.values[index].inFlight != nil { break }  // latest wins: sent when the answer is in
+            } else {
+                var toast = Toast()
+                toast.latest = presentation
+                toast.wanted = true
+                toast.dirty = true
+                toasts[id] = toast
+            }
             pump(id, into: &out)
         case .timer(let id, let remaining, let isRunning):
             guard var toast = toasts[id], toast.wanted, var latest = toast.latest else { break }

@@ -7,6 +7,8 @@
 //                through the D-Bus layer alone ("wire").
 //   memory (P4)  VmRSS/VmHWM after 1k, 10k, 100k toasts presented and ended (in batches).
 //   idle   (P5)  CPU time of this process over a window while it holds one indefinite toast.
+//   replace (P6) one id presented N times in a loop: the cost of each present, the Notify calls the server got and
+//                the time until it has the final text.
 //
 // Every mode needs scripts/benchmarks/instant-notifications-server on the bus (it owns
 // org.freedesktop.Notifications and has the org.toastkit.Bench extras: EmitAction, Stats). Each prints one JSON line.
@@ -17,7 +19,7 @@ import Foundation
 import Glibc
 
 struct Options {
-    enum Mode: String { case burst, action, memory, idle }
+    enum Mode: String { case burst, action, memory, idle, replace }
     enum Client: String { case library, raw }
 
     var mode = Mode.burst
@@ -40,6 +42,7 @@ struct Options {
                toastkit-benchmark action [--iterations N] [--warmup N] [--address ADDR]
                toastkit-benchmark memory [--checkpoints 1000,10000,100000] [--batch B] [--address ADDR]
                toastkit-benchmark idle   [--seconds S] [--address ADDR]
+               toastkit-benchmark replace [--calls N] [--warmup N] [--address ADDR]
 
           --address ADDR   the bus (default: DBUS_SESSION_BUS_ADDRESS); instant-notifications-server must run on it
           --client C       library: ToastCenter + DesktopNotificationPresenter (default); raw: NotificationsClient
@@ -77,7 +80,7 @@ struct Options {
                 print(usage)
                 exit(0)
             }
-            fail("the first argument is the mode: burst, action, memory or idle\n\n\(usage)", code: 2)
+            fail("the first argument is the mode: burst, action, memory, idle or replace\n\n\(usage)", code: 2)
         }
         options.mode = mode
         index = 1
@@ -198,6 +201,11 @@ func run(_ options: Options) async throws -> String {
     case .idle:
         let (cpu, wall) = try await idleCPU(bus: bus, seconds: options.seconds)
         return jsonObject([("cpu_us", number(cpu)), ("wall_s", number(wall))])
+    case .replace:
+        let figures = try await replaceStorm(bus: bus, control: control, calls: options.calls, warmup: options.warmup)
+        return jsonObject([
+            ("client", jsonString("swift-library")), ("calls", String(options.calls)), ("replace", figures.json),
+        ])
     }
 }
 

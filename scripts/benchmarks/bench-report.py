@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """bench-report: prints scripts/bench.sh's tables from its results file (one JSON object per line:
-{"bench": "P1".."P5", "client": label, "data": what the program printed}).
+{"bench": "P1".."P6", "client": label, "data": what the program printed}).
 
 Every table shows medians (of hyperfine runs, or of rounds), the ratio of ToastKit to each peer, the target and
 PASS/MISS. Usage: bench-report.py RESULTS.jsonl
@@ -182,9 +182,36 @@ def p5(by):
            f"target library ≈ 0 (≤ 10 ms per 10 s): {lib_line}"])
 
 
+def p6(by):
+    lib = by.get(("P6", "Swift library"), [])
+    c = by.get(("P6", "C"), [])
+    if not lib and not c:
+        return
+    rows = []
+    if lib:
+        rows.append(["Swift library (ToastCenter.present, one id)", len(lib),
+                     fmt(med([r["replace"]["present_us_per_call"] for r in lib]), 2),
+                     fmt(med([r["replace"]["present_cpu_us_per_call"] for r in lib]), 2),
+                     fmt(med([r["replace"]["notify_calls"] for r in lib]), 0),
+                     fmt(med([r["replace"]["final_ms"] for r in lib]), 1)])
+    if c:
+        rows.append(["C loop (every replacement sent, ≤ 64 in flight)", len(c), "-", "-",
+                     fmt(med([r["notify_calls"] for r in c]), 0), fmt(med([r["final_ms"] for r in c]), 1)])
+    notes = []
+    if lib and c:
+        present = med([r["replace"]["present_us_per_call"] for r in lib])
+        ratio = med([r["replace"]["final_ms"] for r in lib]) / med([r["final_ms"] for r in c])
+        calls = med([r["replace"]["notify_calls"] for r in lib])
+        notes = [f"target final text ≤ 0.2× the C loop: {ratio:.2f}× {verdict(ratio <= 0.2)}",
+                 f"aim present ≤ 5 µs: {present:.2f} µs {verdict(present <= 5)}; Notify calls {calls:,.0f} of "
+                 f"{lib[0]['calls']:,} presents (bounded by round trips)"]
+    table(f"P6 replace storm: one id replaced {(lib or c)[0]['calls']:,} times in a loop (median of rounds)",
+          ["client", "rounds", "present µs", "present cpu µs", "Notify calls", "final text ms"], rows, notes)
+
+
 def main():
     by = load(sys.argv[1])
-    for f in (p1, p2, p3, p4, p5):
+    for f in (p1, p2, p3, p4, p5, p6):
         f(by)
 
 

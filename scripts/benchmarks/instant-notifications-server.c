@@ -12,6 +12,7 @@
  *     EmitAction(us) -> t               emits ActionInvoked(id, key) to the caller of Notify(id) and answers the
  *                                       CLOCK_MONOTONIC time in ns taken just before the signal was queued
  *     Stats() -> tt                     (Notify calls, CloseNotification calls) so far
+ *     Last() -> (tus)                   the last Notify: when it arrived (CLOCK_MONOTONIC ns), its id, its summary
  *     Ping(u) -> u                      echoes its argument
  *     Notify(susssasa{sv}i) -> u        the same as the Notifications interface's
  * The same object is also served at /bench (scripts/bench-dbus.sh's clients call org.toastkit.Bench there).
@@ -37,6 +38,10 @@
 
 static dbus_uint32_t next_id;
 static dbus_uint64_t notify_calls, close_calls;
+/* The last Notify (benchmark P6: when the final text of a replace storm reached the server). */
+static dbus_uint64_t last_ns;
+static dbus_uint32_t last_id;
+static char *last_summary;
 static char *senders[SENDER_SLOTS];
 
 static void die(const char *what, DBusError *error) {
@@ -97,6 +102,10 @@ static DBusMessage *handle_notify(DBusMessage *message) {
         id = next_id;
     }
     remember_sender(id, dbus_message_get_sender(message));
+    last_ns = monotonic_ns();
+    last_id = id;
+    free(last_summary);
+    last_summary = strdup(summary ? summary : "");
     DBusMessage *reply = dbus_message_new_method_return(message);
     if (reply && !dbus_message_append_args(reply, DBUS_TYPE_UINT32, &id, DBUS_TYPE_INVALID)) {
         dbus_message_unref(reply);
@@ -149,6 +158,8 @@ static const char introspection[] =
     "  <method name=\"EmitAction\"><arg type=\"u\" direction=\"in\"/><arg type=\"s\" direction=\"in\"/>"
     "<arg type=\"t\" direction=\"out\"/></method>\n"
     "  <method name=\"Stats\"><arg type=\"t\" direction=\"out\"/><arg type=\"t\" direction=\"out\"/></method>\n"
+    "  <method name=\"Last\"><arg type=\"t\" direction=\"out\"/><arg type=\"u\" direction=\"out\"/>"
+    "<arg type=\"s\" direction=\"out\"/></method>\n"
     "  <method name=\"Ping\"><arg type=\"u\" direction=\"in\"/><arg type=\"u\" direction=\"out\"/></method>\n"
     " </interface>\n"
     "</node>\n";
@@ -203,6 +214,12 @@ static DBusHandlerResult handle(DBusConnection *connection, DBusMessage *message
         const char *xml = introspection;
         reply = dbus_message_new_method_return(message);
         if (reply) dbus_message_append_args(reply, DBUS_TYPE_STRING, &xml, DBUS_TYPE_INVALID);
+    } else if (dbus_message_is_method_call(message, BENCH_INTERFACE, "Last")) {
+        const char *summary = last_summary ? last_summary : "";
+        reply = dbus_message_new_method_return(message);
+        if (reply)
+            dbus_message_append_args(reply, DBUS_TYPE_UINT64, &last_ns, DBUS_TYPE_UINT32, &last_id, DBUS_TYPE_STRING,
+                                     &summary, DBUS_TYPE_INVALID);
     } else if (dbus_message_is_method_call(message, BENCH_INTERFACE, "Stats")) {
         reply = dbus_message_new_method_return(message);
         if (reply)
@@ -255,6 +272,7 @@ int main(int argc, char **argv) {
     while (dbus_connection_read_write_dispatch(connection, -1)) {
     }
     for (int i = 0; i < SENDER_SLOTS; i++) free(senders[i]);
+    free(last_summary);
     dbus_connection_close(connection);
     dbus_connection_unref(connection);
     return 0;

@@ -9,6 +9,10 @@
  * Each call builds a fresh message and checks its reply (Ping echoes its u argument; Notify answers a u).
  * cpu µs/call is this process's user+system time (getrusage) per call.
  *
+ * --method replace (benchmark P6, the replace storm): one freedesktop Notify, then N Notify calls that replace it
+ *   (replaces_id = its id, summary "Replace i"), up to W outstanding; reports the seconds until the last reply, when
+ *   the server has the final text. The C loop sends every replacement: the floor for "send them all".
+ *
  * Build: gcc -O2 -o raw-libdbus-client raw-libdbus-client.c $(pkg-config --cflags --libs dbus-1)
  * Usage: raw-libdbus-client [--address ADDR] [--destination NAME] [--calls N] [--window W] [--warmup N]
  *                           [--method ping|notify] [--json]
@@ -30,6 +34,9 @@ static const char *destination = "org.toastkit.BenchServer";
 static int notify_method;
 /* --method freedesktop-notify: the real interface (benchmark P2's C peer), as toastkit-benchmark's raw mode calls it. */
 static int freedesktop;
+/* --method replace: replace one notification N times (P6). */
+static int replace_storm;
+static dbus_uint32_t replaced_id;
 
 static double now_us(void) {
     struct timespec spec;
@@ -74,12 +81,12 @@ static DBusMessage *make_call(dbus_uint32_t value) {
         return message;
     }
     char summary_buffer[32];
-    snprintf(summary_buffer, sizeof summary_buffer, "Benchmark %u", (unsigned)value);
+    snprintf(summary_buffer, sizeof summary_buffer, replace_storm ? "Replace %u" : "Benchmark %u", (unsigned)value);
     const char *app = freedesktop ? "toastkit-benchmark" : "dbus-benchmark", *icon = "";
     const char *summary = freedesktop ? summary_buffer : "Benchmark";
     const char *body = freedesktop ? "A toast from the benchmark" : "A Notify-shaped call";
     const char *category = "bench";
-    dbus_uint32_t replaces = freedesktop ? 0 : value;
+    dbus_uint32_t replaces = replace_storm ? replaced_id : freedesktop ? 0 : value;
     dbus_int32_t expire = freedesktop ? 4000 : -1;
     unsigned char urgency = 1;
     DBusMessageIter iter, array;
@@ -213,15 +220,16 @@ int main(int argc, char **argv) {
             warmup = atoi(next), i++;
         } else if (next && !strcmp(arg, "--method")) {
             if (!strcmp(next, "notify")) notify_method = 1;
-            else if (!strcmp(next, "freedesktop-notify")) {
+            else if (!strcmp(next, "freedesktop-notify") || !strcmp(next, "replace")) {
                 notify_method = freedesktop = 1;
+                replace_storm = !strcmp(next, "replace");
                 destination = "org.freedesktop.Notifications";
-            } else if (strcmp(next, "ping")) fail("--method takes ping, notify or freedesktop-notify", next);
+            } else if (strcmp(next, "ping")) fail("--method takes ping, notify, freedesktop-notify or replace", next);
             i++;
         } else {
             fprintf(stderr,
                     "usage: %s [--address ADDR] [--destination NAME] [--calls N] [--window W] [--warmup N] "
-                    "[--method ping|notify|freedesktop-notify] [--json]\n",
+                    "[--method ping|notify|freedesktop-notify|replace] [--json]\n",
                     argv[0]);
             return 2;
         }
@@ -236,6 +244,25 @@ int main(int argc, char **argv) {
     dbus_connection_set_exit_on_disconnect(connection, FALSE);
     if (!dbus_bus_register(connection, &error)) fail(error.name, error.message);
 
+    if (replace_storm) {
+        /* The notification to replace, then the storm: every replacement sent, the last reply awaited. */
+        DBusMessage *first = make_call(0), *reply;
+        reply = dbus_connection_send_with_reply_and_block(connection, first, CALL_TIMEOUT_MS, &error);
+        dbus_message_unref(first);
+        if (!reply) fail(error.name, error.message);
+        if (!dbus_message_get_args(reply, NULL, DBUS_TYPE_UINT32, &replaced_id, DBUS_TYPE_INVALID)) fail("no id", NULL);
+        dbus_message_unref(reply);
+        if (warmup > 0) run_pipelined(warmup, window);
+        double t0 = now_us();
+        Figures storm = run_pipelined(calls, window);
+        double seconds = (now_us() - t0) / 1e6;
+        printf("{\"client\":\"c\",\"method\":\"replace\",\"calls\":%d,\"window\":%d,\"final_ms\":%.1f,"
+               "\"notify_calls\":%d,\"cpu_us_per_call\":%.1f}\n",
+               calls, window, seconds * 1000, calls, storm.cpu_us_per_call);
+        dbus_connection_close(connection);
+        dbus_connection_unref(connection);
+        return 0;
+    }
     if (warmup > 0) {
         run_sequential(warmup, NULL);
         run_pipelined(warmup, window);

@@ -14,7 +14,34 @@ extension ToastCenter {
                 return state.outbox
             }
             if batch.isEmpty { return }
-            for work in batch { perform(work) }
+            // Who listens is read once per batch, not once per event.
+            var listeners: Listeners?
+            for work in batch {
+                if case .event(let event) = work {
+                    if listeners == nil { listeners = currentListeners() }
+                    listeners?.deliver(event)
+                } else {
+                    perform(work)
+                }
+            }
+        }
+    }
+
+    /// The event observer and the streams, as they are now.
+    struct Listeners {
+        var observer: (@Sendable (ToastEvent) -> Void)?
+        var subscribers: [AsyncStream<ToastEvent>.Continuation]
+
+        func deliver(_ event: ToastEvent) {
+            observer?(event)
+            for subscriber in subscribers { subscriber.yield(event) }
+        }
+    }
+
+    func currentListeners() -> Listeners {
+        state.withLock { state in
+            Listeners(
+                observer: state.onEvent, subscribers: state.subscribers.isEmpty ? [] : Array(state.subscribers.values))
         }
     }
 
@@ -44,9 +71,7 @@ extension ToastCenter {
     }
 
     func deliver(_ event: ToastEvent) {
-        let (observer, subscribers) = state.withLock { ($0.onEvent, Array($0.subscribers.values)) }
-        observer?(event)
-        for subscriber in subscribers { subscriber.yield(event) }
+        currentListeners().deliver(event)
     }
 
     /// M5: handler, then observer, then the effect.

@@ -197,6 +197,7 @@ public struct ToastStack: Sendable {
     /// Presents `message` (M2, M3, M4). An invalid message ends at once with ``ToastFailure/invalid(_:)``.
     public mutating func present(_ message: ToastMessage, now: Duration) -> [Output] {
         var out: [Output] = []
+        out.reserveCapacity(6)
         expireDue(now: now, into: &out)
         let remaining: Duration?
         do {
