@@ -50,6 +50,8 @@ final class ConnectionCore: @unchecked Sendable {
     private var pending: [ObjectIdentifier: PendingReply] = [:]
     private var closing: DBusError?
     private let thread = Mutex<pthread_t?>(nil)
+    /// The I/O thread's `pthread_self()`, set when it starts: what ``assertOnIOThread(_:)`` compares with.
+    private let ioThread = Atomic<UInt>(0)
 
     /// Runs Swift tasks on the I/O thread (see ``DBusConnection/executor``). Set once in `init`.
     private(set) var executor: IOTaskExecutor!
@@ -160,7 +162,22 @@ final class ConnectionCore: @unchecked Sendable {
 
     // MARK: - The I/O thread
 
+    /// Whether the caller runs on this connection's I/O thread.
+    var isOnIOThread: Bool {
+        let current = UInt(pthread_self())
+        return ioThread.load(ordering: .relaxed) == current
+    }
+
+    /// Debug builds stop here when `function` runs anywhere but on the I/O thread, which alone may touch the
+    /// `DBusConnection*`, the watch and timeout tables and the pending calls (as swift-nio's
+    /// `preconditionInEventLoop`). Release builds check nothing.
+    @inline(__always)
+    func assertOnIOThread(_ function: StaticString = #function) {
+        assert(isOnIOThread, "ConnectionCore.\(function) must run on the connection's I/O thread")
+    }
+
     private func threadMain(address: String, started: CheckedContinuation<String, any Error>) {
+        ioThread.store(UInt(pthread_self()), ordering: .relaxed)
         cdbus_set_thread_name("dbus-io")
         var error = CDBus.DBusError()
         dbus_error_init(&error)
@@ -196,6 +213,7 @@ final class ConnectionCore: @unchecked Sendable {
     }
 
     private func installCallbacks(_ connection: OpaquePointer) {
+        assertOnIOThread()
         let me = Unmanaged.passUnretained(self).toOpaque()
         _ = dbus_connection_add_filter(
             connection,
@@ -229,6 +247,7 @@ final class ConnectionCore: @unchecked Sendable {
     }
 
     private func run() {
+        assertOnIOThread()
         var pollFDs: [pollfd] = []
         var polled: [OpaquePointer?] = []
         while true {
@@ -278,6 +297,7 @@ final class ConnectionCore: @unchecked Sendable {
     }
 
     private func processInbox() {
+        assertOnIOThread()
         let operations = inbox.withLock { inbox -> [Operation] in
             defer { inbox.operations.removeAll(keepingCapacity: true) }
             return inbox.operations
@@ -347,12 +367,14 @@ final class ConnectionCore: @unchecked Sendable {
     }
 
     private func completed(_ call: OpaquePointer, _ reply: PendingReply) {
+        assertOnIOThread()
         guard pending.removeValue(forKey: ObjectIdentifier(reply)) != nil else { return }
         reply.call = nil
         reply.complete(DBusMessage.reply(of: call).mapError { $0 as any Error })
     }
 
     private func dispatchAll() {
+        assertOnIOThread()
         guard let raw else { return }
         while dbus_connection_get_dispatch_status(raw) == DBUS_DISPATCH_DATA_REMAINS {
             _ = dbus_connection_dispatch(raw)
@@ -360,6 +382,7 @@ final class ConnectionCore: @unchecked Sendable {
     }
 
     private func filter(_ message: OpaquePointer) -> DBusHandlerResult {
+        assertOnIOThread()
         if dbus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") != 0 {
             if closing == nil { closing = .disconnected("the bus closed the connection") }
             return DBUS_HANDLER_RESULT_HANDLED
@@ -369,6 +392,7 @@ final class ConnectionCore: @unchecked Sendable {
     }
 
     private func shutDown() {
+        assertOnIOThread()
         let reason = closing ?? .disconnected()
         let leftovers = inbox.withLock { inbox in
             inbox.closed = reason
@@ -407,15 +431,18 @@ final class ConnectionCore: @unchecked Sendable {
     // MARK: - Watches and timeouts (called by libdbus on the I/O thread)
 
     private func addWatch(_ watch: OpaquePointer) -> dbus_bool_t {
+        assertOnIOThread()
         watches.append(Watch(watch: watch, enabled: dbus_watch_get_enabled(watch) != 0))
         return 1
     }
 
     private func removeWatch(_ watch: OpaquePointer) {
+        assertOnIOThread()
         watches.removeAll { $0.watch == watch }
     }
 
     private func toggleWatch(_ watch: OpaquePointer) {
+        assertOnIOThread()
         if let index = watches.firstIndex(where: { $0.watch == watch }) {
             watches[index].enabled = dbus_watch_get_enabled(watch) != 0
         }
@@ -432,20 +459,24 @@ final class ConnectionCore: @unchecked Sendable {
     }
 
     private func addTimeout(_ timeout: OpaquePointer) -> dbus_bool_t {
+        assertOnIOThread()
         timeouts.set(timeout, enabled: dbus_timeout_get_enabled(timeout) != 0, deadline: Self.deadline(for: timeout))
         return 1
     }
 
     private func removeTimeout(_ timeout: OpaquePointer) {
+        assertOnIOThread()
         timeouts.remove(timeout)
     }
 
     private func toggleTimeout(_ timeout: OpaquePointer) {
+        assertOnIOThread()
         guard timeouts.contains(timeout) else { return }
         timeouts.set(timeout, enabled: dbus_timeout_get_enabled(timeout) != 0, deadline: Self.deadline(for: timeout))
     }
 
     private func nextTimeoutMilliseconds() -> Int32 {
+        assertOnIOThread()
         guard let nearest = timeouts.nearest() else { return -1 }
         let now = Self.now()
         guard nearest > now else { return 0 }
@@ -454,6 +485,7 @@ final class ConnectionCore: @unchecked Sendable {
     }
 
     private func handleExpiredTimeouts() {
+        assertOnIOThread()
         guard let nearest = timeouts.nearest() else { return }
         let now = Self.now()
         guard nearest <= now else { return }

@@ -73,6 +73,10 @@ public final class DBusConnection: Sendable {
         await closeWaiters.wait()
     }
 
+    /// Whether the caller runs on this connection's I/O thread (where completions, exported methods and the
+    /// executor's jobs run). Library code that must or must not run there checks it.
+    package var isOnIOThread: Bool { core.isOnIOThread }
+
     /// CPU time used so far by the connection's I/O thread, for tests that prove an idle connection does not spin.
     @_spi(Testing) public var ioThreadCPUTime: Duration? { core.ioThreadCPUTime }
 

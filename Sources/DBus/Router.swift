@@ -63,6 +63,7 @@ final class MessageRouter: Sendable {
 
     /// Handles one incoming message; false leaves it to libdbus (which answers unknown method calls itself).
     func route(_ message: DBusMessage, core: ConnectionCore) -> Bool {
+        core.assertOnIOThread()
         let monitored: [AsyncThrowingStream<DBusMessage, any Error>.Continuation]? = state.withLock { state in
             guard state.monitoring else { return nil }
             return state.subscriptions.values.filter { $0.rules.contains { $0.matches(message) } }.map(\.continuation)

@@ -22,7 +22,10 @@ import Testing
                         destination: destination, path: TestService.path, interface: TestService.interface,
                         member: member, arguments: arguments),
                     timeout: timeout
-                ) { result in continuation.resume(returning: (result, currentThreadName())) }
+                ) { result in
+                    #expect(client.isOnIOThread, "completions run on the I/O thread")
+                    continuation.resume(returning: (result, currentThreadName()))
+                }
             } catch {
                 continuation.resume(throwing: error)
             }
@@ -40,6 +43,7 @@ import Testing
         let (echo, thread) = try await call(service, from: client, "Echo", arguments)
         #expect(try echo.get().body == arguments)
         #expect(thread == "dbus-io")
+        #expect(!client.isOnIOThread, "a test's task is not the I/O thread")
 
         let (nope, _) = try await call(service, from: client, "Fail", [.int32(1)])
         #expect(throws: DBusError(name: "org.toastkit.Error.Nope", message: "nope: 1 args")) { try nope.get() }
