@@ -12,6 +12,10 @@ packages=(
     fonts-dejavu-core adwaita-icon-theme
     # the other real servers of the conformance matrix, and clicks on their popups
     notification-daemon xfce4-notifyd mate-notification-daemon xdotool
+    gnome-shell gjs                                          # GNOME Shell 43, headless
+    plasma-workspace plasma-desktop kactivitymanagerd        # KDE Plasma 5.27 under Xvfb
+    sway mako-notifier sway-notification-center grim         # mako and swaync on a headless sway; grim screenshots
+    lxqt-notificationd
 )
 case "${1:-test}" in
     bench) packages+=(hyperfine libglib2.0-bin python3-dbus gcc valgrind) ;;

@@ -18,7 +18,7 @@ extension OneAtATime {
     /// scenarios run one after another.
     @Suite(.timeLimit(.minutes(2)))
     struct ConformanceTests {
-        @Test(arguments: NotificationServerKind.allCases)
+        @Test(arguments: Scenario.servers)
         func conformance(of server: NotificationServerKind) async throws {
             defer { try? ConformanceResults.shared.write() }
             if server != .dunst {
@@ -126,7 +126,7 @@ extension OneAtATime {
             record.equal(notify.arguments.actions, ["default", "Abrir", "archive", "Archivar"], "actions")
             guard try await expectPopups(1, on: desktop, record, "before the tap") != nil else { return }
 
-            try await desktop.invokeDefaultAction(record)
+            try await desktop.invokeDefaultAction(notify.id, record)
 
             record.equal(try await desktop.bus.nextActionInvoked(of: notify.id), "default", "ActionInvoked key")
             record.equal(
@@ -416,50 +416,25 @@ extension OneAtATime {
 extension Desktop {
     /// The person invokes the default action: `dunstctl action 0` (dunst), a click on the body (notification-daemon,
     /// mate), or a click on the "Abrir" button xfce4-notifyd draws for it.
-    func invokeDefaultAction(_ record: ScenarioRecord) async throws {
-        if kind == .dunst {
-            try await run("dunstctl", ["action", "0"])
-            return
-        }
-        guard let popup = try await waitForPopups(1)?.first else { return }
-        if let open = driver.openButton {
+    func invokeDefaultAction(_ serverID: UInt32, _ record: ScenarioRecord) async throws {
+        if kind == .xfce4Notifyd {
             record.quirk("no default action on the body: it is an \"Abrir\" button (P11), which the suite clicks")
-            try await click(popup.point(open))
-        } else {
-            try await click(popup.body)
         }
+        try await environment.invokeAction("default", serverID: serverID, actionKeys: ["default", "archive"])
     }
 
     /// The person chooses "Archivar": in dunst's context menu (`dunstctl context`, scripted by dmenu-pick.sh), or with
     /// a click on the button.
     func invokeArchive(_ serverID: UInt32, _ record: ScenarioRecord) async throws {
-        if kind == .dunst {
-            try environment.chooseInContextMenu("\\[\(serverID),archive\\]$")
-            try await run("dunstctl", ["context"])
-            return
-        }
-        guard let popup = try await waitForPopups(1)?.first, let archive = driver.archiveButton else {
-            record.fail("no popup or no button to click")
-            return
-        }
-        try await click(popup.point(archive))
+        try await environment.invokeAction("archive", serverID: serverID, actionKeys: ["default", "archive"])
     }
 
     /// The person closes the popup with the server's control — `dunstctl close`, the "x", or (xfce4-notifyd, which
     /// has no "x") a click on the body — and the server reports it. Returns the outcome ToastKit must report for the
     /// reason the server gave.
     func dismissOnServer(_ notify: NotifySeen, _ record: ScenarioRecord) async throws -> ToastOutcome {
-        if kind == .dunst {
-            try await run("dunstctl", ["close"])
-        } else {
-            guard let popup = try await waitForPopups(1)?.first else { return .dismissed }
-            if let close = driver.closeButton {
-                try await click(popup.point(close))
-            } else {
-                record.quirk("no close button: a click on the body dismisses it (P11)")
-                try await click(popup.body)
-            }
-        }
+        if kind == .xfce4Notifyd { record.quirk("no close button: a click on the body dismisses it (P11)") }
+        try await environment.dismiss(serverID: notify.id)
         let reason = try await bus.nextClosed(of: notify.id).reason
         switch reason {
         case 2:

@@ -6,70 +6,11 @@ import TestSupport
 import Testing
 import ToastModel
 
-/// A point relative to a popup: `dx` pixels left of its right edge, and `dy` pixels up from its bottom edge
-/// (`fromTop` false) or down from its top edge (`fromTop` true).
-struct PopupOffset: Sendable {
-    var dx: Int
-    var dy: Int
-    var fromTop = false
-}
-
-/// A visible popup window.
-struct Popup: Sendable, CustomStringConvertible {
-    var window: String
-    var x: Int
-    var y: Int
-    var width: Int
-    var height: Int
-
-    func point(_ offset: PopupOffset) -> (x: Int, y: Int) {
-        (x + width - offset.dx, offset.fromTop ? y + offset.dy : y + height - offset.dy)
-    }
-
-    /// A point on the body text, clear of buttons and the close control.
-    var body: (x: Int, y: Int) { (x + 40, y + height / 2) }
-
-    var description: String { "\(width)x\(height)+\(x)+\(y)" }
-}
-
-/// How the suite works each server, from `../shared/harness` (`prove-dunst.sh`, `prove-other-servers.sh`, NOTES
-/// §4–§5): dunst through `dunstctl` and its scripted context menu, the GTK servers through xdotool clicks at offsets
-/// from the popup's corner, measured at 1280x800 with DejaVu fonts on Debian 12 for the suite's two-action toast
-/// (tap "Abrir" + button "Archivar", one line of text). The "x" is measured from the top, because the popup's
-/// height follows its text; the buttons sit at the bottom right.
-struct ServerDriver: Sendable {
-    let kind: NotificationServerKind
-    /// Where the "Archivar" button is (the right-most button). nil: no buttons (dunst).
-    var archiveButton: PopupOffset?
-    /// Where the default action's own button is, for a server that draws `default` as a button (xfce4-notifyd).
-    var openButton: PopupOffset?
-    /// Where the close control ("x") is; nil when the popup has none.
-    var closeButton: PopupOffset?
-
-    init(_ kind: NotificationServerKind) {
-        self.kind = kind
-        switch kind {
-        case .dunst:
-            break
-        case .notificationDaemon:
-            archiveButton = PopupOffset(dx: 88, dy: 40)
-            closeButton = PopupOffset(dx: 24, dy: 32, fromTop: true)
-        case .xfce4Notifyd:
-            archiveButton = PopupOffset(dx: 57, dy: 31)
-            openButton = PopupOffset(dx: 149, dy: 31)
-        case .mateNotificationDaemon:
-            archiveButton = PopupOffset(dx: 72, dy: 28)
-            closeButton = PopupOffset(dx: 33, dy: 27, fromTop: true)
-        }
-    }
-}
-
 /// One scenario's private desktop: a private bus, Xvfb, the server, a bus monitor and a center with a desktop
 /// presenter. Every scenario gets a fresh one, so no popup, pointer position (P10) or id of one scenario can touch
 /// the next.
 final class Desktop: Sendable {
     let kind: NotificationServerKind
-    let driver: ServerDriver
     let environment: NotificationEnvironment
     let bus: BusTraffic
     let toasts: ToastHarness
@@ -77,7 +18,6 @@ final class Desktop: Sendable {
 
     private init(environment: NotificationEnvironment, bus: BusTraffic, toasts: ToastHarness) {
         kind = environment.server
-        driver = ServerDriver(environment.server)
         self.environment = environment
         self.bus = bus
         self.toasts = toasts
@@ -101,8 +41,9 @@ final class Desktop: Sendable {
         toasts.stop()
         bus.stop()
         let environment = self.environment
+        let pids = environment.pids
         try? await offPool { environment.stop() }
-        return [environment.serverPID, environment.bus.pid].filter { kill($0, 0) == 0 }
+        return pids.filter { Tools.isAlive($0) }
     }
 
     // MARK: - What is on screen
@@ -114,69 +55,22 @@ final class Desktop: Sendable {
         return try await offPool { try environment.run(tool, arguments) }
     }
 
-    /// The visible popups: for dunst the number it displays (`dunstctl count displayed`), for the GTK servers the
-    /// visible windows smaller than the screen and larger than GTK's 1x1 helper windows.
+    /// The notifications on screen (see TestSupport's `NotificationEnvironment.popups()`).
     func visiblePopups() async throws -> [Popup] {
-        if kind == .dunst {
-            let count = Int(try await run("dunstctl", ["count", "displayed"]).trimmed) ?? -1
-            return Array(repeating: Popup(window: "dunst", x: 0, y: 0, width: 0, height: 0), count: max(count, 0))
-        }
-        let environment = self.environment.environment
-        let result = try await offPool {
-            try Tools.run(
-                "xdotool", ["search", "--onlyvisible", "--name", ".*", "getwindowgeometry", "--shell", "%@"],
-                environment: environment)
-        }
-        // `xdotool search` exits 1 when nothing matches: no popup.
-        guard result.status == 0 else { return [] }
-        var popups: [Popup] = []
-        var fields: [String: String] = [:]
-        func flush() {
-            if let window = fields["WINDOW"], let x = Int(fields["X"] ?? ""), let y = Int(fields["Y"] ?? ""),
-                let width = Int(fields["WIDTH"] ?? ""), let height = Int(fields["HEIGHT"] ?? ""),
-                width > 1, height > 1, width < 1280
-            {
-                popups.append(Popup(window: window, x: x, y: y, width: width, height: height))
-            }
-            fields = [:]
-        }
-        for line in result.output.split(separator: "\n") {
-            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2 else { continue }
-            if parts[0] == "WINDOW" { flush() }
-            fields[parts[0]] = parts[1]
-        }
-        flush()
-        return popups
+        try await environment.popups()
     }
 
     /// Waits until exactly `count` popups are visible and returns them, or nil after `limit`.
-    ///
-    /// A window appearing or going away is not announced on the bus (the server answers `Notify` and emits
-    /// `NotificationClosed` around its drawing, not after it), so this is the one place the suite polls: every
-    /// 25 ms, for at most `limit`.
-    func waitForPopups(_ count: Int, within limit: Duration = .seconds(5)) async throws -> [Popup]? {
-        let deadline = ContinuousClock.now + limit
-        while true {
-            let popups = try await visiblePopups()
-            if popups.count == count { return popups }
-            if ContinuousClock.now >= deadline { return nil }
-            try await Task.sleep(for: .milliseconds(25))
-        }
+    func waitForPopups(_ count: Int, within limit: Duration? = nil) async throws -> [Popup]? {
+        try await environment.waitForPopups(count, within: limit)
     }
 
-    /// Clicks at `point` with the left button, then parks the pointer in the bottom-left corner: a pointer resting
-    /// on a GTK popup pauses its timeout (P10).
-    func click(_ point: (x: Int, y: Int)) async throws {
-        try await run("xdotool", ["mousemove", "\(point.x)", "\(point.y)", "click", "1", "mousemove", "0", "799"])
-    }
-
-    /// Saves the top-right part of the screen (where every server draws) as a PNG.
+    /// Saves where the server draws (`popupRegion`) as `.build/conformance/<name>.png`.
     func screenshot(named name: String) async throws -> String {
         let folder = "\(NotificationEnvironment.repositoryRoot)/.build/conformance"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let path = "\(folder)/\(name).png"
-        try await run("import", ["-window", "root", "-crop", "520x200+760+0", "+repage", path])
+        try await environment.screenshot(to: path, region: environment.popupRegion)
         return path
     }
 
@@ -228,8 +122,4 @@ extension Desktop {
             .replacingOccurrences(of: " ", with: "-")
         try? transcript.write(toFile: "\(folder)/\(name).txt", atomically: true, encoding: .utf8)
     }
-}
-
-extension String {
-    var trimmed: String { trimmingCharacters(in: .whitespacesAndNewlines) }
 }

@@ -6,6 +6,11 @@ import Testing
 
 /// The scenarios of the matrix, in table order.
 enum Scenario: String, CaseIterable, Sendable {
+    /// The servers of the matrix, in column order.
+    static let servers: [NotificationServerKind] = [
+        .dunst, .notificationDaemon, .xfce4Notifyd, .mateNotificationDaemon,
+    ]
+
     case present = "present"
     case replace = "replace by id"
     case tap = "tap (default action)"
@@ -101,7 +106,7 @@ final class ConformanceResults: Sendable {
     /// The Markdown table and the server lines.
     var markdown: String {
         state.withLock { state in
-            let servers = NotificationServerKind.allCases
+            let servers = Scenario.servers
             var lines = [
                 "| scenario | " + servers.map(\.rawValue).joined(separator: " | ") + " |",
                 "|---|" + servers.map { _ in "---|" }.joined(),

@@ -168,7 +168,7 @@ extension OneAtATime {
                 let folder = "\(NotificationEnvironment.repositoryRoot)/.build/screenshots"
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
                 let path = "\(folder)/dunst-statuses.png"
-                try desktop.screenshot(to: path)
+                try await desktop.screenshot(to: path)
                 let data = try #require(FileManager.default.contents(atPath: path))
                 #expect(data.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG file")
                 #expect(data.count > 10_000)

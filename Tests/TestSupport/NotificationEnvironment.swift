@@ -1,75 +1,61 @@
 import DBus
 import Foundation
-import Glibc
+public import Glibc
+import Synchronization
 
-/// A real notification server the tests can run under Xvfb.
-public enum NotificationServerKind: String, Sendable, CaseIterable, CustomStringConvertible {
-    /// dunst, with the project's `scripts/harness/dunstrc` (driven with `dunstctl`).
-    case dunst
-    /// GNOME's notification-daemon (driven with xdotool clicks; never expires anything under Xvfb).
-    case notificationDaemon = "notification-daemon"
-    /// xfce4-notifyd (driven with xdotool clicks).
-    case xfce4Notifyd = "xfce4-notifyd"
-    /// mate-notification-daemon (driven with xdotool clicks; its "x" reports reason 1).
-    case mateNotificationDaemon = "mate-notification-daemon"
-
-    /// The server's name.
-    public var description: String { rawValue }
-
-    /// The Debian package that provides it.
-    public var package: String { rawValue }
-
-    /// The executable and its arguments, or nil when the package is not installed.
-    func command(dunstrc: String) -> (String, [String])? {
-        let candidates: [String]
-        var arguments: [String] = []
-        switch self {
-        case .dunst:
-            return (try? Tools.require("dunst", package: "dunst")).map { ($0, ["-config", dunstrc]) }
-        case .notificationDaemon:
-            candidates = ["/usr/lib/notification-daemon/notification-daemon", "/usr/libexec/notification-daemon"]
-            arguments = ["--replace"]
-        case .xfce4Notifyd:
-            candidates = [
-                "/usr/lib/x86_64-linux-gnu/xfce4/notifyd/xfce4-notifyd",
-                "/usr/lib/aarch64-linux-gnu/xfce4/notifyd/xfce4-notifyd",
-                "/usr/lib/xfce4/notifyd/xfce4-notifyd",
-            ]
-        case .mateNotificationDaemon:
-            candidates = [
-                "/usr/lib/mate-notification-daemon/mate-notification-daemon", "/usr/libexec/mate-notification-daemon",
-            ]
-            arguments = ["--replace"]
-        }
-        return candidates.first { access($0, X_OK) == 0 }.map { ($0, arguments) }
-    }
-}
-
-/// A private headless desktop for one test: a private bus, Xvfb on a free display, and a notification server
-/// (dunst with the project's `scripts/harness/dunstrc` by default). Stopped by pid, in reverse order.
+/// A private headless desktop for one test: a private bus, a display (Xvfb, or the Wayland compositor the server
+/// needs) and one real notification server with its helpers. Everything it starts is stopped by pid, newest first,
+/// with whatever those processes left behind.
+///
+/// ```swift
+/// let desktop = try await NotificationEnvironment.start(server: .gnomeShell)
+/// defer { desktop.stop() }
+/// // desktop.bus.address for the code under test; desktop.popups(), dismiss(serverID:), … to act like a user.
+/// ```
 public final class NotificationEnvironment: Sendable {
-    /// The bus.
+    /// The session bus.
     public let bus: PrivateBus
-    /// The X display, such as `:3`.
-    public let display: String
-    /// The run folder (dunstrc, logs, the context-menu choice file).
+    /// The X display (such as `:3`) of an X server; nil for GNOME Shell, mako and swaync, which need none.
+    public let display: String?
+    /// The run folder (configuration, logs, the dunst context-menu choice file).
     public let directory: String
-    private let xvfbPID: Int32
-    /// The server's pid.
-    public let serverPID: Int32
     /// Which server runs.
     public let server: NotificationServerKind
+    /// The screen size every desktop uses.
+    public static let screen = (width: 1280, height: 800)
+
+    private let state: Mutex<RunState>
+    let support: Support
+
+    /// What runs: the helpers started once, and the server group that ``restartServer(signal:)`` replaces.
+    struct RunState {
+        var helpers: [StartedProcess]
+        var serverGroup: [StartedProcess]
+        var stopped = false
+    }
+
+    /// What the server's helpers provide to the server and to the tools that drive it.
+    struct Support: Sendable {
+        /// The Wayland socket (absolute path) of GNOME Shell or sway.
+        var waylandDisplay: String?
+        /// sway's IPC socket.
+        var swaySocket: String?
+        /// GNOME Shell's and Plasma's stand-in system bus.
+        var systemBus: PrivateBus?
+        /// Plasma's KSplash stand-in (it hears when the shell is ready).
+        var splash: SplashStandIn?
+    }
 
     private init(
-        bus: PrivateBus, display: String, directory: String, xvfbPID: Int32, serverPID: Int32,
-        server: NotificationServerKind
+        bus: PrivateBus, display: String?, directory: String, server: NotificationServerKind,
+        helpers: [StartedProcess], support: Support
     ) {
-        self.server = server
         self.bus = bus
         self.display = display
         self.directory = directory
-        self.xvfbPID = xvfbPID
-        self.serverPID = serverPID
+        self.server = server
+        self.support = support
+        state = Mutex(RunState(helpers: helpers, serverGroup: []))
     }
 
     /// The repository's root, found from this file's path.
@@ -79,100 +65,164 @@ public final class NotificationEnvironment: Sendable {
         return url.path
     }()
 
-    /// The environment a child process needs to use this desktop.
+    /// The pid of the process that owns `org.freedesktop.Notifications` (for GNOME Shell the gjs proxy that forwards
+    /// to the shell); it changes when the server is restarted.
+    public var serverPID: Int32 {
+        state.withLock { $0.serverGroup.last { $0.ownsNotifications }?.pid ?? $0.serverGroup.last?.pid ?? 0 }
+    }
+
+    /// Every pid this desktop started and has not stopped yet (the bus daemons included).
+    public var pids: [Int32] {
+        let started = state.withLock { ($0.helpers + $0.serverGroup).map(\.pid) }
+        return [bus.pid] + (support.systemBus.map { [$0.pid] } ?? []) + started
+    }
+
+    /// The Wayland socket (an absolute path) of GNOME Shell or of the sway that mako and swaync run on.
+    public var waylandDisplay: String? { support.waylandDisplay }
+
+    /// The environment a child process needs to use this desktop: the bus, the display, `NOTIFY_HARNESS_DIR`, and
+    /// private `XDG_RUNTIME_DIR` and `XDG_STATE_HOME` folders (for `toastkit`'s id map and Later store).
     public var environment: [String: String] {
         var env = ProcessInfo.processInfo.environment
+        for name in ["DISPLAY", "WAYLAND_DISPLAY", "SWAYSOCK", "DBUS_STARTER_ADDRESS", "DBUS_STARTER_BUS_TYPE"] {
+            env.removeValue(forKey: name)
+        }
         env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
-        env["DISPLAY"] = display
+        if let display { env["DISPLAY"] = display }
+        if let wayland = support.waylandDisplay { env["WAYLAND_DISPLAY"] = wayland }
+        if let socket = support.swaySocket { env["SWAYSOCK"] = socket }
         env["NOTIFY_HARNESS_DIR"] = directory
         env["XDG_RUNTIME_DIR"] = "\(directory)/runtime"
         env["XDG_STATE_HOME"] = "\(directory)/state"
-        env.removeValue(forKey: "WAYLAND_DISPLAY")
         return env
     }
 
-    /// Starts bus, Xvfb and the server, and returns once the server owns `org.freedesktop.Notifications`.
+    // MARK: - Start and stop
+
+    /// Starts the bus, the display and the server with its helpers, and returns once the server owns
+    /// `org.freedesktop.Notifications` (and, for GNOME Shell, once the shell is ready to be driven).
+    ///
+    /// - Throws: ``TestEnvironmentError`` naming the Debian packages to install when something is missing, or the
+    ///   part that did not start (with the end of its log).
     public static func start(server kind: NotificationServerKind = .dunst) async throws -> NotificationEnvironment {
-        let xvfb = try Tools.require("Xvfb", package: "xvfb")
-        guard kind.command(dunstrc: "") != nil else {
-            throw TestEnvironmentError("\(kind) is not installed: run `apt-get install \(kind.package)`")
-        }
-        if kind == .dunst {
-            _ = try Tools.require("dunstctl", package: "dunst")
-        } else {
-            _ = try Tools.require("xdotool", package: "xdotool")  // the GTK servers are driven with clicks
-        }
+        try kind.checkInstalled()
         let bus = try PrivateBus.start()
-        let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-desktop")
-        for folder in ["runtime", "state", "config", "cache", "data"] {
-            try FileManager.default.createDirectory(atPath: "\(directory)/\(folder)", withIntermediateDirectories: true)
-        }
-        chmod("\(directory)/runtime", 0o700)
-
-        // Xvfb picks a free display itself and prints its number when ready.
-        let displayPipe = try PipePair()
-        let xvfbProcess = try ChildProcess.spawn(
-            xvfb, ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"],
-            environment: ProcessInfo.processInfo.environment, fileDescriptors: [1: displayPipe.writeEnd])
-        displayPipe.closeWriteEnd()
-        let number = displayPipe.readLine().trimmingCharacters(in: .whitespaces)
-        guard !number.isEmpty else {
-            Tools.terminate(pid: xvfbProcess.pid, signal: SIGKILL)
-            bus.stop()
-            throw TestEnvironmentError("Xvfb did not report a display")
-        }
-        let display = ":\(number)"
-
-        let harness = "\(repositoryRoot)/scripts/harness"
-        let template = try String(contentsOfFile: "\(harness)/dunstrc", encoding: .utf8)
-        try template.replacingOccurrences(of: "@HARNESS_DIR@", with: harness)
-            .write(toFile: "\(directory)/dunstrc", atomically: true, encoding: .utf8)
-
-        // Watch for the server's name before starting it, so its arrival is awaited, not polled.
-        let watcher = try await bus.connect()
-        defer { watcher.close() }
-        let owners = try await watcher.bus.nameOwnerChanges(of: "org.freedesktop.Notifications")
-
-        var env = ProcessInfo.processInfo.environment
-        env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
-        env["DISPLAY"] = display
-        env["NOTIFY_HARNESS_DIR"] = directory
-        env["XDG_CONFIG_HOME"] = "\(directory)/config"
-        env["XDG_CACHE_HOME"] = "\(directory)/cache"
-        env["XDG_DATA_HOME"] = "\(directory)/data"
-        env["XDG_RUNTIME_DIR"] = "\(directory)/runtime"
-        // Keep GTK servers off dconf, the accessibility bus and any Wayland compositor.
-        env["GSETTINGS_BACKEND"] = "memory"
-        env["NO_AT_BRIDGE"] = "1"
-        env["GDK_BACKEND"] = "x11"
-        env.removeValue(forKey: "WAYLAND_DISPLAY")
-        let log = open("\(directory)/server.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        defer { close(log) }
-        let (executable, arguments) = kind.command(dunstrc: "\(directory)/dunstrc")!
-        let server = try ChildProcess.spawn(
-            executable, arguments, environment: env, fileDescriptors: [1: log, 2: log])
-
-        let environment = NotificationEnvironment(
-            bus: bus, display: display, directory: directory, xvfbPID: xvfbProcess.pid,
-            serverPID: server.pid, server: kind)
+        let directory: String
         do {
-            for try await change in owners where change.newOwner != nil { break }
+            directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-desktop")
+            for folder in ["runtime", "state", "config", "cache", "data"] {
+                try FileManager.default.createDirectory(
+                    atPath: "\(directory)/\(folder)", withIntermediateDirectories: true)
+            }
+            chmod("\(directory)/runtime", 0o700)
         } catch {
-            environment.stop()
-            throw TestEnvironmentError("\(kind) did not take org.freedesktop.Notifications: \(error)")
+            bus.stop()
+            throw error
         }
-        return environment
+        let launcher = ServerLauncher(kind: kind, directory: directory, busAddress: bus.address)
+        var helpers: [StartedProcess] = []
+        var systemBus: PrivateBus?
+        var splash: SplashStandIn?
+        do {
+            var display: String?
+            if kind.usesX11 {
+                let xvfb = try launcher.startXvfb()
+                helpers.append(xvfb.process)
+                display = xvfb.display
+            }
+            let (more, support) = try await launcher.startHelpers(
+                display: display, systemBus: &systemBus, splash: &splash)
+            helpers += more
+            let environment = NotificationEnvironment(
+                bus: bus, display: display, directory: directory, server: kind, helpers: helpers, support: support)
+            do {
+                try await environment.startServerGroup(excludingOwners: [])
+            } catch {
+                environment.stop()
+                throw error
+            }
+            return environment
+        } catch {
+            for process in helpers.reversed() { Tools.stopTree(process.pid) }
+            splash?.stop()
+            systemBus?.stop()
+            bus.stop()
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
     }
 
-    /// Stops the server, Xvfb and the bus, and removes the run folder.
+    private func startServerGroup(excludingOwners excluded: Set<String>) async throws {
+        let launcher = ServerLauncher(kind: server, directory: directory, busAddress: bus.address)
+        // Anything the launcher started before it failed is recorded, so stop() ends it.
+        let record: @Sendable (StartedProcess) -> Void = { process in
+            self.state.withLock { $0.serverGroup.append(process) }
+        }
+        try await launcher.startServer(display: display, support: support, excludingOwners: excluded, record: record)
+    }
+
+    /// Stops the server (the process that owns `org.freedesktop.Notifications` and those that go with it: GNOME
+    /// Shell with its proxy, plasmashell, mako, swaync, …) with `signal`, and starts it again on the same bus and
+    /// display; returns once the new server owns the name. The helpers (Xvfb, sway, kactivitymanagerd, the
+    /// stand-in system bus) keep running.
+    public func restartServer(signal: Int32 = SIGTERM) async throws {
+        try await stopServer(signal: signal)
+        try await startServerGroup(excludingOwners: [])
+    }
+
+    /// Stops the server group only (see ``restartServer(signal:)``) and returns once the bus has seen the server's
+    /// connections close (so no name still points at them when a new server starts).
+    public func stopServer(signal: Int32 = SIGTERM) async throws {
+        let watcher = try await bus.connect()
+        defer { watcher.close() }
+        var owners: Set<String> = []
+        for name in server.busNames {
+            if let owner = try await watcher.bus.nameOwner(of: name) { owners.insert(owner) }
+        }
+        // Each connection's unique name goes away (NameOwnerChanged to "") once the bus has seen it close.
+        var watches: [(BusName, NameOwnerChanges)] = []
+        for owner in owners {
+            let unique = try BusName(validating: owner)
+            watches.append((unique, try await watcher.bus.nameOwnerChanges(of: unique)))
+        }
+        defer { for (_, changes) in watches { changes.cancel() } }
+        let group = state.withLock { state -> [StartedProcess] in
+            defer { state.serverGroup = [] }
+            return state.serverGroup
+        }
+        try await onOwnThread {
+            for process in group.reversed() { Tools.stopTree(process.pid, signal: signal) }
+        }
+        for (unique, changes) in watches where try await watcher.bus.nameOwner(of: unique) != nil {
+            _ = try await Deadline.run(within: .seconds(10), "\(unique) (\(server)) leaving the bus") {
+                for try await change in changes where change.newOwner == nil { return true }
+                return nil
+            }
+        }
+    }
+
+    /// Stops everything this desktop started (newest first, each with whatever it left behind), the buses, and
+    /// removes the run folder. Safe to call more than once.
     public func stop() {
-        Tools.terminate(pid: serverPID, signal: SIGTERM)
-        Tools.terminate(pid: xvfbPID, signal: SIGTERM)
+        let processes = state.withLock { state -> [StartedProcess] in
+            guard !state.stopped else { return [] }
+            state.stopped = true
+            defer {
+                state.helpers = []
+                state.serverGroup = []
+            }
+            return state.helpers + state.serverGroup
+        }
+        for process in processes.reversed() { Tools.stopTree(process.pid) }
+        support.splash?.stop()
+        support.systemBus?.stop()
         bus.stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
     deinit { stop() }
+
+    // MARK: - Tools
 
     /// Runs `dunstctl` with this desktop's bus and returns its output.
     @discardableResult
@@ -200,11 +250,18 @@ public final class NotificationEnvironment: Sendable {
     public func chooseInContextMenu(_ regex: String) throws {
         try regex.write(toFile: "\(directory)/dmenu-pick", atomically: true, encoding: .utf8)
     }
+}
 
-    /// Saves a screenshot of the whole virtual screen as PNG.
-    public func screenshot(to path: String) throws {
-        try run("import", ["-window", "root", path])
-    }
+/// One process a desktop started.
+struct StartedProcess: Sendable {
+    /// What it is, for messages (`gnome-shell`, `sway`, …).
+    let name: String
+    /// Its pid.
+    let pid: Int32
+    /// Its log file.
+    let log: String
+    /// Whether it is the one that owns `org.freedesktop.Notifications`.
+    var ownsNotifications = false
 }
 
 extension Tools {
@@ -259,6 +316,44 @@ extension Tools {
         return RunResult(
             status: status, output: String(decoding: outputData, as: UTF8.self),
             error: String(decoding: stderrData, as: UTF8.self))
+    }
+
+    /// Whether `pid` is running (it exists and is not a zombie). Never reaps it.
+    public static func isAlive(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        return state != nil && state != "Z" && state != "X"
+    }
+
+    /// The pids of every (transitive) child of `pid`, read from `/proc`.
+    public static func descendants(of pid: Int32) -> [Int32] {
+        var children: [Int32: [Int32]] = [:]
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in entries {
+            guard let child = Int32(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, let parent = Int32(fields[1]) { children[parent, default: []].append(child) }
+        }
+        var result: [Int32] = []
+        var queue = children[pid] ?? []
+        while !queue.isEmpty {
+            let next = queue.removeFirst()
+            result.append(next)
+            queue += children[next] ?? []
+        }
+        return result
+    }
+
+    /// Stops `pid` (`signal`, then SIGKILL after 3 s; reaped if it is our child), then whatever it left running.
+    public static func stopTree(_ pid: Int32, signal: Int32 = SIGTERM) {
+        let children = descendants(of: pid)
+        terminate(pid: pid, signal: signal)
+        for child in children where isAlive(child) { terminate(pid: child, signal: SIGTERM) }
     }
 }
 
