@@ -60,6 +60,22 @@ import ToastModel
         #expect(NotificationMapping.serverTimeout(for: indefinite) == nil)
     }
 
+    @Test func lxqtNeverGetsZeroAndGetsAMarginForItsCoarseTimers() throws {
+        let lxqt = ServerCapabilities(
+            ["actions", "body"],
+            information: ServerInformation(
+                name: "lxqt-notificationd", vendor: "lxqt.org", version: "1.2.0", specificationVersion: "1.2"))
+        #expect(try map(ToastRequest(summary: "x"), expireTimeout: nil, capabilities: lxqt).call.expireTimeout == .max)
+        // Its coarse Qt timers may fire 5 % early: it is told 5 % more, so the center closes the toast first.
+        #expect(
+            try map(ToastRequest(summary: "x"), expireTimeout: .seconds(2), capabilities: lxqt).call.expireTimeout
+                == 2100)
+        #expect(lxqt.wireTimeout(for: .milliseconds(1)) == 2)
+        #expect(Self.dunst.wireTimeout(for: .milliseconds(1)) == 1)
+        #expect(Self.dunst.wireTimeout(for: .seconds(Int64.max)) == .max)
+        #expect(try map(ToastRequest(summary: "x"), expireTimeout: nil).call.expireTimeout == 0)
+    }
+
     @Test func indefiniteIsZeroAndAppIconWins() throws {
         var configuration = Self.configuration
         configuration.appIcon = "org.example.Fotos"
