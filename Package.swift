@@ -38,7 +38,9 @@ let package = Package(
         .executableTarget(name: "DBusBenchmark", dependencies: ["DBus", "BenchmarkSupport"], swiftSettings: strict),
         .executableTarget(
             name: "ToastKitBenchmark", dependencies: ["ToastKit", "DBus", "BenchmarkSupport"], swiftSettings: strict),
-        .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport", swiftSettings: strict),
+        .target(
+            name: "TestSupport", dependencies: ["DBus", "FreedesktopNotifications"], path: "Tests/TestSupport",
+            swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "FreedesktopNotificationsTests",

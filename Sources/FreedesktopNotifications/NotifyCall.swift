@@ -1,6 +1,8 @@
 public import DBus
 
-/// The arguments of one `Notify` call, `(susssasa{sv}i)`, as plain fields.
+/// The arguments of one `Notify` call, `(susssasa{sv}i)`, as plain fields: the one codec for `Notify`, both ways.
+/// The desktop presenter and the blocking sender encode with ``arguments``; `toastkit listen`, the tests' bus
+/// watcher and fake server decode with ``init(_:)``.
 public struct NotifyCall: Sendable, Hashable {
     /// `app_name`.
     public var appName: String
@@ -40,11 +42,34 @@ public struct NotifyCall: Sendable, Hashable {
         self.expireTimeout = expireTimeout
     }
 
+    /// Decodes the body of a `Notify` call (a message seen by a monitor, or received by a server).
+    ///
+    /// - Throws: `DBusError` `InvalidSignature` when the body is not `(susssasa{sv}i)`, `InvalidArgs` when the
+    ///   action list has an odd number of strings.
+    public init(_ message: DBusMessage) throws(DBusError) {
+        let values = try message.arguments("susssasa{sv}i")
+        let flat = values[5].stringsValue ?? []
+        guard flat.count.isMultiple(of: 2) else {
+            throw DBusError(
+                name: DBusError.Name.invalidArgs,
+                message: "Notify actions: \(flat.count) strings, not key and label pairs")
+        }
+        self.init(
+            appName: values[0].stringValue ?? "", replacesID: values[1].uint32Value ?? 0,
+            appIcon: values[2].stringValue ?? "", summary: values[3].stringValue ?? "",
+            body: values[4].stringValue ?? "",
+            actions: stride(from: 0, to: flat.count, by: 2).map { (flat[$0], flat[$0 + 1]) },
+            hints: values[6].variantDictionaryValue ?? [:], expireTimeout: values[7].int32Value ?? -1)
+    }
+
+    /// The actions as the wire carries them: key, label, key, label…
+    public var actionList: [String] { actions.flatMap { [$0.key, $0.label] } }
+
     /// The D-Bus arguments, hints sorted by name so the same call always makes the same message.
     public var arguments: [DBusValue] {
         [
             .string(appName), .uint32(replacesID), .string(appIcon), .string(summary), .string(body),
-            .strings(actions.flatMap { [$0.key, $0.label] }),
+            .strings(actionList),
             .variantDictionary(hints.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),
             .int32(expireTimeout),
         ]

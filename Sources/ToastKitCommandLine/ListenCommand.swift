@@ -119,22 +119,17 @@ struct TrafficFormatter {
     }
 
     private func notify(_ call: DBusMessage, id: UInt32?, error: String? = nil) -> String {
-        guard let values = try? call.arguments("susssasa{sv}i") else {
+        guard let notify = try? NotifyCall(call) else {
             return json
                 ? JSONObject([("event", .string("notify")), ("sender", .optional(call.sender))]).serialized
                 : "notify \(call.sender ?? "?") (malformed arguments: \(call.signature))"
         }
-        let app = values[0].stringValue ?? ""
-        let replaces = values[1].uint32Value ?? 0
-        let icon = values[2].stringValue ?? ""
-        let summary = values[3].stringValue ?? ""
-        let body = values[4].stringValue ?? ""
-        let actions = values[5].stringsValue ?? []
-        let hints = (values[6].dictionaryValue ?? []).compactMap { entry -> (String, DBusValue)? in
-            guard let key = entry.key.stringValue, let value = entry.value.variantValue else { return nil }
-            return (key, value)
-        }
-        let expire = values[7].int32Value ?? -1
+        let (app, replaces, icon, summary, body) = (
+            notify.appName, notify.replacesID, notify.appIcon, notify.summary, notify.body
+        )
+        let actions = notify.actionList
+        let hints = notify.hints.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let expire = notify.expireTimeout
         if json {
             var object = JSONObject([("event", .string("notify")), ("sender", .optional(call.sender))])
             object["id"] = id.map { .integer(Int64($0)) } ?? .null

@@ -123,7 +123,7 @@ extension OneAtATime {
             let log = CallLog()
             desktop.toasts.center.present(Self.anaToast(id: "tap", log: log))
             let notify = try await desktop.bus.nextNotify()
-            record.equal(notify.arguments.actions, ["default", "Abrir", "archive", "Archivar"], "actions")
+            record.equal(notify.arguments.actionList, ["default", "Abrir", "archive", "Archivar"], "actions")
             guard try await expectPopups(1, on: desktop, record, "before the tap") != nil else { return }
 
             try await desktop.invokeDefaultAction(notify.id, record)

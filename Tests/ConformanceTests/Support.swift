@@ -159,7 +159,7 @@ final class BusTraffic: Sendable {
         }
         let id = try reply.value.arguments("u")[0].uint32Value ?? 0
         return NotifySeen(
-            arguments: try NotifyArguments(call.value), id: id, caller: call.value.sender ?? "",
+            arguments: try NotifyCall(call.value), id: id, caller: call.value.sender ?? "",
             server: reply.value.sender ?? "", at: call.at)
     }
 
@@ -194,7 +194,7 @@ final class BusTraffic: Sendable {
 
 /// One `Notify` as the monitor saw it.
 struct NotifySeen: Sendable {
-    var arguments: NotifyArguments
+    var arguments: NotifyCall
     /// The id the server answered with.
     var id: UInt32
     /// The unique name of the connection that called `Notify` (the presenter's).

@@ -47,7 +47,7 @@ import ToastModel
         #expect(notification.appIcon == call.appIcon)
         #expect(notification.summary == call.summary)
         #expect(notification.body == call.body)
-        #expect(notification.actions == call.actions.flatMap { [$0.key, $0.label] })
+        #expect(notification.actionList == call.actionList)
         #expect(notification.hints == call.hints)
         #expect(notification.expireTimeout == call.expireTimeout)
         #expect(notification.body == "3 archivos &lt;b&gt;listos&lt;/b&gt;")

@@ -66,7 +66,7 @@ extension OneAtATime {
                         tapAction: ToastAction(id: "open", title: "Abrir") { toast in log.append("handler \(toast.id)")
                         }))
                 let (notify, id) = try await watcher.nextNotifyAndReply()
-                #expect(notify.actions == ["default", "Abrir"])
+                #expect(notify.actionList == ["default", "Abrir"])
                 try await desktop.waitUntilDisplayed(1)
 
                 try desktop.dunstctl("action", "0")
@@ -91,7 +91,7 @@ extension OneAtATime {
                         tapAction: ToastAction(title: "Abrir") { _ in log.append("open") },
                         swipeActions: ToastSwipeActions(leading: archive, trailing: .later)))
                 let (notify, id) = try await watcher.nextNotifyAndReply()
-                #expect(notify.actions == ["default", "Abrir", "archive", "Archivar", "later", "Later"])
+                #expect(notify.actionList == ["default", "Abrir", "archive", "Archivar", "later", "Later"])
                 try await desktop.waitUntilDisplayed(1)
 
                 try desktop.chooseInContextMenu("\\[\(id),archive\\]$")

@@ -20,7 +20,7 @@ import ToastModel
         }
         harness.center.present(ToastMessage(id: "mail", title: "Mensaje de Ana", tapAction: open))
         let notification = try await server.nextNotification()
-        #expect(notification.actions == ["default", "Abrir"])
+        #expect(notification.actionList == ["default", "Abrir"])
 
         try server.emitActivationToken(id: notification.id, token: "xdg-token-42")
         try server.emitActionInvoked(id: notification.id, key: "default")

@@ -29,7 +29,7 @@ import ToastModel
     /// The remaining time a `Notify` told `server`, and whether it matches the `left` the test measured (the
     /// center's timer started a little after the test's clock read, so it may have up to `slack` less).
     private func remaining(
-        told notify: NotifyArguments, _ server: NotificationServerKind, left: Duration, slack: Duration
+        told notify: NotifyCall, _ server: NotificationServerKind, left: Duration, slack: Duration
     ) -> (Duration, Bool) {
         let told = Duration.milliseconds(notify.expireTimeout)
         let remaining = server == .lxqtNotificationd ? told * 20 / 21 : told

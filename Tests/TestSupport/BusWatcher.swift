@@ -1,4 +1,5 @@
 public import DBus
+public import FreedesktopNotifications
 import Synchronization
 
 /// A bus monitor for notification tests: sees every `Notify`/`CloseNotification` call, every reply and every
@@ -55,17 +56,17 @@ public final class BusWatcher {
     }
 
     /// The next `Notify` call's arguments.
-    public func nextNotify() async throws -> NotifyArguments {
-        try NotifyArguments(try await next("Notify call") { $0.kind == .methodCall && $0.member == "Notify" })
+    public func nextNotify() async throws -> NotifyCall {
+        try NotifyCall(try await next("Notify call") { $0.kind == .methodCall && $0.member == "Notify" })
     }
 
     /// The next `Notify` call and the id the server answered it with.
-    public func nextNotifyAndReply() async throws -> (NotifyArguments, UInt32) {
+    public func nextNotifyAndReply() async throws -> (NotifyCall, UInt32) {
         let call = try await next("Notify call") { $0.kind == .methodCall && $0.member == "Notify" }
         let reply = try await next("Notify reply") {
             $0.kind == .methodReturn && $0.replySerial == call.serial && $0.destination == call.sender
         }
-        return (try NotifyArguments(call), try reply.arguments("u")[0].uint32Value ?? 0)
+        return (try NotifyCall(call), try reply.arguments("u")[0].uint32Value ?? 0)
     }
 
     /// The next `CloseNotification` call's id.
@@ -104,39 +105,6 @@ public final class BusWatcher {
 
     /// Stops monitoring.
     public func stop() { connection.close() }
-}
-
-/// The arguments of one `Notify` as a bus monitor saw them.
-public struct NotifyArguments: Sendable, Hashable {
-    /// `app_name`.
-    public var appName: String
-    /// `replaces_id`.
-    public var replacesID: UInt32
-    /// `app_icon`.
-    public var appIcon: String
-    /// `summary`.
-    public var summary: String
-    /// `body`.
-    public var body: String
-    /// `actions` (key, label, key, label…).
-    public var actions: [String]
-    /// `hints`.
-    public var hints: [String: DBusValue]
-    /// `expire_timeout` in milliseconds.
-    public var expireTimeout: Int32
-
-    /// Reads a `Notify` call.
-    public init(_ message: DBusMessage) throws {
-        let values = try message.arguments("susssasa{sv}i")
-        appName = values[0].stringValue ?? ""
-        replacesID = values[1].uint32Value ?? 0
-        appIcon = values[2].stringValue ?? ""
-        summary = values[3].stringValue ?? ""
-        body = values[4].stringValue ?? ""
-        actions = values[5].stringsValue ?? []
-        hints = values[6].variantDictionaryValue ?? [:]
-        expireTimeout = values[7].int32Value ?? 0
-    }
 }
 
 /// An ordered record of what ran, shared by action handlers, observers and the test.

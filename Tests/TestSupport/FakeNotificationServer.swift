@@ -1,4 +1,5 @@
 public import DBus
+public import FreedesktopNotifications
 import Synchronization
 
 /// A notification server written on the project's own D-Bus layer, for what a real server cannot do on demand:
@@ -60,10 +61,10 @@ public final class FakeNotificationServer: Sendable {
         /// The caller's unique name.
         public var sender: String
         /// The call's arguments.
-        public var arguments: NotifyArguments
+        public var arguments: NotifyCall
 
         /// An argument of the call.
-        public subscript<Value>(dynamicMember keyPath: KeyPath<NotifyArguments, Value>) -> Value {
+        public subscript<Value>(dynamicMember keyPath: KeyPath<NotifyCall, Value>) -> Value {
             arguments[keyPath: keyPath]
         }
     }
@@ -186,7 +187,7 @@ public final class FakeNotificationServer: Sendable {
     }
 
     private func notify(_ call: IncomingCall) {
-        guard let arguments = try? NotifyArguments(call.message) else {
+        guard let arguments = try? NotifyCall(call.message) else {
             call.fail(DBusError(name: DBusError.Name.invalidArgs, message: "Notify wants (susssasa{sv}i)"))
             return
         }
