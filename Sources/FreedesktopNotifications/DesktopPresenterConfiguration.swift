@@ -1,7 +1,11 @@
 public import DBus
 import FoundationEssentials
 
-/// How the desktop presenter talks to the notification server.
+/// How the desktop presenters talk to the notification server or the notification portal.
+///
+/// ``backend`` chooses between them (``NotificationBackend/automatic`` by default: the portal in a Flatpak or Snap
+/// sandbox). The app's identity (``appName``, ``appIcon``, ``desktopEntry``) is for the notification server; the portal
+/// names the app itself (its Flatpak or Snap id) and ignores them.
 public struct DesktopPresenterConfiguration: Sendable {
     /// What to do with markup in a toast's message.
     public enum Markup: Sendable, Hashable {
@@ -31,6 +35,10 @@ public struct DesktopPresenterConfiguration: Sendable {
     /// Listen to the server: its signals (actions, closes) and its restarts. A tool that shows a toast and exits
     /// at once can turn this off and save the bus round trips of subscribing.
     public var listensForSignals: Bool
+    /// Which service shows the toasts: the notification server, the notification portal, or the one that fits the
+    /// process (``NotificationBackend/automatic``, the default). `ToastCenter()` and `toastkit send` follow it; the
+    /// presenter classes themselves always use their own service.
+    public var backend: NotificationBackend
 
     /// Creates a configuration; the app name defaults to the program's name.
     public init(
@@ -42,9 +50,11 @@ public struct DesktopPresenterConfiguration: Sendable {
         markup: Markup = .plainText,
         maximumMessageLength: Int = 64 * 1024,
         pausesWhileScreenLocked: Bool = true,
-        listensForSignals: Bool = true
+        listensForSignals: Bool = true,
+        backend: NotificationBackend = .automatic
     ) {
         self.listensForSignals = listensForSignals
+        self.backend = backend
         self.appName = appName
         self.appIcon = appIcon
         self.desktopEntry = desktopEntry

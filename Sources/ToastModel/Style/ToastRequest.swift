@@ -17,12 +17,17 @@ public struct ToastRequest: Sendable, Hashable {
         public var label: String
         /// An optional icon (sent as an icon name where the server has `action-icons`).
         public var icon: ToastIcon?
+        /// What the button is for, as version 2 of the notification portal names it (`"call.accept"`,
+        /// `"im.reply-with-text"`, or an `x-` vendor purpose), so the desktop can draw or place it to fit. Only the
+        /// portal presenter sends it, and only to a portal that knows it; the notification server has no such field.
+        public var purpose: String?
 
         /// Creates an action button.
-        public init(key: String, label: String, icon: ToastIcon? = nil) {
+        public init(key: String, label: String, icon: ToastIcon? = nil, purpose: String? = nil) {
             self.key = key
             self.label = label
             self.icon = icon
+            self.purpose = purpose
         }
     }
 

@@ -1,0 +1,107 @@
+import FoundationEssentials
+
+/// Which D-Bus service shows the toasts: the desktop's notification server, or the notification portal that
+/// sandboxed apps use.
+///
+/// ``automatic`` (the default) picks the portal when the process runs in a Flatpak or Snap sandbox and the
+/// notification server otherwise: a sandbox normally cannot reach `org.freedesktop.Notifications`, and outside one the
+/// server does more (timeouts, close reasons, markup, capabilities).
+public enum NotificationBackend: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// The portal inside a sandbox, the notification server outside one.
+    case automatic = "auto"
+    /// `org.freedesktop.Notifications` (``DesktopNotificationPresenter``).
+    case notifications
+    /// `org.freedesktop.portal.Notification` on `org.freedesktop.portal.Desktop` (``PortalNotificationPresenter``).
+    case portal
+
+    /// The name used on the command line (`auto`, `notifications`, `portal`).
+    public var description: String { rawValue }
+
+    /// What it is, in words, for messages: "the notification portal (org.freedesktop.portal.Notification)".
+    public var displayName: String {
+        switch self {
+        case .automatic: "the automatic choice"
+        case .notifications: "the notification server (org.freedesktop.Notifications)"
+        case .portal: "the notification portal (org.freedesktop.portal.Notification)"
+        }
+    }
+
+    /// The backend to use in `sandbox` (`nil`: not sandboxed): ``automatic`` becomes ``portal`` in a sandbox and
+    /// ``notifications`` outside one; an explicit choice stays as it is.
+    public func resolved(in sandbox: Sandbox?) -> NotificationBackend {
+        guard self == .automatic else { return self }
+        return sandbox == nil ? .notifications : .portal
+    }
+
+    /// The backend to use here and why, in words ("chosen automatically: /.flatpak-info exists").
+    ///
+    /// - Parameters:
+    ///   - environment: The environment to look at (`nil`: this process's).
+    ///   - fileExists: Whether a file exists (`nil`: look at the file system).
+    public func choice(
+        environment: [String: String]? = nil, fileExists: ((String) -> Bool)? = nil
+    ) -> BackendChoice {
+        let sandbox = Sandbox.detect(environment: environment, fileExists: fileExists)
+        let backend = resolved(in: sandbox)
+        let reason: String
+        switch (self, sandbox) {
+        case (.automatic, let sandbox?): reason = "chosen automatically: \(sandbox.evidence)"
+        case (.automatic, nil): reason = "chosen automatically: not in a Flatpak or Snap sandbox"
+        default: reason = "chosen explicitly"
+        }
+        return BackendChoice(backend: backend, reason: reason, sandbox: sandbox)
+    }
+}
+
+/// A resolved ``NotificationBackend`` and why it was chosen.
+public struct BackendChoice: Sendable, Hashable, CustomStringConvertible {
+    /// ``NotificationBackend/notifications`` or ``NotificationBackend/portal`` (never `automatic`).
+    public var backend: NotificationBackend
+    /// Why, in words: "chosen automatically: /.flatpak-info exists", "chosen explicitly".
+    public var reason: String
+    /// The sandbox the process runs in, if any.
+    public var sandbox: Sandbox?
+
+    /// Creates a choice.
+    public init(backend: NotificationBackend, reason: String, sandbox: Sandbox? = nil) {
+        self.backend = backend
+        self.reason = reason
+        self.sandbox = sandbox
+    }
+
+    /// "portal (chosen automatically: /.flatpak-info exists)".
+    public var description: String { "\(backend) (\(reason))" }
+}
+
+/// The application sandbox a process runs in.
+public enum Sandbox: String, Sendable, Hashable, CaseIterable {
+    /// Flatpak: the file `/.flatpak-info` exists (flatpak puts it at the root of every sandbox).
+    case flatpak
+    /// Snap: `SNAP` and `SNAP_NAME` are set (snapd sets both for every snap's processes).
+    case snap
+
+    /// The sandbox this process runs in, if any.
+    ///
+    /// - Parameters:
+    ///   - environment: The environment to look at (`nil`: this process's).
+    ///   - fileExists: Whether a file exists (`nil`: look at the file system).
+    public static func detect(
+        environment: [String: String]? = nil, fileExists: ((String) -> Bool)? = nil
+    ) -> Sandbox? {
+        let environment = environment ?? ProcessInfo.processInfo.environment
+        let fileExists = fileExists ?? { FileManager.default.fileExists(atPath: $0) }
+        if fileExists("/.flatpak-info") { return .flatpak }
+        if let snap = environment["SNAP"], !snap.isEmpty, let name = environment["SNAP_NAME"], !name.isEmpty {
+            return .snap
+        }
+        return nil
+    }
+
+    /// What shows it: "/.flatpak-info exists", "SNAP and SNAP_NAME are set".
+    public var evidence: String {
+        switch self {
+        case .flatpak: "/.flatpak-info exists (a Flatpak sandbox)"
+        case .snap: "SNAP and SNAP_NAME are set (a Snap sandbox)"
+        }
+    }
+}
