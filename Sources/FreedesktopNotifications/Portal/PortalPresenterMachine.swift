@@ -1,0 +1,459 @@
+import DBus
+package import ToastModel
+
+/// The portal presenter's rules as a plain value: events go in with the time they happen, the actions to carry out
+/// come out, in order.
+///
+/// The notification portal has no timeout, no closed signal and no in-place update the Debian 12 backend survives, so
+/// the machine keeps what the desktop presenter's server keeps: per toast, the latest content the center wants on
+/// screen, the portal id it is shown under, and whether an `AddNotification` is on its way. Nothing here locks,
+/// sleeps, sends or reads a file, so every rule is tested without a bus (``PortalNotificationPresenter`` is the thin
+/// shell; docs/decisions/0005-portal.md says why the rules are these).
+///
+/// The rules:
+/// - **A fresh portal id per presentation.** Showing new content for a toast adds it under a new id and removes the
+///   old one; an id is never added twice. (xdg-desktop-portal-gtk 1.14.1 crashes after an id that was added again is
+///   removed — NOTES P26 — and every later call is lost.)
+/// - **An id is removed only once it has settled**: ``settleTime`` after its `AddNotification` was answered. The
+///   portal answers before its backend has the notification (and the backend has it only once the notification
+///   server answered), so an earlier `RemoveNotification` overtakes the add and the notification stays on screen
+///   for good. New content for a toast whose id has not settled waits (latest wins); a close is carried out at once
+///   for the center and the removal follows when the id settles.
+/// - **Latest wins.** At most one `AddNotification` per toast is on its way; content that arrives meanwhile collapses
+///   into the newest. Distinct toasts are never coalesced.
+/// - **Only the real portal may speak.** `ActionInvoked` counts only from the current owner of
+///   `org.freedesktop.portal.Desktop`, only for the id a toast is shown under now, and only for an action name this
+///   machine gave that notification.
+/// - **Nothing comes back but actions.** The portal reports no close, so the center's own timing ends every toast
+///   that is not acted on; the machine never reports `closed`.
+/// - **Portals come and go.** The interface's `version` is read once per owner (version 2 keys are never sent to a
+///   version 1 portal, which refuses the whole notification for them). A new owner asks the center to show its toasts
+///   again (their old ids are removed then); no owner is a recoverable failure.
+package struct PortalPresenterMachine: Sendable {
+    /// Identifies an ``PortalNotificationPresenter/accepted(_:)`` waiter; the shell keeps the continuations.
+    package typealias WaiterID = UInt64
+
+    /// How long after its `AddNotification` was answered a portal id is removed at the earliest, by default.
+    package static let defaultSettleTime = Duration.milliseconds(500)
+
+    /// Something that happened.
+    package enum Event: Sendable {
+        /// The center wants this content on screen (a show or an update), with what the shell read from its icon file.
+        case show(ToastPresentation, iconFile: PortalIconFile?)
+        /// The center wants the toast gone.
+        case close(id: String)
+        /// Treat `portalID` as the notification toast `toastID` is shown under (a tool that remembers portal ids across
+        /// runs): the toast's next content replaces it.
+        case adopt(portalID: String, toastID: String)
+        /// Someone waits until the portal has answered every `AddNotification` for the toast.
+        case awaitAccepted(id: String, waiter: WaiterID)
+        /// The link asked for with ``Action/connect(generation:)`` is up: the portal's interface version and owner.
+        case linkReady(generation: UInt64, version: UInt32, owner: String?)
+        /// The link asked for could not be made, or the portal has no notification interface.
+        case linkFailed(generation: UInt64, DesktopPresentationError)
+        /// The portal answered the `AddNotification` sent as `call` (success: the unique name that answered).
+        case addAnswered(id: String, call: UInt64, Result<String?, DesktopPresentationError>)
+        /// `ActionInvoked` arrived from `sender`.
+        case actionInvoked(PortalActionInvoked, sender: String?)
+        /// `org.freedesktop.portal.Desktop` has a new owner (`nil`: nobody).
+        case ownerChanged(String?)
+        /// The screen saver's owner said it became active or inactive.
+        case screenSaverChanged(active: Bool)
+        /// Time passed: the moment asked for with ``Action/wake(at:)`` (or later) has come.
+        case tick
+        /// The connection is gone for good.
+        case connectionLost(DesktopPresentationError)
+        /// The presenter was detached from its center: forget everything.
+        case reset
+    }
+
+    /// Something the shell must do, in order.
+    package enum Action: Sendable, Hashable {
+        /// Make the connection (or reuse it) and read the portal's `version` and owner, then report
+        /// ``Event/linkReady(generation:version:owner:)`` or ``Event/linkFailed(generation:_:)``.
+        case connect(generation: UInt64)
+        /// Send `AddNotification(portalID, notification)`; report its answer as
+        /// ``Event/addAnswered(id:call:_:)`` with `call`.
+        case add(id: String, call: UInt64, portalID: String, PortalNotification)
+        /// Send `RemoveNotification(portalID)` (its answer changes nothing).
+        case remove(portalID: String)
+        /// Tell the center, in this order.
+        case report(ToastPresenterReport)
+        /// Resume these ``PortalNotificationPresenter/accepted(_:)`` waiters.
+        case resume([WaiterID], Result<String, DesktopPresentationError>)
+        /// Feed ``Event/tick`` at this time (a time on the clock of the events) or soon after.
+        case wake(at: Duration)
+    }
+
+    private enum Link: Sendable, Hashable {
+        case none
+        case connecting(UInt64)
+        case ready(version: UInt32)
+    }
+
+    /// A notification on the portal (added, or on its way).
+    private struct Posted: Sendable {
+        var portalID: String
+        /// Portal action name → presenter key.
+        var actionKeys: [String: String]
+        /// When the id may be removed (``settleTime`` after its add was answered).
+        var settledAt: Duration
+    }
+
+    private struct Adding: Sendable {
+        var call: UInt64
+        var portalID: String
+        var actionKeys: [String: String]
+    }
+
+    private struct Toast: Sendable {
+        var latest: ToastPresentation?
+        var iconFile: PortalIconFile?
+        var wanted = false
+        /// Whether `latest` is not on the portal yet.
+        var dirty = false
+        var adding: Adding?
+        /// The notification the toast is shown under now.
+        var shown: Posted?
+        var reported: Set<String> = []
+        var lastFailure: DesktopPresentationError?
+        var waiters: [WaiterID] = []
+
+        /// Nothing on its way and nothing left to send.
+        var isSettled: Bool { adding == nil && !(wanted && dirty) }
+    }
+
+    /// The presenter's settings (markup, message limit).
+    package let configuration: DesktopPresenterConfiguration
+    /// How long after its `AddNotification` was answered a portal id is removed at the earliest.
+    package let settleTime: Duration
+    private let idPrefix: String
+    private var link = Link.none
+    private var generation: UInt64 = 0
+    /// The unique name of the portal, when known.
+    package private(set) var owner: String?
+    private var toasts: [String: Toast] = [:]
+    /// The toast each portal id that may still speak belongs to (shown or being added).
+    private var toastForPortalID: [String: String] = [:]
+    private var nextCall: UInt64 = 0
+    private var nextPortalID: UInt64 = 0
+    private var now = Duration.zero
+    private var waitingForLink: [String] = []
+    /// Toasts with new content held until their current id settles.
+    private var waitingForSettle: Set<String> = []
+    /// Ids no toast owns any more, removed once they settle.
+    private var retiring: [(portalID: String, due: Duration)] = []
+    private var failures: [String: DesktopPresentationError] = [:]
+    private var failureOrder: [String] = []
+    private static let failureMemory = 256
+
+    /// - Parameters:
+    ///   - idPrefix: The start of every portal id this machine makes (then a serial number). Portal ids are per app
+    ///     (every unsandboxed program is the same app, `""`), so the shell makes it unique per presenter.
+    ///   - settleTime: See ``settleTime``.
+    package init(
+        configuration: DesktopPresenterConfiguration, idPrefix: String, settleTime: Duration = defaultSettleTime
+    ) {
+        self.configuration = configuration
+        self.idPrefix = idPrefix
+        self.settleTime = settleTime
+    }
+
+    // MARK: - Queries
+
+    /// The portal's interface version, once the link is ready.
+    package var version: UInt32? {
+        if case .ready(let version) = link { return version }
+        return nil
+    }
+
+    /// The portal id the toast is shown under (or being added under).
+    package func portalID(ofToast id: String) -> String? {
+        toasts[id]?.adding?.portalID ?? toasts[id]?.shown?.portalID
+    }
+
+    /// The ids the machine still tracks (for tests of its bookkeeping).
+    package var trackedToastIDs: Set<String> { Set(toasts.keys) }
+
+    /// The ids the center wants on screen now.
+    package var wantedToastIDs: Set<String> { Set(toasts.filter { $0.value.wanted }.keys) }
+
+    /// `AddNotification` calls on their way.
+    package var addCallsInFlight: Int { toasts.values.filter { $0.adding != nil }.count }
+
+    /// Portal ids waiting to settle before they are removed.
+    package var retiringPortalIDs: [String] { retiring.map(\.portalID) }
+
+    // MARK: - Events
+
+    /// Applies `event`, which happened at `now` (a monotonic time; never earlier than the last event's), and
+    /// returns what to do, in order.
+    package mutating func handle(_ event: Event, now: Duration) -> [Action] {
+        self.now = max(self.now, now)
+        var out: [Action] = []
+        switch event {
+        case .show(let presentation, let iconFile):
+            let id = presentation.id
+            if !failures.isEmpty, failures.removeValue(forKey: id) != nil { failureOrder.removeAll { $0 == id } }
+            var toast = toasts[id] ?? Toast()
+            toast.latest = presentation
+            toast.iconFile = iconFile
+            toast.wanted = true
+            toast.dirty = true
+            toasts[id] = toast
+            pump(id, into: &out)
+        case .close(let id):
+            guard var toast = toasts[id] else { break }
+            toast.wanted = false
+            toast.dirty = false
+            toast.latest = nil
+            toast.iconFile = nil
+            toasts[id] = toast
+            waitingForSettle.remove(id)
+            pump(id, into: &out)
+        case .adopt(let portalID, let toastID):
+            var toast = toasts[toastID] ?? Toast()
+            if let old = toast.shown { retire(old, into: &out) }
+            toast.shown = Posted(portalID: portalID, actionKeys: [:], settledAt: .zero)
+            toasts[toastID] = toast
+        case .awaitAccepted(let id, let waiter):
+            guard var toast = toasts[id] else {
+                out.append(.resume([waiter], .failure(failures[id] ?? .notPresented(id))))
+                break
+            }
+            if toast.isSettled {
+                out.append(.resume([waiter], Self.result(of: toast, id: id)))
+            } else {
+                toast.waiters.append(waiter)
+                toasts[id] = toast
+            }
+        case .linkReady(let generation, let version, let owner):
+            guard link == .connecting(generation) else { break }
+            link = .ready(version: version)
+            if self.owner == nil { self.owner = owner }
+            let waiting = waitingForLink
+            waitingForLink = []
+            for id in waiting { pump(id, into: &out) }
+        case .linkFailed(let generation, let error):
+            guard link == .connecting(generation) else { break }
+            link = .none
+            let waiting = waitingForLink
+            waitingForLink = []
+            for id in waiting {
+                guard let toast = toasts[id], toast.wanted, toast.dirty, toast.adding == nil else { continue }
+                fail(id, error, into: &out)
+            }
+        case .addAnswered(let id, let call, let result):
+            answered(id, call: call, result, into: &out)
+        case .actionInvoked(let signal, let sender):
+            // Only the real portal may speak, only about a notification a live toast is shown under now, and only
+            // with an action name this machine gave it.
+            guard let sender, sender == owner, let toastID = toastForPortalID[signal.id], let toast = toasts[toastID],
+                toast.wanted
+            else { break }
+            let keys =
+                toast.shown?.portalID == signal.id ? toast.shown?.actionKeys : toast.adding.map(\.actionKeys)
+            guard let key = keys?[signal.action] else { break }
+            out.append(
+                .report(.actionInvoked(toastID: toastID, key: key, activationToken: signal.activationToken)))
+        case .ownerChanged(let newOwner):
+            guard owner != newOwner else { break }
+            owner = newOwner
+            // The version was the old portal's. The toasts' ids stay: a restarted portal whose backend lived on still
+            // shows them, and the center's show-again replaces (removes) them.
+            link = .none
+            if newOwner != nil, !waitingForLink.isEmpty { connectIfNeeded(into: &out) }
+            if newOwner == nil {
+                out.append(
+                    .report(
+                        .failed(
+                            toastID: nil,
+                            reason: "the desktop portal left the bus; toasts come back when it starts",
+                            recoverable: true)))
+            } else {
+                out.append(.report(.reshowRequested))
+            }
+        case .screenSaverChanged(let active):
+            out.append(.report(active ? .pauseRequested : .resumeRequested))
+        case .tick:
+            let due = retiring.filter { $0.due <= self.now }
+            retiring.removeAll { $0.due <= self.now }
+            for entry in due { out.append(.remove(portalID: entry.portalID)) }
+            if let next = retiring.map(\.due).min() { out.append(.wake(at: next)) }
+            let waiting = waitingForSettle.sorted()
+            waitingForSettle = []
+            for id in waiting { pump(id, into: &out) }
+        case .connectionLost(let error):
+            link = .none
+            owner = nil
+            waitingForLink = []
+            waitingForSettle = []
+            retiring = []
+            toastForPortalID = toastForPortalID.filter { entry in toasts[entry.value]?.adding?.portalID == entry.key }
+            guard !toasts.isEmpty else { break }
+            // The center ends every toast on the presenter; calls on their way fail with their own answers.
+            out.append(.report(.failed(toastID: nil, reason: error.reason, recoverable: false)))
+            for id in toasts.keys.sorted() {
+                guard var toast = toasts[id] else { continue }
+                toast.wanted = false
+                toast.dirty = false
+                toast.latest = nil
+                toast.iconFile = nil
+                toast.shown = nil
+                toast.lastFailure = error
+                settle(id, toast, into: &out)
+            }
+        case .reset:
+            var waiters: [WaiterID] = []
+            for (_, toast) in toasts { waiters += toast.waiters }
+            if !waiters.isEmpty { out.append(.resume(waiters, .failure(.notPresented("(detached)")))) }
+            self = PortalPresenterMachine(configuration: configuration, idPrefix: idPrefix, settleTime: settleTime)
+        }
+        return out
+    }
+
+    // MARK: - Sending
+
+    /// Sends what toast `id` needs next, if nothing for it is on its way: its latest content under a new id (removing
+    /// the old one), or the removal of its notification. Resumes its waiters and forgets it once it is settled and
+    /// gone.
+    private mutating func pump(_ id: String, into out: inout [Action]) {
+        guard var toast = toasts[id], toast.adding == nil else { return }
+        if toast.wanted {
+            if toast.dirty, let presentation = toast.latest {
+                guard case .ready(let version) = link else {
+                    if !waitingForLink.contains(id) { waitingForLink.append(id) }
+                    connectIfNeeded(into: &out)
+                    return
+                }
+                if let shown = toast.shown, now < shown.settledAt {
+                    // Replacing it now would remove an id the portal may not have passed on yet: wait (latest wins).
+                    if waitingForSettle.insert(id).inserted { out.append(.wake(at: shown.settledAt)) }
+                    return
+                }
+                toast.dirty = false
+                let mapped: PortalNotification
+                do {
+                    mapped = try PortalNotificationMapping.notification(
+                        presentation, version: version, configuration: configuration, iconFile: toast.iconFile)
+                } catch let error {
+                    toasts[id] = toast
+                    fail(id, DesktopPresentationError(.invalidInput, reason: error.description), into: &out)
+                    return
+                }
+                for reason in mapped.degradations where toast.reported.insert(reason).inserted {
+                    out.append(.report(.degraded(toastID: id, reason: reason)))
+                }
+                nextCall += 1
+                nextPortalID += 1
+                let portalID = "\(idPrefix)\(nextPortalID)"
+                toast.adding = Adding(call: nextCall, portalID: portalID, actionKeys: mapped.actionKeys)
+                toastForPortalID[portalID] = id
+                out.append(.add(id: id, call: nextCall, portalID: portalID, mapped))
+                if let old = toast.shown {
+                    toast.shown = nil
+                    retire(old, into: &out)
+                }
+                toasts[id] = toast
+                return
+            }
+        } else if let shown = toast.shown {
+            toast.shown = nil
+            retire(shown, into: &out)
+        }
+        settle(id, toast, into: &out)
+    }
+
+    /// Removes a notification no toast is shown under any more: at once when it has settled, else when it does.
+    private mutating func retire(_ posted: Posted, into out: inout [Action]) {
+        if toastForPortalID[posted.portalID] != nil { toastForPortalID[posted.portalID] = nil }
+        if posted.settledAt <= now {
+            out.append(.remove(portalID: posted.portalID))
+        } else {
+            if retiring.allSatisfy({ $0.due > posted.settledAt }) { out.append(.wake(at: posted.settledAt)) }
+            retiring.append((posted.portalID, posted.settledAt))
+        }
+    }
+
+    /// Resumes the waiters of a settled toast and forgets it when the center no longer wants it.
+    private mutating func settle(_ id: String, _ toast: Toast, into out: inout [Action]) {
+        var toast = toast
+        if toast.isSettled, !toast.waiters.isEmpty {
+            out.append(.resume(toast.waiters, Self.result(of: toast, id: id)))
+            toast.waiters = []
+        }
+        if !toast.wanted, toast.adding == nil, toast.shown == nil, toast.waiters.isEmpty {
+            toasts[id] = nil
+            if let failure = toast.lastFailure { remember(failure, of: id) }
+        } else {
+            toasts[id] = toast
+        }
+    }
+
+    private mutating func remember(_ failure: DesktopPresentationError, of id: String) {
+        if failures.updateValue(failure, forKey: id) == nil { failureOrder.append(id) }
+        if failureOrder.count > Self.failureMemory {
+            failures[failureOrder.removeFirst()] = nil
+        }
+    }
+
+    private static func result(of toast: Toast, id: String) -> Result<String, DesktopPresentationError> {
+        if let shown = toast.shown { return .success(shown.portalID) }
+        return .failure(toast.lastFailure ?? .notPresented(id))
+    }
+
+    private mutating func connectIfNeeded(into out: inout [Action]) {
+        guard link == .none else { return }
+        generation += 1
+        link = .connecting(generation)
+        out.append(.connect(generation: generation))
+    }
+
+    /// Reports that toast `id` could not be shown. A failure a portal appearing later can fix leaves the toast wanted
+    /// (the center keeps it and asks again); any other ends it in the center, so whatever it still has on the portal
+    /// is removed and it is forgotten, remembering why.
+    private mutating func fail(_ id: String, _ error: DesktopPresentationError, into out: inout [Action]) {
+        guard var toast = toasts[id] else { return }
+        toast.lastFailure = error
+        toast.dirty = false
+        out.append(.report(.failed(toastID: id, reason: error.reason, recoverable: error.isRecoverable)))
+        if !error.isRecoverable {
+            toast.wanted = false
+            toast.latest = nil
+            toast.iconFile = nil
+        }
+        toasts[id] = toast
+        pump(id, into: &out)
+    }
+
+    // MARK: - Answers
+
+    private mutating func answered(
+        _ id: String, call: UInt64, _ result: Result<String?, DesktopPresentationError>, into out: inout [Action]
+    ) {
+        guard var toast = toasts[id], let adding = toast.adding, adding.call == call else { return }
+        toast.adding = nil
+        switch result {
+        case .success(let sender):
+            if owner == nil { owner = sender }
+            let posted = Posted(portalID: adding.portalID, actionKeys: adding.actionKeys, settledAt: now + settleTime)
+            if let sender, sender != owner {
+                // Answered by a portal that has since been replaced (the owner change asked the center to show the
+                // toast again): the id means nothing to the new one; remove it in case its backend lived on.
+                retire(posted, into: &out)
+            } else {
+                // An id adopted while the add was on its way is replaced by it.
+                if let adopted = toast.shown { retire(adopted, into: &out) }
+                toast.shown = posted
+                toast.lastFailure = nil
+            }
+        case .failure(let error):
+            toastForPortalID[adding.portalID] = nil
+            toasts[id] = toast
+            fail(id, error, into: &out)
+            return
+        }
+        toasts[id] = toast
+        pump(id, into: &out)
+    }
+}
