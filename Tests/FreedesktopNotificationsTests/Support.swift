@@ -10,7 +10,45 @@ import ToastModel
 final class DesktopHarness: Sendable {
     let center: ToastCenter
     let presenter: DesktopNotificationPresenter
+    private let log: CenterEventLog
 
+    init(
+        busAddress: String,
+        clock: some Clock<Duration> = ContinuousClock(),
+        defaultDuration: ToastDuration = 30,
+        maxVisible: Int = 1,
+        configure: (inout DesktopPresenterConfiguration) -> Void = { _ in }
+    ) {
+        var configuration = DesktopPresenterConfiguration(
+            appName: "toastkit-tests", bus: .address(busAddress), callTimeout: .seconds(5))
+        configure(&configuration)
+        presenter = DesktopNotificationPresenter(configuration: configuration)
+        center = ToastCenter(
+            defaultDuration: defaultDuration, maxVisible: maxVisible, presenter: presenter, clock: clock,
+            laterStore: InMemoryLaterStore())
+        log = CenterEventLog(center)
+    }
+
+    /// Waits for the next event (after those earlier calls returned) that satisfies `predicate`, within `limit`;
+    /// fails with `description` instead of hanging when it does not come.
+    func next(
+        _ description: String = "event", within limit: Duration = .seconds(15),
+        where predicate: @escaping @Sendable (ToastEvent) -> Bool
+    ) async throws -> ToastEvent {
+        try await log.next(description, within: limit, where: predicate)
+    }
+
+    /// Waits for the terminal event of `id`.
+    func outcome(of id: String, within limit: Duration = .seconds(15)) async throws -> ToastOutcome {
+        try await log.outcome(of: id, within: limit)
+    }
+
+    /// Every event so far.
+    var events: [ToastEvent] { log.events }
+}
+
+/// A center's events, collected in order from the moment it is made, with bounded waits for the next one.
+final class CenterEventLog: Sendable {
     private struct Waiter {
         var predicate: @Sendable (ToastEvent) -> Bool
         var continuation: CheckedContinuation<ToastEvent?, Never>
@@ -34,20 +72,7 @@ final class DesktopHarness: Sendable {
     private let log = Events()
     private let collector: Task<Void, Never>
 
-    init(
-        busAddress: String,
-        clock: some Clock<Duration> = ContinuousClock(),
-        defaultDuration: ToastDuration = 30,
-        maxVisible: Int = 1,
-        configure: (inout DesktopPresenterConfiguration) -> Void = { _ in }
-    ) {
-        var configuration = DesktopPresenterConfiguration(
-            appName: "toastkit-tests", bus: .address(busAddress), callTimeout: .seconds(5))
-        configure(&configuration)
-        presenter = DesktopNotificationPresenter(configuration: configuration)
-        center = ToastCenter(
-            defaultDuration: defaultDuration, maxVisible: maxVisible, presenter: presenter, clock: clock,
-            laterStore: InMemoryLaterStore())
+    init(_ center: ToastCenter) {
         let stream = center.events()
         let log = self.log
         collector = Task {

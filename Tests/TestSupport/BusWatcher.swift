@@ -15,14 +15,24 @@ public final class BusWatcher {
     private var unclaimed: [DBusMessage] = []
     private var markers: UInt32 = 0
 
-    /// Starts monitoring the bus at `address`.
-    public init(bus address: String) async throws {
+    /// What a watcher sees by default: the notification interface's calls and signals, and every reply.
+    public static let notificationTraffic = [
+        MatchRule(kind: .methodCall, interface: "org.freedesktop.Notifications"),
+        MatchRule(kind: .signal, interface: "org.freedesktop.Notifications"),
+        MatchRule(kind: .methodReturn),
+    ]
+
+    /// That, and the notification portal's calls and signals too.
+    public static let portalTraffic =
+        notificationTraffic + [
+            MatchRule(kind: .methodCall, interface: "org.freedesktop.portal.Notification"),
+            MatchRule(kind: .signal, interface: "org.freedesktop.portal.Notification"),
+        ]
+
+    /// Starts monitoring the bus at `address` for the messages `rules` match.
+    public init(bus address: String, rules: [MatchRule] = notificationTraffic) async throws {
         connection = try await DBusConnection.connect(to: .address(address))
-        let traffic = try await connection.monitor([
-            MatchRule(kind: .methodCall, interface: "org.freedesktop.Notifications"),
-            MatchRule(kind: .signal, interface: "org.freedesktop.Notifications"),
-            MatchRule(kind: .methodReturn),
-        ])
+        let traffic = try await connection.monitor(rules)
         self.traffic = traffic
         iterator = traffic.makeAsyncIterator()
     }

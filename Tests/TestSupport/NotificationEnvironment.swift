@@ -161,6 +161,11 @@ public final class NotificationEnvironment: Sendable {
         try await launcher.startServer(display: display, support: support, excludingOwners: excluded, record: record)
     }
 
+    /// Records a process started for this desktop after it was up (the portal), so ``stop()`` stops it too.
+    func recordHelper(_ process: StartedProcess) {
+        state.withLock { $0.helpers.append(process) }
+    }
+
     /// Stops the server (the process that owns `org.freedesktop.Notifications` and those that go with it: GNOME
     /// Shell with its proxy, plasmashell, mako, swaync, …) with `signal`, and starts it again on the same bus and
     /// display; returns once the new server owns the name. The helpers (Xvfb, sway, kactivitymanagerd, the
