@@ -32,7 +32,7 @@ struct ServerLink: Sendable {
                 rules.append(.nameOwnerChanged(of: NotificationsClient.busName))
                 if configuration.pausesWhileScreenLocked { rules.append(screenSaverRule) }
                 let signals = try await connection.signals(matchingAny: rules)
-                Task { await listen(to: signals, on: connection, deliver: deliver) }
+                Task { await listen(to: signals, deliver: deliver) }
             }
             Task {
                 let reason = await connection.waitUntilClosed()
@@ -65,8 +65,7 @@ struct ServerLink: Sendable {
         sender: "org.freedesktop.ScreenSaver", interface: "org.freedesktop.ScreenSaver", member: "ActiveChanged")
 
     private static func listen(
-        to signals: SignalSubscription, on connection: DBusConnection,
-        deliver: @Sendable (DesktopPresenterMachine.Event) -> Void
+        to signals: SignalSubscription, deliver: @Sendable (DesktopPresenterMachine.Event) -> Void
     ) async {
         do {
             for try await message in signals {
