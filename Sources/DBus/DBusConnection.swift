@@ -178,22 +178,43 @@ public final class DBusConnection: Sendable {
 
     /// Subscribes to the messages that match any of `rules`, in one sequence that keeps their arrival order
     /// (for example a service's signals and its `NameOwnerChanged`, which must be seen in order).
+    ///
+    /// A rule whose ``MatchRule/sender`` is a well-known name (such as `org.freedesktop.Notifications`) accepts only
+    /// messages from that name's current owner: the connection follows the owner from the moment it subscribes, and
+    /// drops anything else before its body is decoded, unicast signals from other connections included.
     public func signals(matchingAny rules: [MatchRule]) async throws -> SignalSubscription {
         let (stream, continuation) = AsyncThrowingStream<DBusMessage, any Error>.makeStream(
             bufferingPolicy: .unbounded)
         let core = self.core
         let router = self.router
+        // Well-known senders are followed here too: the bus filters broadcasts by owner, but a unicast signal from
+        // any other connection would pass a rule that names a well-known sender.
+        let followed = Array(Set(rules.compactMap(\.sender).filter(\.isFollowedOwner).map(\.rawValue)))
         let id = try router.subscribe(rules, continuation)
+        let tracking = followed.map { ($0, router.track($0)) }
         continuation.onTermination = { _ in
             if router.unsubscribe(id) {
                 for rule in rules { Self.removeMatch(rule, core: core) }
             }
+            for name in followed where router.untrack(name) {
+                if let busName = try? BusName(validating: name) {
+                    Self.removeMatch(.nameOwnerChanged(of: busName), core: core)
+                }
+            }
         }
         do {
-            // One round trip for all rules, not one after another.
+            // One round trip for all rules and owners, not one after another.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for rule in rules {
                     group.addTask { try await self.bus.addMatch(rule) }
+                }
+                for (name, (changes, isNew)) in tracking {
+                    let busName = try BusName(validating: name)
+                    group.addTask {
+                        if isNew { try await self.bus.addMatch(.nameOwnerChanged(of: busName)) }
+                        let owner = try await self.bus.nameOwner(of: busName)
+                        router.setOwner(owner, of: name, ifUnchangedSince: changes)
+                    }
                 }
                 try await group.waitForAll()
             }

@@ -1,9 +1,14 @@
 internal import CDBus
+import Synchronization
 
-/// A received D-Bus message, decoded into Swift values.
+/// A received D-Bus message: its header fields, and its body decoded into Swift values when first read.
 ///
 /// The sender is the unique connection name the bus stamped on the message (`:1.42`), never a well-known name:
 /// compare it with the current owner of a well-known name to know who really sent it.
+///
+/// The body of a received message is decoded only when ``body`` or ``arguments(_:)`` is first read, so a message
+/// dropped on its header (a stranger's signal, a reply nobody waits for) costs no decoding, however large it is.
+/// Check the header first — sender, member, ``signature`` — then read the body.
 public struct DBusMessage: Sendable, Hashable {
     /// The kind of a message.
     public enum Kind: Sendable, Hashable {
@@ -37,10 +42,14 @@ public struct DBusMessage: Sendable, Hashable {
     public var errorName: String?
     /// The signature of the body.
     public var signature: String
-    /// The body.
-    public var body: [DBusValue]
+    /// The body, decoded on first read for a received message.
+    public var body: [DBusValue] {
+        get { storage.values }
+        set { storage = MessageBody(newValue) }
+    }
     /// For method calls: the caller asked for no reply.
     public var noReplyExpected: Bool
+    private var storage: MessageBody
 
     /// Creates a message value (mostly useful in tests).
     public init(
@@ -66,7 +75,7 @@ public struct DBusMessage: Sendable, Hashable {
         self.member = member
         self.errorName = errorName
         self.signature = body.map(\.signature).joined()
-        self.body = body
+        self.storage = MessageBody(body)
         self.noReplyExpected = noReplyExpected
     }
 
@@ -99,7 +108,8 @@ public struct DBusMessage: Sendable, Hashable {
 }
 
 extension DBusMessage {
-    /// Decodes a libdbus message (borrowed; not unreffed here).
+    /// Reads a libdbus message's header and keeps a reference to it for the body, decoded when first read (the
+    /// caller's reference is borrowed, not taken).
     init(decoding raw: OpaquePointer) {
         let type = dbus_message_get_type(raw)
         kind =
@@ -119,9 +129,59 @@ extension DBusMessage {
         member = dbus_message_get_member(raw).map { String(cString: $0) }
         errorName = dbus_message_get_error_name(raw).map { String(cString: $0) }
         signature = dbus_message_get_signature(raw).map { String(cString: $0) } ?? ""
-        body = MessageDecoder.decodeBody(of: raw)
+        storage = signature.isEmpty ? MessageBody([]) : MessageBody(retaining: raw)
         noReplyExpected = dbus_message_get_no_reply(raw) != 0
     }
+}
+
+/// A message body: decoded values, or a libdbus message still to decode (decoded once, by whoever reads it first).
+///
+/// `@unchecked Sendable` invariant: the libdbus message is touched only under `state`'s lock (decoding iterates it;
+/// libdbus messages are immutable once received and their reference count is atomic), and released exactly once.
+final class MessageBody: @unchecked Sendable, Hashable {
+    /// A libdbus message reference, owned by the body.
+    private struct Encoded: @unchecked Sendable {
+        let raw: OpaquePointer
+    }
+
+    private enum State: Sendable {
+        case encoded(Encoded)
+        case decoded([DBusValue])
+    }
+
+    private let state: Mutex<State>
+
+    init(_ values: [DBusValue]) {
+        state = Mutex(.decoded(values))
+    }
+
+    init(retaining raw: OpaquePointer) {
+        state = Mutex(.encoded(Encoded(raw: dbus_message_ref(raw))))
+    }
+
+    deinit {
+        state.withLock { state in
+            if case .encoded(let message) = state { dbus_message_unref(message.raw) }
+        }
+    }
+
+    var values: [DBusValue] {
+        state.withLock { state in
+            switch state {
+            case .decoded(let values):
+                return values
+            case .encoded(let message):
+                let values = MessageDecoder.decodeBody(of: message.raw)
+                dbus_message_unref(message.raw)
+                state = .decoded(values)
+                return values
+            }
+        }
+    }
+
+    static func == (lhs: MessageBody, rhs: MessageBody) -> Bool { lhs === rhs || lhs.values == rhs.values }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(values) }
 }
 
 /// A libdbus message being built or handed to the I/O thread.

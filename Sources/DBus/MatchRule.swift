@@ -4,7 +4,8 @@ public struct MatchRule: Sendable, Hashable {
     /// The message kind; `.signal` by default.
     public var kind: DBusMessage.Kind?
     /// The sender: a unique name is compared locally; a well-known name is resolved by the bus for broadcast
-    /// signals (a unicast signal passes the local filter from any sender — check the sender yourself).
+    /// signals and, in a ``DBusConnection/signals(matchingAny:)`` subscription, by the connection for unicast
+    /// ones (it follows the name's owner).
     public var sender: BusName?
     /// The interface.
     public var interface: InterfaceName?

@@ -89,6 +89,9 @@ public struct BusName: ValidatedName {
     }
     /// True for a unique connection name (it starts with `:`).
     public var isUnique: Bool { rawValue.hasPrefix(":") }
+
+    /// A well-known name other than the bus's own: a rule naming it as sender makes the connection follow its owner.
+    var isFollowedOwner: Bool { !isUnique && rawValue != "org.freedesktop.DBus" }
 }
 
 /// An interface name such as `org.freedesktop.Notifications`.

@@ -7,9 +7,21 @@ final class MessageRouter: Sendable {
         let continuation: AsyncThrowingStream<DBusMessage, any Error>.Continuation
     }
 
+    /// The owner of a well-known name some rule names as its sender, followed through the bus's
+    /// `NameOwnerChanged`, so that a message from anyone else is dropped here, before its body is decoded.
+    struct TrackedOwner {
+        /// The unique name that owns it, when known (`nil`: nobody, or not read yet).
+        var owner: String?
+        /// Subscriptions whose rules name it.
+        var users = 0
+        /// Bumped on every change the bus announces, so a `GetNameOwner` answer that raced one is not applied.
+        var changes: UInt64 = 0
+    }
+
     private struct State {
         var nextID: UInt64 = 0
         var subscriptions: [UInt64: Subscription] = [:]
+        var owners: [String: TrackedOwner] = [:]
         var objects: [ObjectPath: [String: DBusObject]] = [:]
         var closed: DBusError?
         /// After `BecomeMonitor` the connection only watches: every message goes to subscriptions, none is answered.
@@ -33,6 +45,42 @@ final class MessageRouter: Sendable {
     /// Removes a subscription; true if it was still there (so its bus match rule is still to be removed).
     func unsubscribe(_ id: UInt64) -> Bool {
         state.withLock { $0.subscriptions.removeValue(forKey: id) != nil && $0.closed == nil }
+    }
+
+    // MARK: - Owners of well-known senders
+
+    /// Starts following `name`'s owner (or counts one more user); returns the change count to pass to
+    /// ``setOwner(_:of:ifUnchangedSince:)`` and whether the bus's `NameOwnerChanged` rule must be added.
+    func track(_ name: String) -> (changes: UInt64, isNew: Bool) {
+        state.withLock { state in
+            var tracked = state.owners[name] ?? TrackedOwner()
+            tracked.users += 1
+            state.owners[name] = tracked
+            return (tracked.changes, tracked.users == 1)
+        }
+    }
+
+    /// Stops following `name` for one user; true when nobody follows it any more (its bus rule can go).
+    func untrack(_ name: String) -> Bool {
+        state.withLock { state in
+            guard var tracked = state.owners[name] else { return false }
+            tracked.users -= 1
+            state.owners[name] = tracked.users > 0 ? tracked : nil
+            return tracked.users <= 0
+        }
+    }
+
+    /// Records a `GetNameOwner` answer, unless the bus announced a change since it was asked.
+    func setOwner(_ owner: String?, of name: String, ifUnchangedSince changes: UInt64) {
+        state.withLock { state in
+            guard state.owners[name]?.changes == changes else { return }
+            state.owners[name]?.owner = owner
+        }
+    }
+
+    /// The unique name that owns a followed well-known name.
+    func owner(of name: String) -> String? {
+        state.withLock { $0.owners[name]?.owner }
     }
 
     func export(_ object: DBusObject, at path: ObjectPath) {
@@ -64,7 +112,13 @@ final class MessageRouter: Sendable {
     /// Handles one incoming message; false leaves it to libdbus (which answers unknown method calls itself).
     func route(_ message: DBusMessage, core: ConnectionCore) -> Bool {
         core.assertOnIOThread()
+        let ownerChange = NameOwnerChange(message)
         let monitored: [AsyncThrowingStream<DBusMessage, any Error>.Continuation]? = state.withLock { state in
+            if let ownerChange, !state.monitoring, var tracked = state.owners[ownerChange.name] {
+                tracked.owner = ownerChange.newOwner
+                tracked.changes += 1
+                state.owners[ownerChange.name] = tracked
+            }
             guard state.monitoring else { return nil }
             return state.subscriptions.values.filter { $0.rules.contains { $0.matches(message) } }.map(\.continuation)
         }
@@ -75,7 +129,11 @@ final class MessageRouter: Sendable {
         switch message.kind {
         case .signal:
             let targets = state.withLock { state in
-                state.subscriptions.values.filter { $0.rules.contains { $0.matches(message) } }.map(\.continuation)
+                state.subscriptions.values.filter { subscription in
+                    subscription.rules.contains { rule in
+                        rule.matches(message) && Self.fromOwner(message, of: rule.sender, in: state.owners)
+                    }
+                }.map(\.continuation)
             }
             for continuation in targets { continuation.yield(message) }
             return true
@@ -102,6 +160,17 @@ final class MessageRouter: Sendable {
         case .methodReturn, .error:
             return true
         }
+    }
+}
+
+extension MessageRouter {
+    /// Whether `message` comes from the owner of `sender` when that is a followed well-known name (the bus
+    /// filters broadcasts by owner itself, but a unicast signal reaches us from anyone).
+    fileprivate static func fromOwner(_ message: DBusMessage, of sender: BusName?, in owners: [String: TrackedOwner])
+        -> Bool
+    {
+        guard let sender, let tracked = owners[sender.rawValue] else { return true }
+        return tracked.owner != nil && message.sender == tracked.owner
     }
 }
 

@@ -140,6 +140,23 @@ public final class DesktopNotificationPresenter: ToastPresenter {
         }
     }
 
+    /// Returns once every call to the server is answered and no toast waits for the connection — everything shown
+    /// so far is on the server, or has failed — and every report that produced has been handed to the center.
+    public func flush() async {
+        _ = try? await withCheckedThrowingContinuation { continuation in
+            let actions = state.withLock { state -> [DesktopPresenterMachine.Action] in
+                state.nextWaiter += 1
+                state.waiters[state.nextWaiter] = continuation
+                return queueReports(state.machine.handle(.awaitSettled(waiter: state.nextWaiter)), state: state)
+            }
+            carryOut(actions)
+        }
+        // Reports go to the center in order on their own task: one more, behind them, marks that they are through.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            reports.yield { continuation.resume() }
+        }
+    }
+
     // MARK: - The shell
 
     /// Feeds one event to the machine under the lock and carries out what it returns.

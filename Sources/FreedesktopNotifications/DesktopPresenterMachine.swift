@@ -56,6 +56,8 @@ package struct DesktopPresenterMachine: Sendable {
         case adopt(serverID: UInt32, toastID: String)
         /// Someone waits until the server has answered every `Notify` for the toast.
         case awaitAccepted(id: String, waiter: WaiterID)
+        /// Someone waits until every toast is settled: no call on its way, nothing waiting for the link.
+        case awaitSettled(waiter: WaiterID)
         /// The link asked for with ``Action/connect(generation:)`` is up and knows what the server can do.
         case linkReady(generation: UInt64, capabilities: ServerCapabilities, owner: String?)
         /// The link asked for could not be made, or the server could not say what it can do.
@@ -152,11 +154,17 @@ package struct DesktopPresenterMachine: Sendable {
     private var nextCall: UInt64 = 0
     /// Toasts with content to send once the link is ready.
     private var waitingForLink: [String] = []
+    /// Calls on their way (`Notify` and `CloseNotification`).
+    private var callsInFlight = 0
+    /// Waiting for every toast to settle.
+    private var settleWaiters: [WaiterID] = []
     /// Why recently forgotten toasts failed, so a late ``Event/awaitAccepted(id:waiter:)`` gets the real reason
     /// rather than "not presented" (bounded: the oldest are dropped).
     private var failures: [String: DesktopPresentationError] = [:]
     private var failureOrder: [String] = []
     private static let failureMemory = 256
+
+    static let serverLeft = "the notification server left the bus; toasts come back when a server starts"
 
     /// The most signals held for ids not known yet; more are dropped.
     package static let orphanLimit = 1024
@@ -230,6 +238,8 @@ package struct DesktopPresenterMachine: Sendable {
             toast.serverID = serverID
             toasts[toastID] = toast
             toastForServerID[serverID] = toastID
+        case .awaitSettled(let waiter):
+            settleWaiters.append(waiter)
         case .awaitAccepted(let id, let waiter):
             guard var toast = toasts[id] else {
                 out.append(.resume([waiter], .failure(failures[id] ?? .notPresented(id))))
@@ -262,6 +272,7 @@ package struct DesktopPresenterMachine: Sendable {
         case .closeAnswered(let id, let call):
             guard var toast = toasts[id], toast.inFlight?.call == call else { break }
             toast.inFlight = nil
+            callsInFlight -= 1
             toasts[id] = toast
             pump(id, into: &out)
         case .signal(let signal, let sender):
@@ -273,13 +284,22 @@ package struct DesktopPresenterMachine: Sendable {
             // The capabilities were the old server's (and a link being made may bring the old server's too): the
             // next toast reads the new one's.
             link = .none
-            if newOwner != nil, !waitingForLink.isEmpty { connectIfNeeded(into: &out) }
+            if newOwner != nil {
+                if !waitingForLink.isEmpty { connectIfNeeded(into: &out) }
+            } else {
+                // Nobody to send them to: they wait, as failed for now, for the center to show them again.
+                let waiting = waitingForLink
+                waitingForLink = []
+                for id in waiting where toasts[id]?.wanted == true && toasts[id]?.dirty == true {
+                    fail(id, DesktopPresentationError(.noServer, reason: Self.serverLeft), into: &out)
+                }
+            }
             if newOwner == nil {
                 out.append(
                     .report(
                         .failed(
                             toastID: nil,
-                            reason: "the notification server left the bus; toasts come back when a server starts",
+                            reason: Self.serverLeft,
                             recoverable: true)))
             } else {
                 out.append(.report(.reshowRequested))
@@ -306,10 +326,19 @@ package struct DesktopPresenterMachine: Sendable {
             var waiters: [WaiterID] = []
             for (_, toast) in toasts { waiters += toast.waiters }
             if !waiters.isEmpty { out.append(.resume(waiters, .failure(.notPresented("(detached)")))) }
+            let settling = settleWaiters
             self = DesktopPresenterMachine(configuration: configuration)
+            settleWaiters = settling
+        }
+        if !settleWaiters.isEmpty, isSettled {
+            out.append(.resume(settleWaiters, .success(0)))
+            settleWaiters = []
         }
         return out
     }
+
+    /// No call on its way and no toast waiting for the link.
+    package var isSettled: Bool { callsInFlight == 0 && waitingForLink.isEmpty }
 
     // MARK: - Sending
 
@@ -341,6 +370,7 @@ package struct DesktopPresenterMachine: Sendable {
                 nextCall += 1
                 toast.inFlight = .notify(call: nextCall, actionKeys: mapped.actionKeys)
                 notifiesInFlight += 1
+                callsInFlight += 1
                 toasts[id] = toast
                 out.append(.notify(id: id, call: nextCall, mapped.call))
                 return
@@ -352,6 +382,7 @@ package struct DesktopPresenterMachine: Sendable {
             tokens[serverID] = nil
             nextCall += 1
             toast.inFlight = .close(call: nextCall)
+            callsInFlight += 1
             toasts[id] = toast
             out.append(.close(id: id, call: nextCall, serverID: serverID))
             return
@@ -423,6 +454,7 @@ package struct DesktopPresenterMachine: Sendable {
         }
         toast.inFlight = nil
         notifiesInFlight -= 1
+        callsInFlight -= 1
         var early: [NotificationSignal] = []
         switch result {
         case .success(let reply):

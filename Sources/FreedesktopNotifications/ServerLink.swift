@@ -6,8 +6,9 @@ import ToastModel
 /// presenter's events.
 ///
 /// It subscribes, in one ordered sequence, to the server's signals, to `NameOwnerChanged` for
-/// `org.freedesktop.Notifications` and, when asked, to `org.freedesktop.ScreenSaver.ActiveChanged`. It decides
-/// nothing: it decodes and hands each one to the presenter's machine, which checks who sent it.
+/// `org.freedesktop.Notifications` and, when asked, to `org.freedesktop.ScreenSaver.ActiveChanged`. The rules name
+/// the well-known senders, so the connection drops a look-alike from anyone but the current owner before decoding
+/// it (a stranger's multi-megabyte signal costs nothing); the machine checks the sender again.
 struct ServerLink: Sendable {
     /// The connection.
     let connection: DBusConnection
@@ -23,11 +24,15 @@ struct ServerLink: Sendable {
         let connection = try await DBusConnection.connect(to: configuration.bus)
         do {
             if configuration.listensForSignals {
-                var rules = [MatchRule(interface: NotificationsClient.interface, path: NotificationsClient.path)]
+                var rules = [
+                    MatchRule(
+                        sender: NotificationsClient.busName, interface: NotificationsClient.interface,
+                        path: NotificationsClient.path)
+                ]
                 rules.append(.nameOwnerChanged(of: NotificationsClient.busName))
                 if configuration.pausesWhileScreenLocked { rules.append(screenSaverRule) }
                 let signals = try await connection.signals(matchingAny: rules)
-                Task { await listen(to: signals, on: connection, deliver: deliver) }
+                Task { await listen(to: signals, deliver: deliver) }
             }
             Task {
                 let reason = await connection.waitUntilClosed()
@@ -57,11 +62,10 @@ struct ServerLink: Sendable {
     }
 
     private static let screenSaverRule = MatchRule(
-        interface: "org.freedesktop.ScreenSaver", member: "ActiveChanged")
+        sender: "org.freedesktop.ScreenSaver", interface: "org.freedesktop.ScreenSaver", member: "ActiveChanged")
 
     private static func listen(
-        to signals: SignalSubscription, on connection: DBusConnection,
-        deliver: @Sendable (DesktopPresenterMachine.Event) -> Void
+        to signals: SignalSubscription, deliver: @Sendable (DesktopPresenterMachine.Event) -> Void
     ) async {
         do {
             for try await message in signals {
@@ -70,11 +74,9 @@ struct ServerLink: Sendable {
                 } else if let signal = NotificationSignal(message) {
                     deliver(.signal(signal, sender: message.sender))
                 } else if message.interface == "org.freedesktop.ScreenSaver", message.member == "ActiveChanged",
-                    let active = (try? message.arguments("b"))?[0].boolValue,
-                    let owner = try? await connection.bus.nameOwner(of: "org.freedesktop.ScreenSaver"),
-                    owner == message.sender
+                    let active = (try? message.arguments("b"))?[0].boolValue
                 {
-                    // Only the screen saver itself may pause the center.
+                    // Only the screen saver itself gets here (the rule names its well-known name).
                     deliver(.screenSaverChanged(active: active))
                 }
             }

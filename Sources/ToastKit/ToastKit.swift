@@ -9,9 +9,14 @@ extension ToastCenter {
     /// let toasts = ToastCenter()
     /// toasts.present(.normal, title: "Cambios guardados")
     /// ```
+    ///
+    /// Toasts kept with ``ToastAction/later`` are stored in `$XDG_STATE_HOME/toastkit/later.json`
+    /// (``FileLaterStore/standard(environment:)``) and survive a restart.
     /// - Parameter defaultDuration: The duration of `.automatic` toasts (4 seconds by default).
     public convenience init(defaultDuration: ToastDuration = ToastDuration.standardDefault) {
-        self.init(defaultDuration: defaultDuration, presenter: DesktopNotificationPresenter())
+        self.init(
+            defaultDuration: defaultDuration, presenter: DesktopNotificationPresenter(),
+            laterStore: FileLaterStore.standard())
     }
 
     /// A center on the desktop with the app's identity and options (app name, icon, `desktop-entry`, bus, markup).
@@ -21,13 +26,22 @@ extension ToastCenter {
     ///     desktop: DesktopPresenterConfiguration(appName: "Fotos", appIcon: "org.example.Fotos",
     ///                                            desktopEntry: "org.example.Fotos"))
     /// ```
+    ///
+    /// Every option of the center is here too: see ``ToastModel/ToastCenter/init(defaultDuration:maxVisible:overflow:presenter:clock:laterStore:labels:confirmationDuration:)``.
+    /// Kept toasts go to ``FileLaterStore/standard(environment:)`` unless you pass another store (or `nil`: memory
+    /// only).
     public convenience init(
         desktop configuration: DesktopPresenterConfiguration,
         defaultDuration: ToastDuration = ToastDuration.standardDefault,
-        maxVisible: Int = 1
+        maxVisible: Int = 1,
+        overflow: ToastOverflowPolicy = .queue,
+        laterStore: (any LaterStore)? = FileLaterStore.standard(),
+        labels: ToastLabels = .current,
+        confirmationDuration: Duration = .milliseconds(1500)
     ) {
         self.init(
-            defaultDuration: defaultDuration, maxVisible: maxVisible,
-            presenter: DesktopNotificationPresenter(configuration: configuration))
+            defaultDuration: defaultDuration, maxVisible: maxVisible, overflow: overflow,
+            presenter: DesktopNotificationPresenter(configuration: configuration), laterStore: laterStore,
+            labels: labels, confirmationDuration: confirmationDuration)
     }
 }

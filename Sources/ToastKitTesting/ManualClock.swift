@@ -49,10 +49,11 @@ public final class ManualClock: Clock, Sendable {
     }
 
     private struct Waiter {
+        var id: UInt64
         var count: Int
         /// Waits for at least `count` sleepers, or (when true) for at most `count`.
         var atMost = false
-        var continuation: CheckedContinuation<Void, Never>
+        var continuation: CheckedContinuation<Void, any Error>
 
         func isSatisfied(by sleepers: Int) -> Bool { atMost ? sleepers <= count : sleepers >= count }
     }
@@ -90,7 +91,7 @@ public final class ManualClock: Clock, Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                enum Registration { case resumeNow, cancelled, waiting([CheckedContinuation<Void, Never>]) }
+                enum Registration { case resumeNow, cancelled, waiting([CheckedContinuation<Void, any Error>]) }
                 let registration: Registration = state.withLock { state in
                     // The cancellation flag is set before the handler runs, so checking it under the lock
                     // closes the window between the handler and this registration.
@@ -122,7 +123,7 @@ public final class ManualClock: Clock, Sendable {
 
     /// Moves time to `instant` (never backwards) and wakes the sleepers whose deadline has come, earliest first.
     public func advance(to instant: Instant) {
-        let due: ([Sleeper], [CheckedContinuation<Void, Never>]) = state.withLock { state in
+        let due: ([Sleeper], [CheckedContinuation<Void, any Error>]) = state.withLock { state in
             if instant > state.now { state.now = instant }
             let now = state.now
             let due = state.sleepers.filter { $0.value.deadline <= now }
@@ -134,40 +135,81 @@ public final class ManualClock: Clock, Sendable {
     }
 
     /// Waits until at least `count` sleepers are waiting (for example, the code under test armed its timer).
-    public func sleepers(count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state in
-                if state.sleepers.count >= count { return true }
-                state.waiters.append(Waiter(count: count, continuation: continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
+    ///
+    /// - Throws: ``ToastTestingTimeout`` when that does not happen within `timeout` of real time (a wrong
+    ///   expectation fails the test instead of hanging it).
+    public func sleepers(count: Int, timeout: Duration = .seconds(10)) async throws(ToastTestingTimeout) {
+        try await wait(for: count, atMost: false, timeout: timeout)
     }
 
     /// Waits until at most `count` sleepers are left (for example, the code under test cancelled its timer).
-    public func sleepers(atMost count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state in
-                if state.sleepers.count <= count { return true }
-                state.waiters.append(Waiter(count: count, atMost: true, continuation: continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
+    ///
+    /// - Throws: ``ToastTestingTimeout`` when that does not happen within `timeout` of real time.
+    public func sleepers(atMost count: Int, timeout: Duration = .seconds(10)) async throws(ToastTestingTimeout) {
+        try await wait(for: count, atMost: true, timeout: timeout)
     }
 
     /// Waits until at least one sleeper is waiting, and returns the earliest deadline.
+    ///
+    /// - Throws: ``ToastTestingTimeout`` when nothing sleeps within `timeout` of real time.
     @discardableResult
-    public func waitForSleeper() async -> Instant {
-        await sleepers(count: 1)
+    public func waitForSleeper(timeout: Duration = .seconds(10)) async throws(ToastTestingTimeout) -> Instant {
+        try await sleepers(count: 1, timeout: timeout)
         return nextDeadline ?? now
     }
 
-    private static func takeSatisfiedWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+    private func wait(for count: Int, atMost: Bool, timeout: Duration) async throws(ToastTestingTimeout) {
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        let expectation = atMost ? "at most \(count)" : "at least \(count)"
+        let deadline = Task { [state = self] in
+            try await Task.sleep(for: timeout)
+            state.expire(waiter: id)
+        }
+        defer { deadline.cancel() }
+        do {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let ready = state.withLock { state in
+                    let waiter = Waiter(id: id, count: count, atMost: atMost, continuation: continuation)
+                    if waiter.isSatisfied(by: state.sleepers.count) { return true }
+                    state.waiters.append(waiter)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } catch {
+            throw ToastTestingTimeout(
+                "ManualClock: waited \(timeout) for \(expectation) sleeper(s); there are \(sleeperCount), now \(now), "
+                    + "next deadline \(nextDeadline.map { "\($0)" } ?? "none")")
+        }
+    }
+
+    private func expire(waiter id: UInt64) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: index)
+        }
+        waiter?.continuation.resume(throwing: CancellationError())
+    }
+
+    private static func takeSatisfiedWaiters(_ state: inout State) -> [CheckedContinuation<Void, any Error>] {
         let count = state.sleepers.count
         let ready = state.waiters.filter { $0.isSatisfied(by: count) }.map(\.continuation)
         state.waiters.removeAll { $0.isSatisfied(by: count) }
         return ready
+    }
+}
+
+/// A testing helper's wait ended without what it waited for: the test's expectation was wrong, or the code under
+/// test did not do what it should. The description says what was awaited and what there was.
+public struct ToastTestingTimeout: Error, Sendable, CustomStringConvertible {
+    /// What was awaited, and what there was instead.
+    public var description: String
+
+    /// Creates the error.
+    public init(_ description: String) {
+        self.description = description
     }
 }

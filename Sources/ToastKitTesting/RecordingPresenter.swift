@@ -40,8 +40,9 @@ public final class RecordingPresenter: ToastPresenter {
     }
 
     private struct Waiter {
+        var id: UInt64
         var count: Int
-        var continuation: CheckedContinuation<[Command], Never>
+        var continuation: CheckedContinuation<[Command], any Error>
     }
 
     private struct State {
@@ -50,6 +51,7 @@ public final class RecordingPresenter: ToastPresenter {
         var order: [String] = []
         var events: ToastPresenterEvents?
         var waiters: [Waiter] = []
+        var nextWaiter: UInt64 = 0
         var onShow: (@Sendable (ToastPresentation, ToastPresenterEvents) -> Void)?
         var isConnected = false
     }
@@ -83,15 +85,37 @@ public final class RecordingPresenter: ToastPresenter {
     public var isConnected: Bool { state.withLock { $0.isConnected } }
 
     /// Waits until at least `count` commands were recorded, and returns them all.
+    ///
+    /// - Throws: ``ToastTestingTimeout`` when fewer were recorded within `timeout` of real time (its description
+    ///   lists what was), so a wrong expectation fails the test instead of hanging it.
     @discardableResult
-    public func commands(count: Int) async -> [Command] {
-        await withCheckedContinuation { (continuation: CheckedContinuation<[Command], Never>) in
-            let ready: [Command]? = state.withLock { state in
-                if state.commands.count >= count { return state.commands }
-                state.waiters.append(Waiter(count: count, continuation: continuation))
-                return nil
+    public func commands(count: Int, timeout: Duration = .seconds(10)) async throws(ToastTestingTimeout) -> [Command] {
+        let id = state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        let deadline = Task { [self] in
+            try await Task.sleep(for: timeout)
+            let waiter = state.withLock { state -> Waiter? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index)
             }
-            if let ready { continuation.resume(returning: ready) }
+            waiter?.continuation.resume(throwing: CancellationError())
+        }
+        defer { deadline.cancel() }
+        do {
+            return try await withCheckedThrowingContinuation { continuation in
+                let ready: [Command]? = state.withLock { state in
+                    if state.commands.count >= count { return state.commands }
+                    state.waiters.append(Waiter(id: id, count: count, continuation: continuation))
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } catch {
+            throw ToastTestingTimeout(
+                "RecordingPresenter: waited \(timeout) for \(count) command(s); recorded \(summaries.count): \(summaries)"
+            )
         }
     }
 

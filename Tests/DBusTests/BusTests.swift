@@ -221,6 +221,41 @@ import Testing
         #expect(try await !matchRules(of: listener, askedBy: listener).contains(Self.rule.ruleString))
     }
 
+    @Test func aWellKnownSenderIsFollowedSoOnlyItsOwnerGetsThrough() async throws {
+        let listener = try await PrivateBus.shared.connect()
+        let owner = try await PrivateBus.shared.connect()
+        let stranger = try await PrivateBus.shared.connect()
+        let successor = try await PrivateBus.shared.connect()
+        defer {
+            for connection in [listener, owner, stranger, successor] { connection.close() }
+        }
+        let name: BusName = "org.toastkit.Test.Followed"
+        #expect(try await owner.bus.requestName(name, flags: .allowReplacement) == .primaryOwner)
+        let rule = MatchRule(sender: name, interface: "org.toastkit.Test", member: "Said")
+        let subscription = try await listener.signals(matching: rule)
+        var iterator = subscription.makeAsyncIterator()
+        let me = try BusName(validating: listener.uniqueName)
+        func say(_ text: String, from connection: DBusConnection) throws {
+            // Unicast: the bus delivers it whatever the match rules say; only the connection can drop it.
+            try connection.emitSignal(
+                path: "/test", interface: "org.toastkit.Test", member: "Said", arguments: [.string(text)],
+                destination: me)
+        }
+
+        try say("forged", from: stranger)
+        try say("genuine", from: owner)
+        #expect(try await iterator.next()?.body == [.string("genuine")], "the stranger's look-alike was dropped")
+
+        // The name moves: the new owner speaks for it, the old one no longer does.
+        #expect(try await successor.bus.requestName(name, flags: .replaceExisting) == .primaryOwner)
+        // A call on the listener's connection after the move: its NameOwnerChanged has been read by then.
+        _ = try await listener.bus.nameOwner(of: name)
+        try say("stale", from: owner)
+        try say("new owner", from: successor)
+        #expect(try await iterator.next()?.body == [.string("new owner")])
+        subscription.cancel()
+    }
+
     @Test func cancellingTheConsumingTaskRemovesTheMatchRule() async throws {
         let listener = try await PrivateBus.shared.connect()
         let emitter = try await PrivateBus.shared.connect()

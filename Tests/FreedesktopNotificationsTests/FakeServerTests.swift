@@ -56,6 +56,30 @@ import ToastModel
             ])
     }
 
+    @Test func flushReturnsOnceTheServerHasAnsweredEveryToast() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let server = try await FakeNotificationServer.start(on: bus, options: .init(notifyDelay: .milliseconds(300)))
+        defer { server.stop() }
+        let harness = DesktopHarness(busAddress: bus.address)
+        harness.center.present(ToastMessage(id: "a", title: "Uno", duration: .indefinite))
+        harness.center.present(ToastMessage(id: "b", title: "Dos", duration: .indefinite))
+        harness.center.present(ToastMessage(id: "a", title: "Uno, otra vez", duration: .indefinite))
+        await harness.center.flush()
+        // Every answer is in: the server ids are known without waiting any further.
+        #expect(harness.presenter.serverID(ofToast: "a") != nil)
+        #expect(server.notifications.last { $0.summary.hasPrefix("Uno") }?.summary == "Uno, otra vez")
+    }
+
+    @Test func flushReturnsWhenThereIsNoServerAndTheFailureIsReported() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let harness = DesktopHarness(busAddress: bus.address)
+        harness.center.present(ToastMessage(id: "a", title: "Nadie escucha"))
+        await harness.center.flush()
+        #expect(harness.events.contains { if case .presenterFailed("a", _) = $0 { true } else { false } })
+    }
+
     @Test func markupCharactersArriveEscaped() async throws {
         let bus = try PrivateBus.start()
         defer { bus.stop() }
@@ -130,7 +154,7 @@ import ToastModel
         harness.center.present(ToastMessage(id: "copied", title: "Copiado", duration: 2))
         let notification = try await server.nextNotification()
         #expect(notification.expireTimeout == 2000, "the safety net carries the duration")
-        await clock.sleepers(count: 1)
+        try await clock.sleepers(count: 1)
         clock.advance(by: .seconds(2))
         #expect(try await harness.outcome(of: "copied") == .expired)
         for await event in server.events {
@@ -169,7 +193,7 @@ import ToastModel
         let harness = DesktopHarness(busAddress: bus.address, clock: clock)
         harness.center.present(ToastMessage(id: "sync", title: "Sincronizando…", duration: 10))
         #expect(try await first.nextNotification().expireTimeout == 10_000)
-        await clock.sleepers(count: 1)
+        try await clock.sleepers(count: 1)
         clock.advance(by: .seconds(3))
 
         first.stop()

@@ -25,17 +25,17 @@ import ToastModel
         let harness = DesktopHarness(busAddress: bus.address, clock: clock)
         harness.center.present(ToastMessage(id: "copied", title: "Copiado", duration: 2))
         _ = try await server.nextNotification()
-        await clock.sleepers(count: 1)
+        try await clock.sleepers(count: 1)
         clock.advance(by: .seconds(1))
-        await clock.sleepers(count: 1)
+        try await clock.sleepers(count: 1)
 
         try setActive(true)
-        await clock.sleepers(atMost: 0)  // the timer stopped
+        try await clock.sleepers(atMost: 0)  // the timer stopped
         clock.advance(by: .seconds(60))
         #expect(harness.events.filter(\.isTerminal).isEmpty)
 
         try setActive(false)
-        await clock.sleepers(count: 1)  // running again, with the second that was left
+        try await clock.sleepers(count: 1)  // running again, with the second that was left
         clock.advance(by: .seconds(1))
         #expect(try await harness.outcome(of: "copied") == .expired)
     }

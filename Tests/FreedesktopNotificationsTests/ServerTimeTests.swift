@@ -10,152 +10,158 @@ import ToastModel
 ///
 /// These run on real time, because the server's timer is real: the center's own clock is the continuous clock,
 /// and each check allows for a loaded 2-core machine (events are awaited; the only sleeps are the scenario's own
-/// timeline — "pause at 0.5 s, resume at 3.5 s").
-@Suite(.timeLimit(.minutes(1))) struct ServerTimeTests {
-    /// Servers that close a notification when its `expire_timeout` runs out (the ones that could contradict the
-    /// center; GNOME Shell ignores the timeout, swaync hides without a signal).
-    static let servers: [NotificationServerKind] = [.dunst, .mako, .lxqtNotificationd]
+/// timeline — "pause at 0.5 s, resume at 3.5 s"). They run one at a time with the other real-server suites, so
+/// no other desktop competes for the CPU while a timeline runs.
+extension OneAtATime {
+    @Suite(.timeLimit(.minutes(1))) struct ServerTimeTests {
+        /// Servers that close a notification when its `expire_timeout` runs out (the ones that could contradict the
+        /// center; GNOME Shell ignores the timeout, swaync hides without a signal).
+        static let servers: [NotificationServerKind] = [.dunst, .mako, .lxqtNotificationd]
 
-    /// What "never expire" is on the wire for `server` (lxqt-notificationd crashes after an update to 0).
-    private func never(_ server: NotificationServerKind) -> Int32 {
-        server == .lxqtNotificationd ? .max : 0
-    }
-
-    /// What `milliseconds` is on the wire for `server` (lxqt-notificationd's coarse timers get 5 % more).
-    private func wire(_ milliseconds: Int32, _ server: NotificationServerKind) -> Int32 {
-        server == .lxqtNotificationd ? milliseconds + (milliseconds + 19) / 20 : milliseconds
-    }
-
-    /// The remaining time a `Notify` told `server`, and whether it matches the `left` the test measured (the
-    /// center's timer started a little after the test's clock read, so it may have up to `slack` less).
-    private func remaining(
-        told notify: NotifyCall, _ server: NotificationServerKind, left: Duration, slack: Duration
-    ) -> (Duration, Bool) {
-        let told = Duration.milliseconds(notify.expireTimeout)
-        let remaining = server == .lxqtNotificationd ? told * 20 / 21 : told
-        return (remaining, remaining <= left + .milliseconds(50) && remaining > left - slack)
-    }
-
-    private func withDesktop(
-        _ server: NotificationServerKind, maxVisible: Int = 1,
-        _ body: (NotificationEnvironment, DesktopHarness, BusWatcher, DBusConnection) async throws -> Void
-    ) async throws {
-        let desktop = try await NotificationEnvironment.start(server: server)
-        defer { desktop.stop() }
-        let watcher = try await BusWatcher(bus: desktop.bus.address)
-        defer { watcher.stop() }
-        let helper = try await desktop.bus.connect()
-        defer { helper.close() }
-        let harness = DesktopHarness(busAddress: desktop.bus.address, maxVisible: maxVisible)
-        try await body(desktop, harness, watcher, helper)
-    }
-
-    /// `NotificationClosed` signals the monitor saw for `id` (call after `watcher.sync`).
-    private func closes(of id: UInt32, _ watcher: BusWatcher) -> [DBusMessage] {
-        watcher.seen { $0.member == "NotificationClosed" && $0.body.first == .uint32(id) }
-    }
-
-    @Test(arguments: servers)
-    func aPausedToastStaysOnTheServerAndExpiresAfterResume(server: NotificationServerKind) async throws {
-        try await withDesktop(server) { desktop, harness, watcher, helper in
-            let start = ContinuousClock.now
-            harness.center.present(ToastMessage(id: "copied", title: "Copiado", duration: 2))
-            let (shown, id) = try await watcher.nextNotifyAndReply()
-            #expect(shown.expireTimeout == wire(2000, server))
-
-            try await Task.sleep(until: start + .milliseconds(500))
-            let left = .seconds(2) - (ContinuousClock.now - start)
-            harness.center.pause()
-            let (paused, pausedID) = try await watcher.nextNotifyAndReply()
-            #expect(paused.replacesID == id && pausedID == id, "replaced in place")
-            #expect(paused.expireTimeout == never(server), "the server is told never to expire it while paused")
-
-            // Past the original 2 s, and past 3 s of pause.
-            try await Task.sleep(until: start + .milliseconds(3500))
-            try await watcher.sync(from: helper)
-            #expect(closes(of: id, watcher).isEmpty, "the server kept it while paused")
-            #expect(harness.events.filter(\.isTerminal).isEmpty)
-            #expect(try await desktop.popups().count == 1, "still on screen")
-
-            let resumed = ContinuousClock.now
-            harness.center.resume()
-            let (running, _) = try await watcher.nextNotifyAndReply()
-            let (told, agrees) = remaining(told: running, server, left: left, slack: .milliseconds(300))
-            #expect(agrees, "the server is told the remaining time: \(told), \(left) left")
-            #expect(try await harness.outcome(of: "copied") == .expired)
-            let took = ContinuousClock.now - resumed
-            #expect(took >= told - .milliseconds(50) && took < told + .seconds(1), "expired \(took) after resume")
-            _ = try await watcher.nextClosed(id)
+        /// What "never expire" is on the wire for `server` (lxqt-notificationd crashes after an update to 0).
+        private func never(_ server: NotificationServerKind) -> Int32 {
+            server == .lxqtNotificationd ? .max : 0
         }
-    }
 
-    @Test(arguments: servers)
-    func aCoveredToastKeepsItsTimeUntilItReachesTheFront(server: NotificationServerKind) async throws {
-        try await withDesktop(server, maxVisible: 2) { desktop, harness, watcher, helper in
-            let start = ContinuousClock.now
-            harness.center.present(ToastMessage(id: "first", title: "Primero", duration: 2))
-            harness.center.present(ToastMessage(id: "second", title: "Segundo", duration: 5))
-            let (first, firstID) = try await watcher.nextNotifyAndReply()
-            let (second, secondID) = try await watcher.nextNotifyAndReply()
-            #expect(first.summary == "Primero" && first.expireTimeout == wire(2000, server))
-            #expect(
-                second.summary == "Segundo" && second.expireTimeout == never(server), "covered: it must not run out")
-
-            #expect(try await harness.outcome(of: "first") == .expired)
-            let (front, frontID) = try await watcher.nextNotifyAndReply()
-            #expect(front.replacesID == secondID && frontID == secondID)
-            #expect(front.expireTimeout == wire(5000, server), "its full time once in front: \(front.expireTimeout)")
-
-            // Past the 5 s it would have had if its time had run while covered.
-            try await Task.sleep(until: start + .milliseconds(5600))
-            try await watcher.sync(from: helper)
-            #expect(closes(of: secondID, watcher).isEmpty, "the server kept the covered toast past 5 s")
-            _ = firstID
-
-            #expect(try await harness.outcome(of: "second") == .expired)
-            let took = ContinuousClock.now - start
-            #expect(took >= .milliseconds(7000) && took < .milliseconds(8500), "the covered toast ended at \(took)")
-            _ = try await watcher.nextClosed(secondID)
-            #expect(try await desktop.waitForPopups(0) != nil, "gone from the screen")
+        /// What `milliseconds` is on the wire for `server` (lxqt-notificationd's coarse timers get 5 % more).
+        private func wire(_ milliseconds: Int32, _ server: NotificationServerKind) -> Int32 {
+            server == .lxqtNotificationd ? milliseconds + (milliseconds + 19) / 20 : milliseconds
         }
-    }
 
-    @Test(arguments: servers)
-    func aLockedScreenPausesLikePause(server: NotificationServerKind) async throws {
-        try await withDesktop(server) { desktop, harness, watcher, helper in
-            let screenSaver = try await desktop.bus.connect()
-            defer { screenSaver.close() }
-            #expect(try await screenSaver.bus.requestName("org.freedesktop.ScreenSaver") == .primaryOwner)
-            func setActive(_ active: Bool) throws {
-                try screenSaver.emitSignal(
-                    path: "/org/freedesktop/ScreenSaver", interface: "org.freedesktop.ScreenSaver",
-                    member: "ActiveChanged", arguments: [.boolean(active)])
+        /// The remaining time a `Notify` told `server`, and whether it matches the `left` the test measured (the
+        /// center's timer started a little after the test's clock read, so it may have up to `slack` less).
+        private func remaining(
+            told notify: NotifyCall, _ server: NotificationServerKind, left: Duration, slack: Duration
+        ) -> (Duration, Bool) {
+            let told = Duration.milliseconds(notify.expireTimeout)
+            let remaining = server == .lxqtNotificationd ? told * 20 / 21 : told
+            return (remaining, remaining <= left + .milliseconds(50) && remaining > left - slack)
+        }
+
+        private func withDesktop(
+            _ server: NotificationServerKind, maxVisible: Int = 1,
+            _ body: (NotificationEnvironment, DesktopHarness, BusWatcher, DBusConnection) async throws -> Void
+        ) async throws {
+            let desktop = try await NotificationEnvironment.start(server: server)
+            defer { desktop.stop() }
+            let watcher = try await BusWatcher(bus: desktop.bus.address)
+            defer { watcher.stop() }
+            let helper = try await desktop.bus.connect()
+            defer { helper.close() }
+            let harness = DesktopHarness(busAddress: desktop.bus.address, maxVisible: maxVisible)
+            try await body(desktop, harness, watcher, helper)
+        }
+
+        /// `NotificationClosed` signals the monitor saw for `id` (call after `watcher.sync`).
+        private func closes(of id: UInt32, _ watcher: BusWatcher) -> [DBusMessage] {
+            watcher.seen { $0.member == "NotificationClosed" && $0.body.first == .uint32(id) }
+        }
+
+        @Test(arguments: servers)
+        func aPausedToastStaysOnTheServerAndExpiresAfterResume(server: NotificationServerKind) async throws {
+            try await withDesktop(server) { desktop, harness, watcher, helper in
+                let start = ContinuousClock.now
+                harness.center.present(ToastMessage(id: "copied", title: "Copiado", duration: 2))
+                let (shown, id) = try await watcher.nextNotifyAndReply()
+                #expect(shown.expireTimeout == wire(2000, server))
+
+                try await Task.sleep(until: start + .milliseconds(500))
+                let left = .seconds(2) - (ContinuousClock.now - start)
+                harness.center.pause()
+                let (paused, pausedID) = try await watcher.nextNotifyAndReply()
+                #expect(paused.replacesID == id && pausedID == id, "replaced in place")
+                #expect(paused.expireTimeout == never(server), "the server is told never to expire it while paused")
+
+                // Past the original 2 s, and past 3 s of pause.
+                try await Task.sleep(until: start + .milliseconds(3500))
+                try await watcher.sync(from: helper)
+                #expect(closes(of: id, watcher).isEmpty, "the server kept it while paused")
+                #expect(harness.events.filter(\.isTerminal).isEmpty)
+                #expect(try await desktop.popups().count == 1, "still on screen")
+
+                let resumed = ContinuousClock.now
+                harness.center.resume()
+                let (running, _) = try await watcher.nextNotifyAndReply()
+                let (told, agrees) = remaining(told: running, server, left: left, slack: .milliseconds(300))
+                #expect(agrees, "the server is told the remaining time: \(told), \(left) left")
+                #expect(try await harness.outcome(of: "copied") == .expired)
+                let took = ContinuousClock.now - resumed
+                #expect(took >= told - .milliseconds(50) && took < told + .seconds(1), "expired \(took) after resume")
+                _ = try await watcher.nextClosed(id)
             }
-            let start = ContinuousClock.now
-            harness.center.present(ToastMessage(id: "copied", title: "Copiado", duration: 2))
-            let (_, id) = try await watcher.nextNotifyAndReply()
+        }
 
-            try await Task.sleep(until: start + .milliseconds(500))
-            let left = .seconds(2) - (ContinuousClock.now - start)
-            try setActive(true)
-            let (locked, _) = try await watcher.nextNotifyAndReply()
-            #expect(locked.replacesID == id && locked.expireTimeout == never(server))
-            #expect(harness.center.isPaused)
+        @Test(arguments: servers)
+        func aCoveredToastKeepsItsTimeUntilItReachesTheFront(server: NotificationServerKind) async throws {
+            try await withDesktop(server, maxVisible: 2) { desktop, harness, watcher, helper in
+                let start = ContinuousClock.now
+                harness.center.present(ToastMessage(id: "first", title: "Primero", duration: 2))
+                harness.center.present(ToastMessage(id: "second", title: "Segundo", duration: 5))
+                let (first, firstID) = try await watcher.nextNotifyAndReply()
+                let (second, secondID) = try await watcher.nextNotifyAndReply()
+                #expect(first.summary == "Primero" && first.expireTimeout == wire(2000, server))
+                #expect(
+                    second.summary == "Segundo" && second.expireTimeout == never(server), "covered: it must not run out"
+                )
 
-            try await Task.sleep(until: start + .milliseconds(3500))
-            try await watcher.sync(from: helper)
-            #expect(closes(of: id, watcher).isEmpty, "the server kept it while the screen was locked")
-            #expect(try await desktop.popups().count == 1, "still on screen")
+                #expect(try await harness.outcome(of: "first") == .expired)
+                let (front, frontID) = try await watcher.nextNotifyAndReply()
+                #expect(front.replacesID == secondID && frontID == secondID)
+                #expect(
+                    front.expireTimeout == wire(5000, server), "its full time once in front: \(front.expireTimeout)")
 
-            let unlocked = ContinuousClock.now
-            try setActive(false)
-            let (running, _) = try await watcher.nextNotifyAndReply()
-            // The lock reaches the center a little after the signal: it has up to a few hundred ms less.
-            let (told, agrees) = remaining(told: running, server, left: left, slack: .milliseconds(500))
-            #expect(agrees, "the server is told the remaining time: \(told), \(left) left")
-            #expect(try await harness.outcome(of: "copied") == .expired)
-            let took = ContinuousClock.now - unlocked
-            #expect(took >= told - .milliseconds(50) && took < told + .seconds(1), "expired \(took) after unlocking")
+                // Past the 5 s it would have had if its time had run while covered.
+                try await Task.sleep(until: start + .milliseconds(5600))
+                try await watcher.sync(from: helper)
+                #expect(closes(of: secondID, watcher).isEmpty, "the server kept the covered toast past 5 s")
+                _ = firstID
+
+                #expect(try await harness.outcome(of: "second") == .expired)
+                let took = ContinuousClock.now - start
+                #expect(took >= .milliseconds(7000) && took < .milliseconds(8500), "the covered toast ended at \(took)")
+                _ = try await watcher.nextClosed(secondID)
+                #expect(try await desktop.waitForPopups(0) != nil, "gone from the screen")
+            }
+        }
+
+        @Test(arguments: servers)
+        func aLockedScreenPausesLikePause(server: NotificationServerKind) async throws {
+            try await withDesktop(server) { desktop, harness, watcher, helper in
+                let screenSaver = try await desktop.bus.connect()
+                defer { screenSaver.close() }
+                #expect(try await screenSaver.bus.requestName("org.freedesktop.ScreenSaver") == .primaryOwner)
+                func setActive(_ active: Bool) throws {
+                    try screenSaver.emitSignal(
+                        path: "/org/freedesktop/ScreenSaver", interface: "org.freedesktop.ScreenSaver",
+                        member: "ActiveChanged", arguments: [.boolean(active)])
+                }
+                let start = ContinuousClock.now
+                harness.center.present(ToastMessage(id: "copied", title: "Copiado", duration: 2))
+                let (_, id) = try await watcher.nextNotifyAndReply()
+
+                try await Task.sleep(until: start + .milliseconds(500))
+                let left = .seconds(2) - (ContinuousClock.now - start)
+                try setActive(true)
+                let (locked, _) = try await watcher.nextNotifyAndReply()
+                #expect(locked.replacesID == id && locked.expireTimeout == never(server))
+                #expect(harness.center.isPaused)
+
+                try await Task.sleep(until: start + .milliseconds(3500))
+                try await watcher.sync(from: helper)
+                #expect(closes(of: id, watcher).isEmpty, "the server kept it while the screen was locked")
+                #expect(try await desktop.popups().count == 1, "still on screen")
+
+                let unlocked = ContinuousClock.now
+                try setActive(false)
+                let (running, _) = try await watcher.nextNotifyAndReply()
+                // The lock reaches the center a little after the signal: it has up to a few hundred ms less.
+                let (told, agrees) = remaining(told: running, server, left: left, slack: .milliseconds(500))
+                #expect(agrees, "the server is told the remaining time: \(told), \(left) left")
+                #expect(try await harness.outcome(of: "copied") == .expired)
+                let took = ContinuousClock.now - unlocked
+                #expect(
+                    took >= told - .milliseconds(50) && took < told + .seconds(1), "expired \(took) after unlocking")
+            }
         }
     }
 }

@@ -10,7 +10,7 @@ struct ManualClockTests {
             try await clock.sleep(until: clock.now.advanced(by: .seconds(5)))
             return clock.now
         }
-        await clock.sleepers(count: 1)
+        try await clock.sleepers(count: 1)
         #expect(clock.nextDeadline == ManualClock.Instant(offset: .seconds(5)))
         clock.advance(by: .seconds(4))
         #expect(clock.sleeperCount == 1)
@@ -25,7 +25,7 @@ struct ManualClockTests {
         clock.advance(by: .seconds(3))
         try await clock.sleep(until: ManualClock.Instant(offset: .seconds(1)))
         let task = Task { try await clock.sleep(for: .seconds(10)) }
-        await clock.sleepers(count: 1)
+        try await clock.sleepers(count: 1)
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(clock.sleeperCount == 0)

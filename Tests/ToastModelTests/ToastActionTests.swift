@@ -73,7 +73,7 @@ struct ToastActionTests {
     }
 
     @Test("confirmation: the toast is updated in place with the text for a short time, then closed; one terminal")
-    func confirmationStep() async {
+    func confirmationStep() async throws {
         let h = Harness()
         let archived = Trace()
         let archive = ToastAction(
@@ -82,7 +82,7 @@ struct ToastActionTests {
         h.center.present(
             ToastMessage(id: "M", title: "Mensaje de Ana", swipeActions: ToastSwipeActions(leading: archive)))
         h.center.present(ToastMessage(id: "N", title: "Next"))
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 1)
         h.presenter.invokeAction("archive", on: "M")
 
@@ -97,7 +97,7 @@ struct ToastActionTests {
         #expect(confirmation.request.isTransient)
         #expect(h.log.terminal == [.ended(id: "M", outcome: .actionInvoked(actionID: "archive"))])
 
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 2.5)
         await h.log.waitFor(.shown(id: "N"))
         #expect(h.presenter.summaries == ["show M", "update M", "close M actionCompleted", "show N"])

@@ -16,7 +16,7 @@ final class StickyPresenter: ToastPresenter {
 @Suite("Presenter protocol", .timeLimit(.minutes(1)))
 struct ToastPresenterTests {
     @Test("a center without a presenter keeps toasts waiting, with their time stopped, until one is attached")
-    func attachLater() async {
+    func attachLater() async throws {
         let h = Harness(attach: false)
         h.center.present(ToastMessage(id: "A", title: "A"))
         await h.advance(to: 30)
@@ -25,15 +25,15 @@ struct ToastPresenterTests {
         h.center.attach(h.presenter)
         #expect(h.presenter.isConnected)
         #expect(h.presenter.summaries == ["show A"])
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         #expect(h.clock.nextDeadline == ManualClock.Instant(offset: seconds(34)))
     }
 
     @Test("detaching closes the toasts there; they wait with their remaining time for the next presenter")
-    func detachAndReattach() async {
+    func detachAndReattach() async throws {
         let h = Harness()
         h.center.present(ToastMessage(id: "A", title: "A"))
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 1)
         h.center.detach()
         #expect(h.presenter.summaries == ["show A", "close A detached"])
@@ -68,10 +68,10 @@ struct ToastPresenterTests {
     }
 
     @Test("a recoverable failure keeps the toast, stops its time, and reshow brings it back with its remaining time")
-    func recoverableFailure() async {
+    func recoverableFailure() async throws {
         let h = Harness()
         h.center.present(ToastMessage(id: "A", title: "A"))
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 1)
         h.presenter.fail("A", reason: "no notification server", recoverable: true)
         #expect(h.log.events.contains(.presenterFailed(id: "A", reason: "no notification server")))
@@ -80,7 +80,7 @@ struct ToastPresenterTests {
         h.presenter.requestReshow()
         #expect(h.presenter.summaries == ["show A", "show A"])
         #expect(h.presenter.presentation(of: "A")?.toast.remaining == seconds(3))
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 63)
         await h.log.waitFor(.ended(id: "A", outcome: .expired))
     }
@@ -96,11 +96,11 @@ struct ToastPresenterTests {
     }
 
     @Test("server restart: reshow gives every on-screen toast its remaining time")
-    func reshowAfterRestart() async {
+    func reshowAfterRestart() async throws {
         let h = Harness(maxVisible: 2)
         h.center.present(ToastMessage(id: "A", title: "A"))
         h.center.present(ToastMessage(id: "B", title: "B", duration: 10))
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 2.5)
         h.presenter.requestReshow()
         #expect(h.presenter.summaries == ["show A", "show B", "show A", "show B"])
@@ -132,7 +132,7 @@ struct ToastPresenterTests {
 @Suite("Events", .timeLimit(.minutes(1)))
 struct ToastEventStreamTests {
     @Test("events() is an AsyncSequence; each call gives an independent stream from now on")
-    func multipleStreams() async {
+    func multipleStreams() async throws {
         let h = Harness()
         let first = h.center.events()
         h.center.present(ToastMessage(id: "A", title: "A"))
@@ -154,7 +154,7 @@ struct ToastEventStreamTests {
     }
 
     @Test("streams finish when the center goes away")
-    func streamFinishes() async {
+    func streamFinishes() async throws {
         var center: ToastCenter? = ToastCenter(presenter: nil, clock: ManualClock(), laterStore: nil)
         let stream = center!.events()
         center = nil

@@ -5,10 +5,10 @@ import ToastModel
 @Suite("M3/M4 timing with the manual clock", .timeLimit(.minutes(1)))
 struct ToastTimingTests {
     @Test("three toasts 1 s apart, maxVisible 1: one after the other, each for its full duration")
-    func threeToastsInSequence() async {
+    func threeToastsInSequence() async throws {
         let h = Harness()
         h.center.present(ToastMessage(id: "A", title: "A"))
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 1)
         h.center.present(ToastMessage(id: "B", title: "B"))
         await h.advance(to: 2)
@@ -18,12 +18,12 @@ struct ToastTimingTests {
         await h.advance(to: 4)
         await h.log.waitFor(.shown(id: "B"))
         #expect(h.presenter.presentation(of: "B")?.toast.remaining == seconds(4))
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 7.999)
         #expect(h.presenter.summaries == ["show A", "close A expired", "show B"])
         await h.advance(to: 8)
         await h.log.waitFor(.shown(id: "C"))
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 12)
         await h.log.waitFor(.ended(id: "C", outcome: .expired))
 
@@ -39,11 +39,11 @@ struct ToastTimingTests {
     }
 
     @Test("replacing a covered toast brings it to the front with its new duration; the covered one keeps its time")
-    func replaceCoveredToast() async {
+    func replaceCoveredToast() async throws {
         let h = Harness()
         h.center.present(ToastMessage(id: "A", title: "A"))
         h.center.present(ToastMessage(id: "B", title: "Sincronizando…", duration: .indefinite))
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 1)
         h.center.present(ToastMessage(id: "B", status: .success, title: "Sincronizado", duration: 6))
 
@@ -53,19 +53,19 @@ struct ToastTimingTests {
         #expect(h.log.terminal == [.ended(id: "B", outcome: .replaced)])
         #expect(h.center.liveToastIDs == ["B", "A"])
 
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 7)
         await h.log.waitFor(.ended(id: "B", outcome: .expired))
         await h.log.waitFor(.shown(id: "A"))
         #expect(h.presenter.presentation(of: "A")?.toast.remaining == seconds(3))
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 10)
         await h.log.waitFor(.ended(id: "A", outcome: .expired))
         #expect(h.log.terminal.count == 3)
     }
 
     @Test("M2: re-presenting the front id updates it in place, never shown twice")
-    func replaceFrontInPlace() async {
+    func replaceFrontInPlace() async throws {
         let h = Harness()
         h.center.present(ToastMessage(id: "sync", title: "Sincronizando…", duration: .indefinite))
         h.center.present(ToastMessage(id: "sync", status: .success, title: "Sincronizado"))
@@ -76,16 +76,16 @@ struct ToastTimingTests {
                 .presented(id: "sync"), .shown(id: "sync"), .ended(id: "sync", outcome: .replaced),
                 .presented(id: "sync"), .updated(id: "sync"),
             ])
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 4)
         await h.log.waitFor(.ended(id: "sync", outcome: .expired))
     }
 
     @Test("pause freezes the remaining time mid-countdown; resume continues it")
-    func pauseAndResume() async {
+    func pauseAndResume() async throws {
         let h = Harness()
         h.center.present(ToastMessage(id: "A", title: "A"))
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 1)
         h.center.pause()
         #expect(h.center.isPaused)
@@ -93,7 +93,7 @@ struct ToastTimingTests {
         await h.advance(to: 100)
         #expect(h.log.terminal.isEmpty)
         h.center.resume()
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         #expect(h.clock.nextDeadline == ManualClock.Instant(offset: seconds(103)))
         await h.advance(to: 102.5)
         #expect(h.log.terminal.isEmpty)
@@ -103,40 +103,40 @@ struct ToastTimingTests {
     }
 
     @Test("the presenter's pause (screen locked) also freezes time")
-    func presenterPause() async {
+    func presenterPause() async throws {
         let h = Harness()
         h.center.present(ToastMessage(id: "A", title: "A", duration: 2))
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 1)
         h.presenter.requestPause()
         #expect(h.center.isPaused)
         await h.advance(to: 50)
         h.presenter.requestResume()
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 51)
         await h.log.waitFor(.ended(id: "A", outcome: .expired))
     }
 
     @Test(".automatic uses the center default", arguments: [1.0, 4.0, 6.0, 0.5])
-    func automaticUsesDefault(defaultSeconds: Double) async {
+    func automaticUsesDefault(defaultSeconds: Double) async throws {
         let h = Harness(defaultDuration: .seconds(defaultSeconds))
         h.center.present(.normal, title: "Copiado")
         #expect(h.presenter.onScreen.first?.toast.remaining == seconds(defaultSeconds))
         #expect(h.presenter.onScreen.first?.toast.isTimerRunning == true)
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         #expect(h.clock.nextDeadline == ManualClock.Instant(offset: seconds(defaultSeconds)))
     }
 
     @Test("an explicit duration wins over the default, also as a literal")
-    func explicitDuration() async {
+    func explicitDuration() async throws {
         let h = Harness(defaultDuration: 6)
         h.center.present(ToastMessage(title: "Copiado", duration: 2))
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         #expect(h.clock.nextDeadline == ManualClock.Instant(offset: seconds(2)))
     }
 
     @Test(".indefinite never expires and does not hold up a timer")
-    func indefiniteNeverExpires() async {
+    func indefiniteNeverExpires() async throws {
         let h = Harness()
         h.center.present(ToastMessage(id: "E", title: "Error al sincronizar", duration: .indefinite))
         h.center.present(ToastMessage(id: "N", title: "Next"))
@@ -151,22 +151,22 @@ struct ToastTimingTests {
     }
 
     @Test("maxVisible 2: two on screen, only the front's time runs")
-    func maxVisibleTwo() async {
+    func maxVisibleTwo() async throws {
         let h = Harness(maxVisible: 2)
         h.center.present(ToastMessage(id: "A", title: "A"))
         h.center.present(ToastMessage(id: "B", title: "B"))
         h.center.present(ToastMessage(id: "C", title: "C"))
         #expect(h.presenter.summaries == ["show A", "show B"])
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         await h.advance(to: 4)
         await h.log.waitFor(.shown(id: "C"))
         #expect(h.presenter.presentation(of: "B")?.toast.remaining == seconds(4))
-        await h.clock.sleepers(count: 1)
+        try await h.clock.sleepers(count: 1)
         #expect(h.clock.nextDeadline == ManualClock.Instant(offset: seconds(8)))
     }
 
     @Test("overflow .replaceOldest drops the oldest with .replaced")
-    func replaceOldest() async {
+    func replaceOldest() async throws {
         let h = Harness(maxVisible: 2, overflow: .replaceOldest)
         h.center.present(ToastMessage(id: "A", title: "A"))
         h.center.present(ToastMessage(id: "B", title: "B"))

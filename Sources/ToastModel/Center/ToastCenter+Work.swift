@@ -5,21 +5,27 @@ extension ToastCenter {
     /// meanwhile (also by handlers and presenters calling back) is picked up by the same loop.
     func drain() {
         while true {
-            let batch: [ToastCenterWork] = state.withLock { state in
+            let (batch, flushed) = state.withLock { state -> ([ToastCenterWork], [CheckedContinuation<Void, Never>]) in
                 guard !state.outbox.isEmpty else {
                     state.isDraining = false
-                    return []
+                    defer { state.drainWaiters = [] }
+                    return ([], state.drainWaiters)
                 }
                 defer { state.outbox = [] }
-                return state.outbox
+                return (state.outbox, [])
             }
-            if batch.isEmpty { return }
+            if batch.isEmpty {
+                for waiter in flushed { waiter.resume() }
+                return
+            }
             // Who listens is read once per batch, not once per event.
             var listeners: Listeners?
             for work in batch {
                 if case .event(let event) = work {
                     if listeners == nil { listeners = currentListeners() }
                     listeners?.deliver(event)
+                    if listeners?.isEmpty == true { diagnose(event) }
+                    if case .ended(let id, let outcome) = event { ended(id, outcome) }
                 } else {
                     perform(work)
                 }
@@ -36,6 +42,9 @@ extension ToastCenter {
             observer?(event)
             for subscriber in subscribers { subscriber.yield(event) }
         }
+
+        /// Nobody reads the events: failures go to the center's diagnostics instead.
+        var isEmpty: Bool { observer == nil && subscribers.isEmpty }
     }
 
     func currentListeners() -> Listeners {
@@ -67,11 +76,47 @@ extension ToastCenter {
             keepForLater(message)
         case .restoreLater:
             restoreLater()
+        case .awaitOutcome(let id, let key, let continuation):
+            awaitOutcome(id, key: key, continuation)
         }
     }
 
     func deliver(_ event: ToastEvent) {
-        currentListeners().deliver(event)
+        let listeners = currentListeners()
+        listeners.deliver(event)
+        if listeners.isEmpty { diagnose(event) }
+        if case .ended(let id, let outcome) = event { ended(id, outcome) }
+    }
+
+    // MARK: - Outcomes
+
+    /// A presentation of `id` ended: its waiters get the outcome, and it is remembered for late askers.
+    private func ended(_ id: String, _ outcome: ToastOutcome) {
+        let waiters = state.withLock { state in
+            state.remember(outcome, of: id)
+            return state.outcomeWaiters.removeValue(forKey: id) ?? []
+        }
+        for waiter in waiters { waiter.continuation.resume(returning: outcome) }
+    }
+
+    /// Registers a waiter, in order with the events before it: the current presentation of `id` is awaited; one
+    /// that already ended answers at once; an id that is neither live nor recently ended is an error.
+    private func awaitOutcome(_ id: String, key: UInt64, _ continuation: CheckedContinuation<ToastOutcome, any Error>) {
+        enum Answer { case wait, ended(ToastOutcome), unknown, cancelled }
+        let answer = state.withLock { state -> Answer in
+            if state.cancelledOutcomeWaiters.remove(key) != nil { return .cancelled }
+            if state.stack.isLive(id) {
+                state.outcomeWaiters[id, default: []].append((key, continuation))
+                return .wait
+            }
+            return state.recentOutcomes[id].map(Answer.ended) ?? .unknown
+        }
+        switch answer {
+        case .wait: break
+        case .ended(let outcome): continuation.resume(returning: outcome)
+        case .unknown: continuation.resume(throwing: ToastCenterError.notPresented(id: id))
+        case .cancelled: continuation.resume(throwing: CancellationError())
+        }
     }
 
     /// M5: handler, then observer, then the effect.

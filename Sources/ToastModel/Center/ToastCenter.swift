@@ -19,8 +19,11 @@ import Synchronization
 /// handler.
 ///
 /// ## Lifetime
-/// When a center is deinitialized its event streams finish. Toasts still live at that moment are left as they are
-/// on the presenter and get no terminal event: call ``dismissAll()`` first if they should end.
+/// Keep the center for as long as its toasts may be on screen (a long-lived app keeps it in a property of its app
+/// or scene; a short-lived program calls ``flush()`` or awaits ``outcome(of:)`` before it exits). When a center is
+/// deinitialized its event streams finish. Toasts still live at that moment are left as they are on the presenter
+/// and get no terminal event; their actions can no longer run, and if any has actions the center says so through
+/// ``diagnostics``. Call ``dismissAll()`` first if they should end.
 ///
 /// ## Time
 /// The rules live in ``ToastStack``, fed with "now" from the injected `Clock`. One timer task at a time sleeps
@@ -41,7 +44,9 @@ public final class ToastCenter: Sendable {
     ///   - overflow: What happens to toasts beyond `maxVisible`.
     ///   - presenter: Where toasts are shown, or `nil` to attach one later.
     ///   - clock: The clock timers run on; tests pass a manual clock.
-    ///   - laterStore: Where ``ToastAction/later`` toasts are kept; `nil` keeps them in memory only.
+    ///   - laterStore: Where ``ToastAction/later`` toasts are kept; `nil` (the default here) keeps them in memory
+    ///     only. The `ToastKit` module's desktop centers use ``FileLaterStore/standard(environment:)``, so kept toasts
+    ///     survive a restart.
     ///   - labels: The built-in labels; by default chosen from the locale environment.
     ///   - confirmationDuration: How long an action's confirmation text stays.
     public init(
@@ -50,7 +55,7 @@ public final class ToastCenter: Sendable {
         overflow: ToastOverflowPolicy = .queue,
         presenter: (any ToastPresenter)?,
         clock: some Clock<Duration> = ContinuousClock(),
-        laterStore: (any LaterStore)? = FileLaterStore.standard(),
+        laterStore: (any LaterStore)? = nil,
         labels: ToastLabels = .current,
         confirmationDuration: Duration = .milliseconds(1500)
     ) {
@@ -64,14 +69,24 @@ public final class ToastCenter: Sendable {
     }
 
     deinit {
-        let (timer, subscribers) = state.withLock { state in
-            let result = (state.timer?.task, Array(state.subscribers.values))
+        let (timer, subscribers, orphaned, diagnostics) = state.withLock { state in
+            let result = (
+                state.timer?.task, Array(state.subscribers.values), state.stack.liveToastIDsWithActions,
+                state.diagnostics
+            )
             state.timer = nil
             state.subscribers = [:]
             return result
         }
         timer?.cancel()
         for subscriber in subscribers { subscriber.finish() }
+        if !orphaned.isEmpty {
+            let ids = orphaned.prefix(3).map { "\"\($0)\"" }.joined(separator: ", ") + (orphaned.count > 3 ? ", …" : "")
+            diagnostics.write(
+                "a ToastCenter was released with \(orphaned.count) live toast(s) with actions (\(ids)): they stay on "
+                    + "screen until their server timeout or until closed, and their actions do nothing; keep the "
+                    + "center alive, or call dismissAll() first")
+        }
     }
 
     // MARK: - Settings

@@ -24,6 +24,21 @@ struct ToastCenterState: Sendable {
     /// Whether some caller is carrying out the outbox; only one does at a time.
     var isDraining = false
 
+    /// Waiting for the end of the current presentation of an id (``ToastCenter/outcome(of:)``), by id.
+    var outcomeWaiters: [String: [(key: UInt64, continuation: CheckedContinuation<ToastOutcome, any Error>)]] = [:]
+    var nextOutcomeWaiter: UInt64 = 0
+    /// Waiters cancelled before their registration reached the outbox.
+    var cancelledOutcomeWaiters: Set<UInt64> = []
+    /// How recently ended ids ended, for an ``ToastCenter/outcome(of:)`` that asks after the end (bounded).
+    var recentOutcomes: [String: ToastOutcome] = [:]
+    var recentOrder: [String] = []
+    /// Waiting for the outbox to be carried out (``ToastCenter/flush()``).
+    var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Where failures go when nobody listens to events.
+    var diagnostics: ToastDiagnostics = .standardError
+    /// Diagnostics already written, so each kind is written once.
+    var reportedDiagnostics: Set<String> = []
+
     /// Messages kept with "Later" in this process, with their handlers, by id.
     var keptMessages: [String: ToastMessage] = [:]
     /// Kept toasts the store could not save; they still come back in this process.
@@ -63,6 +78,12 @@ struct ToastCenterState: Sendable {
         outbox.append(.disconnect(old))
     }
 
+    /// Remembers how `id` ended (the last 256 ids).
+    mutating func remember(_ outcome: ToastOutcome, of id: String) {
+        if recentOutcomes.updateValue(outcome, forKey: id) == nil { recentOrder.append(id) }
+        if recentOrder.count > 256 { recentOutcomes[recentOrder.removeFirst()] = nil }
+    }
+
     /// Returns `true` if the caller must drain the outbox (nobody else is).
     mutating func claimDrain() -> Bool {
         guard !outbox.isEmpty, !isDraining else { return false }
@@ -83,4 +104,6 @@ enum ToastCenterWork: Sendable {
     case runAction(ToastStack.ActionInvocation)
     case keepForLater(ToastMessage)
     case restoreLater
+    /// Registers an ``ToastCenter/outcome(of:)`` waiter in order with the events around it.
+    case awaitOutcome(String, key: UInt64, CheckedContinuation<ToastOutcome, any Error>)
 }

@@ -26,6 +26,9 @@ public protocol ToastPresenter: AnyObject, Sendable {
     /// moved in front of it, the center paused, the screen locked). `remaining` is its time left (`nil`:
     /// indefinite). Not called for a toast just shown or updated: its ``PresentedToast/isTimerRunning`` says it.
     func timerChanged(id: String, remaining: Duration?, isRunning: Bool)
+    /// Returns once everything handed over so far is done on the presenter's side (a notification server has
+    /// answered every call), or has failed. ``ToastCenter/flush()`` awaits it.
+    func flush() async
 }
 
 extension ToastPresenter {
@@ -34,4 +37,7 @@ extension ToastPresenter {
 
     /// Does nothing by default: a presenter that never expires toasts by itself needs no timer changes.
     public func timerChanged(id: String, remaining: Duration?, isRunning: Bool) {}
+
+    /// Returns at once by default: a presenter that works synchronously has nothing in flight.
+    public func flush() async {}
 }

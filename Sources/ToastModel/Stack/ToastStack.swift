@@ -162,6 +162,20 @@ public struct ToastStack: Sendable {
 
     // MARK: - Queries
 
+    /// Whether a toast with `id` is live (shown, covered or waiting; a confirmation left after its toast ended is
+    /// not).
+    public func isLive(_ id: String) -> Bool {
+        entryIDs.contains(id) && entries.contains { $0.id == id && $0.isToast }
+    }
+
+    /// The ids of live toasts that have actions, front first.
+    public var liveToastIDsWithActions: [String] {
+        entries.compactMap { entry in
+            guard case .toast(let message) = entry.content, !message.actions.isEmpty else { return nil }
+            return entry.id
+        }
+    }
+
     /// The ids of live toasts, front first (confirmations excluded).
     public var liveToastIDs: [String] {
         entries.filter(\.isToast).map(\.id)

@@ -1,0 +1,177 @@
+import Glibc
+
+extension ToastCenter {
+    // MARK: - Waiting for the presenter and for outcomes
+
+    /// Returns once every toast presented so far has been handed to the presenter and the presenter has finished
+    /// with it: on the desktop, the notification server has accepted it (or it failed, which is reported as an
+    /// event). A short-lived program calls this before it exits, so its toasts are not lost with the process:
+    ///
+    /// ```swift
+    /// let toasts = ToastCenter()
+    /// toasts.present(.success, title: "Copia terminada")
+    /// await toasts.flush()
+    /// ```
+    public func flush() async {
+        await drained()
+        await presenter?.flush()
+        // What the presenter reported meanwhile (failures, degradations) has been delivered as events too.
+        await drained()
+    }
+
+    /// Returns once the center's queued work has been carried out (by whichever thread was doing it).
+    private func drained() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state in
+                guard state.isDraining || !state.outbox.isEmpty else { return true }
+                state.drainWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+
+    /// Waits for the end of the current presentation of `id` and returns its outcome — the action invoked,
+    /// dismissed, expired, closed by the app, replaced, deferred or failed.
+    ///
+    /// A toast that has already ended answers at once (the last 256 ids are remembered); if it is presented again
+    /// meanwhile, the new presentation is the one awaited.
+    ///
+    /// - Throws: ``ToastCenterError/notPresented(id:)`` for an id that is neither live nor recently ended;
+    ///   `CancellationError` when the waiting task is cancelled (the toast itself is not affected).
+    public func outcome(of id: String) async throws -> ToastOutcome {
+        try await waitForOutcome(of: id) {}
+    }
+
+    /// Presents `message` and waits for its end: the library's `toastkit send --wait`.
+    ///
+    /// ```swift
+    /// let outcome = await toasts.presentAndWait(ToastMessage(
+    ///     title: "¿Guardar los cambios?", swipeActions: ToastSwipeActions(leading: save, trailing: .dismiss)))
+    /// if case .actionInvoked("save") = outcome { … }
+    /// ```
+    ///
+    /// Cancelling the waiting task dismisses the toast (``ToastOutcome/closedByApp``) and returns that outcome.
+    public func presentAndWait(_ message: ToastMessage) async -> ToastOutcome {
+        do {
+            return try await waitForOutcome(of: message.id) { self.present(message) }
+        } catch {
+            // Cancelled: the toast goes too, and its end is the answer.
+            dismiss(id: message.id)
+            return (try? await outcome(of: message.id)) ?? .closedByApp
+        }
+    }
+
+    /// Presents a simple toast and waits for its end (see ``presentAndWait(_:)``).
+    public func presentAndWait(
+        _ status: ToastStatus, title: String, message: String? = nil, icon: ToastIcon? = nil,
+        duration: ToastDuration = .automatic
+    ) async -> ToastOutcome {
+        await presentAndWait(
+            ToastMessage(status: status, title: title, message: message, icon: icon, duration: duration))
+    }
+
+    /// Runs `start` (a present, or nothing), then waits for the end of `id`'s presentation: the waiter goes into the
+    /// center's work queue behind what `start` produced, so an earlier presentation it replaced is not mistaken for
+    /// it.
+    private func waitForOutcome(of id: String, after start: @Sendable () -> Void) async throws -> ToastOutcome {
+        let key = state.withLock { state in
+            state.nextOutcomeWaiter &+= 1
+            return state.nextOutcomeWaiter
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                start()
+                mutateAndDrain { state, _ in
+                    state.outbox.append(.awaitOutcome(id, key: key, continuation))
+                }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<ToastOutcome, any Error>? in
+                guard let index = state.outcomeWaiters[id]?.firstIndex(where: { $0.key == key }) else {
+                    // Not registered yet (its work item is still queued): it answers "cancelled" when it is.
+                    state.cancelledOutcomeWaiters.insert(key)
+                    return nil
+                }
+                return state.outcomeWaiters[id]?.remove(at: index).continuation
+            }
+            waiter?.resume(throwing: CancellationError())
+        }
+    }
+
+    // MARK: - Diagnostics
+
+    /// Where failures and degradations go when nobody reads the center's events (no ``onEvent`` and no
+    /// ``events()`` stream): standard error by default, each kind once, so a failing toast is never silent.
+    public var diagnostics: ToastDiagnostics {
+        get { state.withLock { $0.diagnostics } }
+        set { state.withLock { $0.diagnostics = newValue } }
+    }
+
+    /// Hands a failure or degradation nobody else heard to the diagnostics, once per kind.
+    func diagnose(_ event: ToastEvent) {
+        let line: String
+        switch event {
+        case .presenterFailed(_, let reason): line = "cannot show toasts: \(reason)"
+        case .degraded(_, let reason): line = "toast degraded: \(reason)"
+        case .laterStoreProblem(let problem): line = "later store: \(problem)"
+        case .ended(let id, .failed(let failure)): line = "toast \"\(id)\" failed: \(failure)"
+        default: return
+        }
+        report(line, kind: Self.kind(of: event, line: line))
+    }
+
+    /// Writes `line` through the diagnostics, once per `kind`.
+    func report(_ line: String, kind: String) {
+        let diagnostics = state.withLock { state -> ToastDiagnostics? in
+            guard state.reportedDiagnostics.count < 1024, state.reportedDiagnostics.insert(kind).inserted else {
+                return nil
+            }
+            return state.diagnostics
+        }
+        diagnostics?.write(line)
+    }
+
+    /// The "kind" a diagnostic is deduplicated by: the reason, without the toast's id.
+    private static func kind(of event: ToastEvent, line: String) -> String {
+        if case .ended(_, .failed(let failure)) = event { return "failed: \(failure)" }
+        return line
+    }
+}
+
+/// Where a ``ToastCenter`` sends failures and degradations that no event listener heard.
+public enum ToastDiagnostics: Sendable {
+    /// One line on standard error per kind, starting with `toastkit: ` (the default).
+    case standardError
+    /// Nothing: the app accepts that unheard failures are lost.
+    case silent
+    /// A closure of the app's (a logger), called once per kind with the line.
+    case custom(@Sendable (String) -> Void)
+
+    func write(_ line: String) {
+        switch self {
+        case .standardError:
+            let text = "toastkit: \(line)\n"
+            _ = text.utf8CString.withUnsafeBufferPointer { buffer in
+                Glibc.write(2, buffer.baseAddress, buffer.count - 1)
+            }
+        case .silent:
+            break
+        case .custom(let handler):
+            handler(line)
+        }
+    }
+}
+
+/// Errors of ``ToastCenter``'s waiting calls.
+public enum ToastCenterError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No toast with this id is live, and none ended recently.
+    case notPresented(id: String)
+
+    /// The reason, in words.
+    public var description: String {
+        switch self {
+        case .notPresented(let id): "no toast \"\(id)\" is live or ended recently"
+        }
+    }
+}
