@@ -97,6 +97,44 @@ public enum Sandbox: String, Sendable, Hashable, CaseIterable {
         return nil
     }
 
+    /// The app id the portal knows this sandboxed app by: the Flatpak id from `/.flatpak-info` (`[Application]`
+    /// `name=`), or `snap.` and the snap's name; nil when it cannot be read.
+    ///
+    /// - Parameters:
+    ///   - environment: The environment to look at (`nil`: this process's).
+    ///   - readFile: Reads a text file (`nil`: the file system).
+    public func appID(environment: [String: String]? = nil, readFile: ((String) -> String?)? = nil) -> String? {
+        switch self {
+        case .flatpak:
+            let read = readFile ?? { try? String(contentsOfFile: $0, encoding: .utf8) }
+            guard let info = read("/.flatpak-info") else { return nil }
+            var group = ""
+            for line in info.split(separator: "\n") {
+                let text = Self.trimmed(line)
+                if text.hasPrefix("["), text.hasSuffix("]") {
+                    group = String(text.dropFirst().dropLast())
+                } else if group == "Application", text.hasPrefix("name=") {
+                    let name = Self.trimmed(text.dropFirst("name=".count))
+                    return name.isEmpty ? nil : String(name)
+                }
+            }
+            return nil
+        case .snap:
+            let environment = environment ?? ProcessInfo.processInfo.environment
+            guard let name = environment["SNAP_INSTANCE_NAME"] ?? environment["SNAP_NAME"], !name.isEmpty else {
+                return nil
+            }
+            return "snap.\(name)"
+        }
+    }
+
+    private static func trimmed(_ text: Substring) -> Substring {
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        guard let start = text.firstIndex(where: { !isBlank($0) }), let end = text.lastIndex(where: { !isBlank($0) })
+        else { return "" }
+        return text[start...end]
+    }
+
     /// What shows it: "/.flatpak-info exists", "SNAP and SNAP_NAME are set".
     public var evidence: String {
         switch self {

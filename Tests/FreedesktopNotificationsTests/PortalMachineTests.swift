@@ -36,6 +36,7 @@ import ToastModel
         _ = machine.handle(.close(id: "warm-up"), now: .zero)
         #expect(machine.trackedToastIDs.isEmpty)
         #expect(machine.handle(.tick, now: settle) == [.remove(portalID: "p1")])
+        _ = machine.handle(.removeAnswered(portalID: "p1"), now: settle)
         return machine
     }
 
@@ -315,6 +316,24 @@ import ToastModel
         #expect(machine.handle(.screenSaverChanged(active: false), now: Self.t0) == [.report(.resumeRequested)])
     }
 
+    @Test func settledMeansEveryCallAnsweredAndEveryHeldRemovalSent() throws {
+        var machine = Self.linked()
+        #expect(machine.handle(.awaitSettled(waiter: 1), now: Self.t0) == [.resume([1], .success(""))])
+        let add = try #require(machine.handle(Self.show("a"), now: Self.t0).adds.first)
+        #expect(machine.handle(.awaitSettled(waiter: 2), now: Self.t0).isEmpty, "an add on its way")
+        #expect(
+            machine.handle(.addAnswered(id: "a", call: add.call, .success(Self.portal)), now: Self.t0) == [
+                .resume([2], .success(""))
+            ])
+        #expect(machine.handle(.close(id: "a"), now: Self.t0) == [.wake(at: Self.t0 + Self.settle)])
+        #expect(machine.handle(.awaitSettled(waiter: 3), now: Self.t0).isEmpty, "a removal held until the id settles")
+        #expect(machine.handle(.tick, now: Self.t0 + Self.settle) == [.remove(portalID: add.portalID)])
+        #expect(
+            machine.handle(.removeAnswered(portalID: add.portalID), now: Self.t0 + Self.settle) == [
+                .resume([3], .success(""))
+            ], "settled once the held removal is sent and answered")
+    }
+
     @Test func resetResumesWaitersAndForgetsEverything() throws {
         var machine = Self.linked()
         let add = try #require(machine.handle(Self.show("a"), now: Self.t0).adds.first)
@@ -360,6 +379,8 @@ import ToastModel
 
     static func events(call: UInt64, portalID: String?) -> [(String, Machine.Event)] {
         [
+            ("removeAnswered", .removeAnswered(portalID: portalID ?? "p2")),
+            ("awaitSettled", .awaitSettled(waiter: 98)),
             ("show", show("x", "newest")), ("close", .close(id: "x")),
             ("adopt", .adopt(portalID: "adopted", toastID: "x")), ("await", .awaitAccepted(id: "x", waiter: 99)),
             ("linkReady", .linkReady(generation: 1, version: 1, owner: portal)),
@@ -420,6 +441,7 @@ import ToastModel
                 "\(state) + \(name): on the portal \(portal.live), wanted \(wanted)")
             if wanted, let id = machine.portalID(ofToast: "x") { #expect(portal.live == [id], "\(state) + \(name)") }
             #expect(machine.retiringPortalIDs.isEmpty)
+            #expect(machine.isSettled, "\(state) + \(name)")
         }
     }
 }
@@ -435,6 +457,7 @@ struct SimulatedPortal {
     /// When each id's add was answered (a removal must not come earlier than `settle` after it).
     var answeredAt: [String: Duration] = [:]
     var unanswered: [(id: String, call: UInt64, portalID: String)] = []
+    var removesToAnswer: [String] = []
     var links: [UInt64] = []
     var wakes: [Duration] = []
 
@@ -476,6 +499,7 @@ struct SimulatedPortal {
                     Issue.record("\(context): \(portalID) removed before its add was answered")
                 }
                 live.remove(portalID)
+                removesToAnswer.append(portalID)
             case .connect(let generation): links.append(generation)
             case .wake(let at): wakes.append(at)
             case .report, .resume: break
@@ -498,6 +522,9 @@ struct SimulatedPortal {
                 try carry(
                     machine.handle(.addAnswered(id: call.id, call: call.call, .success(machine.owner)), now: now),
                     at: now, context)
+            } else if !removesToAnswer.isEmpty {
+                let portalID = removesToAnswer.removeFirst()
+                try carry(machine.handle(.removeAnswered(portalID: portalID), now: now), at: now, context)
             } else if let wake = wakes.min() {
                 wakes.removeAll { $0 <= wake }
                 now = max(now, wake)

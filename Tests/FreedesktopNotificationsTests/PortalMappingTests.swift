@@ -208,4 +208,16 @@ import ToastModel
             NotificationBackend.notifications.choice(environment: [:], fileExists: flatpak).backend == .notifications)
         #expect(NotificationBackend(rawValue: "auto") == .automatic)
     }
+
+    @Test func theSandboxedAppIDIsTheOneThePortalUses() {
+        let info =
+            "[Application]\nname=org.example.PortalTest\nruntime=runtime/org.example.MiniPlatform/x86_64/1\n"
+            + "\n[Instance]\ninstance-id=1\n"
+        #expect(Sandbox.flatpak.appID(readFile: { $0 == "/.flatpak-info" ? info : nil }) == "org.example.PortalTest")
+        #expect(Sandbox.flatpak.appID(readFile: { _ in "[Instance]\nname=x\n" }) == nil)
+        #expect(Sandbox.flatpak.appID(readFile: { _ in nil }) == nil)
+        #expect(Sandbox.snap.appID(environment: ["SNAP_NAME": "fotos"]) == "snap.fotos")
+        #expect(
+            Sandbox.snap.appID(environment: ["SNAP_NAME": "fotos", "SNAP_INSTANCE_NAME": "fotos_2"]) == "snap.fotos_2")
+    }
 }

@@ -24,6 +24,7 @@ struct PortalWorld {
 
     enum Call {
         case add(id: String, call: UInt64, portalID: String, PortalNotification)
+        case remove(String)
         case connect(UInt64)
     }
 
@@ -116,6 +117,8 @@ struct PortalWorld {
             live[portalID] = notification
             answeredAt[portalID] = now
             handle(.addAnswered(id: id, call: call, .success(owner)))
+        case .remove(let portalID):
+            handle(.removeAnswered(portalID: portalID))
         }
     }
 
@@ -188,6 +191,7 @@ struct PortalWorld {
                     Issue.record("seed \(seed): \(portalID) removed before its add was answered")
                 }
                 live[portalID] = nil
+                calls.append(.remove(portalID))
             case .wake(let at):
                 #expect(at > now, "seed \(seed): a wake-up for the past")
                 wakes.append(at)
@@ -234,5 +238,6 @@ struct PortalWorld {
         }
         #expect(live.isEmpty, "seed \(seed): left on the portal: \(live.keys.sorted())")
         #expect(machine.trackedToastIDs.isEmpty && machine.retiringPortalIDs.isEmpty)
+        #expect(machine.isSettled)
     }
 }

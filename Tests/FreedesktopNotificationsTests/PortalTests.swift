@@ -247,6 +247,12 @@ struct PortalScenarios {
         let (notify, _) = try await watcher.nextBackendNotify()
         #expect(notify.summary == "Sincronizado")
         _ = try await watcher.nextClosed(firstServerID)
+        if desktop.server == .gnomeShell, try await desktop.waitForPopups(1) == nil {
+            let state = try await desktop.gnomeEval(
+                "JSON.stringify({state: Main.messageTray._notificationState, queue: Main.messageTray._notificationQueue.map(n => n.title), busy: Main.messageTray._busy, banner: Main.messageTray._banner?.notification?.title ?? null, idle: Main.messageTray._userActiveWhileNotificationShown})"
+            )
+            Issue.record("DEBUG gnome tray: \(state) notifications: \(try await desktop.gnomeNotifications())")
+        }
         let popups = try #require(try await desktop.waitForPopups(1), "not exactly one toast on screen")
         if desktop.server == .gnomeShell { #expect(popups.first?.title == "Sincronizado") }
         harness.center.dismiss(id: "sync")

@@ -37,8 +37,9 @@ public enum NotificationPortalClient {
     }
 
     /// The match rule for `ActionInvoked` (the portal sends it only to the connection that added the notification).
+    /// It names the portal's well-known name, so a connection following it drops anyone else's look-alike.
     public static var actionInvokedRule: MatchRule {
-        MatchRule(interface: interface, member: "ActionInvoked", path: path)
+        MatchRule(sender: busName, interface: interface, member: "ActionInvoked", path: path)
     }
 
     private static func call(_ member: MemberName, _ arguments: [DBusValue]) -> DBusMethodCall {

@@ -5,7 +5,8 @@ import ToastModel
 /// receives `ActionInvoked` (the portal sends it only to that connection), with the subscription that turns the
 /// portal's signals and owner changes into the machine's events.
 ///
-/// It decides nothing: it decodes and hands each one to the presenter's machine, which checks who sent it.
+/// The rules name the well-known senders, so the connection drops a look-alike from anyone but the current owner
+/// before decoding it; the machine checks the sender again.
 struct PortalLink: Sendable {
     /// The connection.
     let connection: DBusConnection
@@ -25,7 +26,7 @@ struct PortalLink: Sendable {
                 rules.append(.nameOwnerChanged(of: NotificationPortalClient.busName))
                 if configuration.pausesWhileScreenLocked { rules.append(screenSaverRule) }
                 let signals = try await connection.signals(matchingAny: rules)
-                Task { await listen(to: signals, on: connection, deliver: deliver) }
+                Task { await listen(to: signals, deliver: deliver) }
             }
             Task {
                 let reason = await connection.waitUntilClosed()
@@ -51,11 +52,25 @@ struct PortalLink: Sendable {
         return try NotificationPortalClient.version(from: reply)
     }
 
-    private static let screenSaverRule = MatchRule(interface: "org.freedesktop.ScreenSaver", member: "ActiveChanged")
+    /// The portal's notification permission for `appID` from the permission store (`yes`, `no`, …), or nil when the
+    /// store cannot be asked (inside a real Flatpak its bus proxy hides it) or has no entry.
+    func notificationPermission(of appID: String, timeout: Duration) async -> [String]? {
+        let lookup = DBusMethodCall(
+            destination: "org.freedesktop.impl.portal.PermissionStore",
+            path: "/org/freedesktop/impl/portal/PermissionStore",
+            interface: "org.freedesktop.impl.portal.PermissionStore", member: "Lookup",
+            arguments: [.string("notifications"), .string("notification")])
+        guard let reply = try? await connection.call(lookup, timeout: timeout),
+            let entries = (try? reply.arguments("a{sas}v"))?.first?.dictionaryValue
+        else { return nil }
+        return entries.first { $0.key.stringValue == appID }?.value.stringsValue
+    }
+
+    private static let screenSaverRule = MatchRule(
+        sender: "org.freedesktop.ScreenSaver", interface: "org.freedesktop.ScreenSaver", member: "ActiveChanged")
 
     private static func listen(
-        to signals: SignalSubscription, on connection: DBusConnection,
-        deliver: @Sendable (PortalPresenterMachine.Event) -> Void
+        to signals: SignalSubscription, deliver: @Sendable (PortalPresenterMachine.Event) -> Void
     ) async {
         do {
             for try await message in signals {
@@ -64,11 +79,9 @@ struct PortalLink: Sendable {
                 } else if let signal = PortalActionInvoked(message) {
                     deliver(.actionInvoked(signal, sender: message.sender))
                 } else if message.interface == "org.freedesktop.ScreenSaver", message.member == "ActiveChanged",
-                    let active = (try? message.arguments("b"))?[0].boolValue,
-                    let owner = try? await connection.bus.nameOwner(of: "org.freedesktop.ScreenSaver"),
-                    owner == message.sender
+                    let active = (try? message.arguments("b"))?[0].boolValue
                 {
-                    // Only the screen saver itself may pause the center.
+                    // Only the screen saver itself gets here (the rule names its well-known name).
                     deliver(.screenSaverChanged(active: active))
                 }
             }

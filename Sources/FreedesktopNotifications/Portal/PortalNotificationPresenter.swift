@@ -54,6 +54,8 @@ public final class PortalNotificationPresenter: ToastPresenter {
     private let time: Clockwork
     /// Why the portal is in use, for failure messages ("chosen automatically: /.flatpak-info exists").
     private let choice: String?
+    /// The app id the portal knows this process by, when it runs in a sandbox.
+    private let sandboxAppID: String?
 
     /// Reports to the center, in order, delivered by one task on the shared pool: replies and signals arrive on the
     /// connection's I/O thread, and what a report sets off (the center's events, action handlers, observers) is app
@@ -89,6 +91,7 @@ public final class PortalNotificationPresenter: ToastPresenter {
         case .portal: choice = "chosen explicitly"
         case .notifications: choice = nil
         }
+        sandboxAppID = Sandbox.detect()?.appID()
         let (stream, continuation) = AsyncStream<@Sendable () -> Void>.makeStream(bufferingPolicy: .unbounded)
         reports = continuation
         Task.detached {
@@ -144,6 +147,26 @@ public final class PortalNotificationPresenter: ToastPresenter {
     }
 
     // `timerChanged(id:remaining:isRunning:)`: the default (nothing). The portal has no timeout to keep in step.
+
+    /// Returns once every call to the portal is answered, no toast waits for the connection and no removal is held
+    /// until its id settles (at most half a second) — everything handed over so far is on the portal or gone from it,
+    /// or has failed — and every report that produced has been handed to the center. A program that exits right
+    /// after a toast ended calls it (through ``ToastCenter/flush()``) so the notification does not stay behind.
+    public func flush() async {
+        _ = try? await withCheckedThrowingContinuation { continuation in
+            let actions = state.withLock { state -> [PortalPresenterMachine.Action] in
+                state.nextWaiter += 1
+                state.waiters[state.nextWaiter] = continuation
+                return queueReports(
+                    state.machine.handle(.awaitSettled(waiter: state.nextWaiter), now: time.now()), state: state)
+            }
+            carryOut(actions)
+        }
+        // Reports go to the center in order on their own task: one more, behind them, marks that they are through.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            reports.yield { continuation.resume() }
+        }
+    }
 
     // MARK: - Queries
 
@@ -231,11 +254,9 @@ public final class PortalNotificationPresenter: ToastPresenter {
             case .add(let id, let call, let portalID, let notification):
                 add(notification, portalID: portalID, for: id, call: call, on: link)
             case .remove(let portalID):
-                // Fire and forget: the answer says nothing (the portal does not know whether the id existed).
-                try? link?.connection.send(
-                    destination: NotificationPortalClient.busName, path: NotificationPortalClient.path,
-                    interface: NotificationPortalClient.interface, member: "RemoveNotification",
-                    arguments: [.string(portalID)])
+                // The answer says nothing (the portal does not know whether the id existed); it tells that the call
+                // is through, for flush().
+                remove(portalID, on: link)
             case .resume(let ids, let result):
                 let continuations = state.withLock { state in ids.compactMap { state.waiters.removeValue(forKey: $0) } }
                 for continuation in continuations { continuation.resume(with: result.mapError { $0 as any Error }) }
@@ -269,6 +290,19 @@ public final class PortalNotificationPresenter: ToastPresenter {
             handle(
                 .addAnswered(
                     id: id, call: call, .failure(.portal(any: error, timeout: timeout, choice: choice))))
+        }
+    }
+
+    /// Sends `RemoveNotification`; its answer goes back into the machine (at once when there is no connection).
+    private func remove(_ portalID: String, on link: PortalLink?) {
+        guard let link else { return handle(.removeAnswered(portalID: portalID)) }
+        do {
+            try link.connection.call(NotificationPortalClient.remove(id: portalID), timeout: configuration.callTimeout)
+            {
+                _ in self.handle(.removeAnswered(portalID: portalID))
+            }
+        } catch {
+            handle(.removeAnswered(portalID: portalID))
         }
     }
 
@@ -341,6 +375,19 @@ public final class PortalNotificationPresenter: ToastPresenter {
         }
         do {
             let (version, owner) = try await link.readPortal(timeout: timeout)
+            // A version 1 portal answers success and drops the notification when the person turned notifications off
+            // for the app (NOTES P28); the permission store says so, where the sandbox lets the app ask it.
+            if let appID = sandboxAppID,
+                let permission = await link.notificationPermission(of: appID, timeout: timeout),
+                permission.contains("no")
+            {
+                let reason =
+                    "notifications are turned off for \(appID): the desktop portal's permission store says \"no\" "
+                    + "(turn them on in the desktop's settings, or run `flatpak permission-set notifications "
+                    + "notification \(appID) yes`)"
+                handle(.linkFailed(generation: generation, DesktopPresentationError(.refused, reason: reason)))
+                return
+            }
             handle(.linkReady(generation: generation, version: version, owner: owner))
         } catch let error as DBusError {
             handle(

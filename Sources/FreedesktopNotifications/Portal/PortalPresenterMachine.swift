@@ -47,12 +47,17 @@ package struct PortalPresenterMachine: Sendable {
         case adopt(portalID: String, toastID: String)
         /// Someone waits until the portal has answered every `AddNotification` for the toast.
         case awaitAccepted(id: String, waiter: WaiterID)
+        /// Someone waits until everything is settled: no call on its way, nothing waiting for the link, no removal
+        /// held until an id settles.
+        case awaitSettled(waiter: WaiterID)
         /// The link asked for with ``Action/connect(generation:)`` is up: the portal's interface version and owner.
         case linkReady(generation: UInt64, version: UInt32, owner: String?)
         /// The link asked for could not be made, or the portal has no notification interface.
         case linkFailed(generation: UInt64, DesktopPresentationError)
         /// The portal answered the `AddNotification` sent as `call` (success: the unique name that answered).
         case addAnswered(id: String, call: UInt64, Result<String?, DesktopPresentationError>)
+        /// The portal answered a `RemoveNotification` (whatever it answered: the id is gone for us).
+        case removeAnswered(portalID: String)
         /// `ActionInvoked` arrived from `sender`.
         case actionInvoked(PortalActionInvoked, sender: String?)
         /// `org.freedesktop.portal.Desktop` has a new owner (`nil`: nobody).
@@ -75,7 +80,8 @@ package struct PortalPresenterMachine: Sendable {
         /// Send `AddNotification(portalID, notification)`; report its answer as
         /// ``Event/addAnswered(id:call:_:)`` with `call`.
         case add(id: String, call: UInt64, portalID: String, PortalNotification)
-        /// Send `RemoveNotification(portalID)` (its answer changes nothing).
+        /// Send `RemoveNotification(portalID)`; report its answer as ``Event/removeAnswered(portalID:)`` (whatever
+        /// it is: the answer only tells that the call is through).
         case remove(portalID: String)
         /// Tell the center, in this order.
         case report(ToastPresenterReport)
@@ -143,9 +149,15 @@ package struct PortalPresenterMachine: Sendable {
     private var waitingForSettle: Set<String> = []
     /// Ids no toast owns any more, removed once they settle.
     private var retiring: [(portalID: String, due: Duration)] = []
+    /// `RemoveNotification` calls on their way.
+    private var removesInFlight = 0
+    /// Waiting for everything to settle.
+    private var settleWaiters: [WaiterID] = []
     private var failures: [String: DesktopPresentationError] = [:]
     private var failureOrder: [String] = []
     private static let failureMemory = 256
+
+    static let portalLeft = "the desktop portal left the bus; toasts come back when it starts"
 
     /// - Parameters:
     ///   - idPrefix: The start of every portal id this machine makes (then a serial number). Portal ids are per app
@@ -184,6 +196,12 @@ package struct PortalPresenterMachine: Sendable {
     /// Portal ids waiting to settle before they are removed.
     package var retiringPortalIDs: [String] { retiring.map(\.portalID) }
 
+    /// No call on its way, no toast waiting for the link, nothing held until an id settles.
+    package var isSettled: Bool {
+        removesInFlight == 0 && waitingForLink.isEmpty && waitingForSettle.isEmpty && retiring.isEmpty
+            && toasts.values.allSatisfy { $0.adding == nil }
+    }
+
     // MARK: - Events
 
     /// Applies `event`, which happened at `now` (a monotonic time; never earlier than the last event's), and
@@ -216,6 +234,8 @@ package struct PortalPresenterMachine: Sendable {
             if let old = toast.shown { retire(old, into: &out) }
             toast.shown = Posted(portalID: portalID, actionKeys: [:], settledAt: .zero)
             toasts[toastID] = toast
+        case .awaitSettled(let waiter):
+            settleWaiters.append(waiter)
         case .awaitAccepted(let id, let waiter):
             guard var toast = toasts[id] else {
                 out.append(.resume([waiter], .failure(failures[id] ?? .notPresented(id))))
@@ -245,6 +265,8 @@ package struct PortalPresenterMachine: Sendable {
             }
         case .addAnswered(let id, let call, let result):
             answered(id, call: call, result, into: &out)
+        case .removeAnswered:
+            removesInFlight = max(0, removesInFlight - 1)
         case .actionInvoked(let signal, let sender):
             // Only the real portal may speak, only about a notification a live toast is shown under now, and only
             // with an action name this machine gave it.
@@ -262,14 +284,18 @@ package struct PortalPresenterMachine: Sendable {
             // The version was the old portal's. The toasts' ids stay: a restarted portal whose backend lived on still
             // shows them, and the center's show-again replaces (removes) them.
             link = .none
-            if newOwner != nil, !waitingForLink.isEmpty { connectIfNeeded(into: &out) }
+            if newOwner != nil {
+                if !waitingForLink.isEmpty { connectIfNeeded(into: &out) }
+            } else {
+                // Nobody to send them to: they wait, as failed for now, for the center to show them again.
+                let waiting = waitingForLink
+                waitingForLink = []
+                for id in waiting where toasts[id]?.wanted == true && toasts[id]?.dirty == true {
+                    fail(id, DesktopPresentationError(.noServer, reason: Self.portalLeft), into: &out)
+                }
+            }
             if newOwner == nil {
-                out.append(
-                    .report(
-                        .failed(
-                            toastID: nil,
-                            reason: "the desktop portal left the bus; toasts come back when it starts",
-                            recoverable: true)))
+                out.append(.report(.failed(toastID: nil, reason: Self.portalLeft, recoverable: true)))
             } else {
                 out.append(.report(.reshowRequested))
             }
@@ -278,7 +304,10 @@ package struct PortalPresenterMachine: Sendable {
         case .tick:
             let due = retiring.filter { $0.due <= self.now }
             retiring.removeAll { $0.due <= self.now }
-            for entry in due { out.append(.remove(portalID: entry.portalID)) }
+            for entry in due {
+                removesInFlight += 1
+                out.append(.remove(portalID: entry.portalID))
+            }
             if let next = retiring.map(\.due).min() { out.append(.wake(at: next)) }
             let waiting = waitingForSettle.sorted()
             waitingForSettle = []
@@ -289,6 +318,7 @@ package struct PortalPresenterMachine: Sendable {
             waitingForLink = []
             waitingForSettle = []
             retiring = []
+            removesInFlight = 0
             toastForPortalID = toastForPortalID.filter { entry in toasts[entry.value]?.adding?.portalID == entry.key }
             guard !toasts.isEmpty else { break }
             // The center ends every toast on the presenter; calls on their way fail with their own answers.
@@ -307,7 +337,13 @@ package struct PortalPresenterMachine: Sendable {
             var waiters: [WaiterID] = []
             for (_, toast) in toasts { waiters += toast.waiters }
             if !waiters.isEmpty { out.append(.resume(waiters, .failure(.notPresented("(detached)")))) }
+            let settling = settleWaiters
             self = PortalPresenterMachine(configuration: configuration, idPrefix: idPrefix, settleTime: settleTime)
+            settleWaiters = settling
+        }
+        if !settleWaiters.isEmpty, isSettled {
+            out.append(.resume(settleWaiters, .success("")))
+            settleWaiters = []
         }
         return out
     }
@@ -368,6 +404,7 @@ package struct PortalPresenterMachine: Sendable {
     private mutating func retire(_ posted: Posted, into out: inout [Action]) {
         if toastForPortalID[posted.portalID] != nil { toastForPortalID[posted.portalID] = nil }
         if posted.settledAt <= now {
+            removesInFlight += 1
             out.append(.remove(portalID: posted.portalID))
         } else {
             if retiring.allSatisfy({ $0.due > posted.settledAt }) { out.append(.wake(at: posted.settledAt)) }
