@@ -1,4 +1,5 @@
 import FoundationEssentials
+public import ToastModel
 
 /// Which D-Bus service shows the toasts: the desktop's notification server, or the notification portal that
 /// sandboxed apps use.
@@ -140,6 +141,18 @@ public enum Sandbox: String, Sendable, Hashable, CaseIterable {
         switch self {
         case .flatpak: "/.flatpak-info exists (a Flatpak sandbox)"
         case .snap: "SNAP and SNAP_NAME are set (a Snap sandbox)"
+        }
+    }
+}
+
+extension DesktopPresenterConfiguration {
+    /// The presenter for ``backend`` in this process: ``PortalNotificationPresenter`` for the portal (in a Flatpak or
+    /// Snap sandbox, with ``NotificationBackend/automatic``), ``DesktopNotificationPresenter`` for the notification
+    /// server. Both connect at first use; one that cannot reach its service reports `presenterFailed` naming it.
+    public func makePresenter() -> any ToastPresenter {
+        switch backend.choice().backend {
+        case .portal: PortalNotificationPresenter(configuration: self)
+        default: DesktopNotificationPresenter(configuration: self)
         }
     }
 }

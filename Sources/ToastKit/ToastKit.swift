@@ -3,7 +3,8 @@
 
 extension ToastCenter {
     /// A center that shows its toasts on the desktop: desktop notifications through the session bus's
-    /// `org.freedesktop.Notifications` (connecting at first use).
+    /// `org.freedesktop.Notifications`, or, when the app runs in a Flatpak or Snap sandbox, through the notification
+    /// portal (`org.freedesktop.portal.Notification`), connecting at first use. See ``NotificationBackend``.
     ///
     /// ```swift
     /// let toasts = ToastCenter()
@@ -15,11 +16,12 @@ extension ToastCenter {
     /// - Parameter defaultDuration: The duration of `.automatic` toasts (4 seconds by default).
     public convenience init(defaultDuration: ToastDuration = ToastDuration.standardDefault) {
         self.init(
-            defaultDuration: defaultDuration, presenter: DesktopNotificationPresenter(),
+            defaultDuration: defaultDuration, presenter: DesktopPresenterConfiguration().makePresenter(),
             laterStore: FileLaterStore.standard())
     }
 
-    /// A center on the desktop with the app's identity and options (app name, icon, `desktop-entry`, bus, markup).
+    /// A center on the desktop with the app's identity and options (app name, icon, `desktop-entry`, bus, markup,
+    /// and ``DesktopPresenterConfiguration/backend``: the notification server, the portal, or the automatic choice).
     ///
     /// ```swift
     /// let toasts = ToastCenter(
@@ -41,7 +43,7 @@ extension ToastCenter {
     ) {
         self.init(
             defaultDuration: defaultDuration, maxVisible: maxVisible, overflow: overflow,
-            presenter: DesktopNotificationPresenter(configuration: configuration), laterStore: laterStore,
+            presenter: configuration.makePresenter(), laterStore: laterStore,
             labels: labels, confirmationDuration: confirmationDuration)
     }
 }

@@ -27,6 +27,15 @@ private final class Router: Sendable {
         #expect((fotos.presenter as? DesktopNotificationPresenter)?.configuration.appName == "Fotos")
     }
 
+    @Test func thePortalIsChosenInASandboxOrWhenAskedFor() {
+        // This test process is not sandboxed: the automatic choice is the notification server.
+        #expect(NotificationBackend.automatic.choice().backend == .notifications)
+        let portal = ToastCenter(desktop: DesktopPresenterConfiguration(appName: "Fotos", backend: .portal))
+        #expect(portal.presenter is PortalNotificationPresenter)
+        let server = ToastCenter(desktop: DesktopPresenterConfiguration(backend: .notifications))
+        #expect(server.presenter is DesktopNotificationPresenter)
+    }
+
     @Test func samplesCompileAndRun() {
         let toasts = ToastCenter()
         let recording = RecordingPresenter()
