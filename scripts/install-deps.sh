@@ -16,6 +16,8 @@ packages=(
     plasma-workspace plasma-desktop kactivitymanagerd        # KDE Plasma 5.27 under Xvfb
     sway mako-notifier sway-notification-center grim         # mako and swaync on a headless sway; grim screenshots
     lxqt-notificationd
+    # the notification portal in front of those servers, and sandboxed callers: a fake one (bwrap) and a real Flatpak app
+    xdg-desktop-portal xdg-desktop-portal-gtk xdg-desktop-portal-dev flatpak bubblewrap xdg-dbus-proxy
 )
 case "${1:-test}" in
     bench) packages+=(hyperfine libglib2.0-bin python3-dbus gcc valgrind) ;;
