@@ -31,14 +31,11 @@ static const int CDBUS_TYPE_VARIANT = DBUS_TYPE_VARIANT;
 static const int CDBUS_TYPE_STRUCT = DBUS_TYPE_STRUCT;
 static const int CDBUS_TYPE_DICT_ENTRY = DBUS_TYPE_DICT_ENTRY;
 
-static const int CDBUS_MESSAGE_TYPE_INVALID = DBUS_MESSAGE_TYPE_INVALID;
 static const int CDBUS_MESSAGE_TYPE_METHOD_CALL = DBUS_MESSAGE_TYPE_METHOD_CALL;
 static const int CDBUS_MESSAGE_TYPE_METHOD_RETURN = DBUS_MESSAGE_TYPE_METHOD_RETURN;
 static const int CDBUS_MESSAGE_TYPE_ERROR = DBUS_MESSAGE_TYPE_ERROR;
 static const int CDBUS_MESSAGE_TYPE_SIGNAL = DBUS_MESSAGE_TYPE_SIGNAL;
 
-static const int CDBUS_TIMEOUT_INFINITE = DBUS_TIMEOUT_INFINITE;
-static const int CDBUS_TIMEOUT_USE_DEFAULT = DBUS_TIMEOUT_USE_DEFAULT;
 
 static const unsigned int CDBUS_NAME_FLAG_ALLOW_REPLACEMENT = DBUS_NAME_FLAG_ALLOW_REPLACEMENT;
 static const unsigned int CDBUS_NAME_FLAG_REPLACE_EXISTING = DBUS_NAME_FLAG_REPLACE_EXISTING;
@@ -49,10 +46,8 @@ static const unsigned int CDBUS_WATCH_WRITABLE = DBUS_WATCH_WRITABLE;
 static const unsigned int CDBUS_WATCH_ERROR = DBUS_WATCH_ERROR;
 static const unsigned int CDBUS_WATCH_HANGUP = DBUS_WATCH_HANGUP;
 
-static const int CDBUS_EFD_FLAGS = EFD_CLOEXEC | EFD_NONBLOCK;
-
 /// eventfd(2); Glibc's Swift module does not export it.
-static inline int cdbus_eventfd(void) { return eventfd(0, CDBUS_EFD_FLAGS); }
+static inline int cdbus_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
 /// pthread_setname_np(3) for the calling thread (a GNU extension the Swift Glibc module hides).
 static inline void cdbus_set_thread_name(const char *name) { pthread_setname_np(pthread_self(), name); }

@@ -1,3 +1,5 @@
+internal import CDBus
+
 /// The bus daemon's own methods (`org.freedesktop.DBus` at `/org/freedesktop/DBus`), called on one connection:
 /// names, their owners, match rules. A small proxy, as zbus's `DBusProxy`: get one from ``DBusConnection/bus``.
 public struct BusDaemon: Sendable {
@@ -92,11 +94,11 @@ public struct NameRequestFlags: OptionSet, Sendable, Hashable {
     /// Creates flags from raw bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
     /// Let another connection take the name with ``replaceExisting``.
-    public static let allowReplacement = NameRequestFlags(rawValue: 0x1)
+    public static let allowReplacement = NameRequestFlags(rawValue: CDBUS_NAME_FLAG_ALLOW_REPLACEMENT)
     /// Take the name from its owner if the owner allowed replacement.
-    public static let replaceExisting = NameRequestFlags(rawValue: 0x2)
+    public static let replaceExisting = NameRequestFlags(rawValue: CDBUS_NAME_FLAG_REPLACE_EXISTING)
     /// Fail instead of waiting in the name's queue.
-    public static let doNotQueue = NameRequestFlags(rawValue: 0x4)
+    public static let doNotQueue = NameRequestFlags(rawValue: CDBUS_NAME_FLAG_DO_NOT_QUEUE)
 }
 
 /// The bus's answer to `RequestName`.

@@ -129,12 +129,8 @@ final class ConnectionCore: @unchecked Sendable {
             return (nil, true)
         }
         if let rejected {
-            if case .job(let job) = operation {
-                // The thread is gone; a task must still run, so run it here.
-                job.runSynchronously(on: executor.asUnownedTaskExecutor())
-                return nil
-            }
-            Self.fail(operation, with: rejected)
+            refuse(operation, because: rejected)
+            if case .job = operation { return nil }
             return rejected
         }
         // A busy loop takes the operation on its next turn; only a sleeping one needs the eventfd.
@@ -147,14 +143,16 @@ final class ConnectionCore: @unchecked Sendable {
         _ = write(wakeFD, &one, 8)
     }
 
-    private static func fail(_ operation: Operation, with error: DBusError) {
+    /// What happens to an operation the connection can no longer carry out: a call fails with `reason`, a message
+    /// is released, and a task job still runs (here, on the calling thread), because a task must never be lost.
+    private func refuse(_ operation: Operation, because reason: DBusError) {
         switch operation {
         case .call(let message, _, let reply):
             message.release()
-            reply.complete(.failure(error))
+            reply.complete(.failure(reason))
         case .send(let message): message.release()
         case .cancel, .close: break
-        case .job: break
+        case .job(let job): job.runSynchronously(on: executor.asUnownedTaskExecutor())
         }
     }
 
@@ -208,7 +206,7 @@ final class ConnectionCore: @unchecked Sendable {
             defer { inbox.operations = [] }
             return inbox.operations
         }
-        for operation in leftovers { Self.fail(operation, with: failure) }
+        for operation in leftovers { refuse(operation, because: failure) }
         started.resume(throwing: failure)
     }
 
@@ -305,11 +303,7 @@ final class ConnectionCore: @unchecked Sendable {
         guard let raw else { return }
         for operation in operations {
             if let closing {
-                if case .job(let job) = operation {
-                    job.runSynchronously(on: executor.asUnownedTaskExecutor())
-                } else {
-                    Self.fail(operation, with: closing)
-                }
+                refuse(operation, because: closing)
                 continue
             }
             switch operation {
@@ -399,13 +393,7 @@ final class ConnectionCore: @unchecked Sendable {
             defer { inbox.operations = [] }
             return inbox.operations
         }
-        for operation in leftovers {
-            if case .job(let job) = operation {
-                job.runSynchronously(on: executor.asUnownedTaskExecutor())
-            } else {
-                Self.fail(operation, with: reason)
-            }
-        }
+        for operation in leftovers { refuse(operation, because: reason) }
         if let raw {
             dbus_connection_close(raw)
             // Lets libdbus complete what it still holds (pending calls get their Disconnected errors).
@@ -496,83 +484,5 @@ final class ConnectionCore: @unchecked Sendable {
                 timeout, enabled: dbus_timeout_get_enabled(timeout) != 0, deadline: Self.deadline(for: timeout))
             _ = dbus_timeout_handle(timeout)
         }
-    }
-}
-
-/// The reply slot of one method call: resumed exactly once, whoever completes it first.
-///
-/// `@unchecked Sendable` invariant: `call` is touched only on the I/O thread; everything else is in Mutexes.
-final class PendingReply: @unchecked Sendable {
-    private enum State {
-        case idle
-        case waiting(CheckedContinuation<DBusMessage, any Error>)
-        case done(Result<DBusMessage, any Error>)
-        case finished
-    }
-
-    private let state = Mutex(State.idle)
-    private let cancelled = Atomic(false)
-    /// For callback-style calls: run with the result instead of resuming a continuation (exactly once).
-    private let handler: (@Sendable (Result<DBusMessage, any Error>) -> Void)?
-    private let handled = Atomic(false)
-    var call: OpaquePointer?
-
-    init(handler: (@Sendable (Result<DBusMessage, any Error>) -> Void)? = nil) {
-        self.handler = handler
-    }
-
-    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
-    func markCancelled() { cancelled.store(true, ordering: .releasing) }
-
-    func complete(_ result: Result<DBusMessage, any Error>) {
-        if let handler {
-            if !handled.exchange(true, ordering: .acquiringAndReleasing) { handler(result) }
-            return
-        }
-        let waiting: CheckedContinuation<DBusMessage, any Error>? = state.withLock { state in
-            switch state {
-            case .idle:
-                state = .done(result)
-                return nil
-            case .waiting(let continuation):
-                state = .finished
-                return continuation
-            case .done, .finished:
-                return nil
-            }
-        }
-        waiting?.resume(with: result)
-    }
-
-    func wait(_ continuation: CheckedContinuation<DBusMessage, any Error>) {
-        let result: Result<DBusMessage, any Error>? = state.withLock { state in
-            switch state {
-            case .idle:
-                state = .waiting(continuation)
-                return nil
-            case .done(let result):
-                state = .finished
-                return result
-            case .waiting, .finished:
-                return nil
-            }
-        }
-        if let result { continuation.resume(with: result) }
-    }
-}
-
-/// A task executor whose jobs run on a connection's I/O thread, between its polls.
-///
-/// A task that prefers it makes calls and receives their replies without a single thread switch: the reply's
-/// continuation is resumed on the I/O thread and the task's next step runs there too, as a C client's loop would.
-public final class IOTaskExecutor: TaskExecutor, @unchecked Sendable {
-    // `@unchecked Sendable` invariant: `core` is unowned (the core owns the executor) and itself Sendable.
-    private unowned let core: ConnectionCore
-
-    init(core: ConnectionCore) { self.core = core }
-
-    /// Queues a job for the I/O thread.
-    public func enqueue(_ job: consuming ExecutorJob) {
-        core.post(.job(UnownedJob(job)))
     }
 }

@@ -117,7 +117,8 @@ extension DBusMessage {
             case CDBUS_MESSAGE_TYPE_METHOD_CALL: .methodCall
             case CDBUS_MESSAGE_TYPE_METHOD_RETURN: .methodReturn
             case CDBUS_MESSAGE_TYPE_ERROR: .error
-            default: .signal
+            case CDBUS_MESSAGE_TYPE_SIGNAL: .signal
+            default: .signal  // libdbus never hands over an invalid message type
             }
         serial = dbus_message_get_serial(raw)
         let reply = dbus_message_get_reply_serial(raw)
