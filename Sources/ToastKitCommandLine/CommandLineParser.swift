@@ -60,6 +60,33 @@ enum CommandLineParser {
 
     static var commandList: String { Command.allCases.map(\.rawValue).joined(separator: ", ") }
 
+    /// Takes the options that come before the command (`--backend auto|notifications|portal`, or
+    /// `--backend=…`) off the front of `arguments`, and returns them with the rest, which ``parse(arguments:)``
+    /// parses.
+    static func globalOptions(_ arguments: [Argument]) throws(CommandFailure) -> (NotificationBackend, [Argument]) {
+        var backend = NotificationBackend.automatic
+        var rest = arguments[...]
+        while let first = rest.first, first.text == "--backend" || first.text.hasPrefix("--backend=") {
+            rest = rest.dropFirst()
+            let value: String
+            if first.text == "--backend" {
+                guard let next = rest.first else {
+                    throw .usage("--backend: missing value (auto, notifications or portal)")
+                }
+                value = try next.text(as: "--backend")
+                rest = rest.dropFirst()
+            } else {
+                value = String(first.text.dropFirst("--backend=".count))
+            }
+            guard !value.isEmpty else { throw .usage("--backend: missing value (auto, notifications or portal)") }
+            guard let chosen = NotificationBackend(rawValue: value) else {
+                throw .data("--backend \(value): expected auto, notifications or portal")
+            }
+            backend = chosen
+        }
+        return (backend, Array(rest))
+    }
+
     private static func jsonOnly(_ arguments: ArraySlice<Argument>, command: String) throws(CommandFailure) -> Bool {
         let split = try SplitArguments(arguments, specs: Specs.jsonOnly, command: command)
         try noPositionals(split, command: command)

@@ -30,7 +30,7 @@ enum HelpText {
         OVERVIEW: Desktop toasts from scripts: a better notify-send, with string ids that replace across runs,
         status presets, durations that hold, actions, Later, clear exit codes and JSON.
 
-        USAGE: toastkit <command> [options]
+        USAGE: toastkit [--backend auto|notifications|portal] <command> [options]
                toastkit --help | --version | help <command>
 
         ARGUMENTS:
@@ -43,6 +43,10 @@ enum HelpText {
             listen          Watch the notification traffic on the session bus.
 
         OPTIONS:
+          --backend auto|notifications|portal
+                            Where send, capabilities and server-info go (before the command): the
+                            notification server, or the notification portal of Flatpak and Snap apps.
+                            auto (the default) picks the portal in a sandbox.
           --help            Show help (also `toastkit <command> --help`).
           --version         Print the version.
 
@@ -141,15 +145,17 @@ enum HelpText {
         """
 
     static let capabilities = """
-        OVERVIEW: Print the notification server's capabilities, one per line.
+        OVERVIEW: Print the notification server's capabilities, one per line, then the backend in use and why
+        ("backend: ..."). Through the notification portal: what ToastKit sends through a portal of its version, in
+        the same words (version 1: actions, body, icon-static).
 
-        USAGE: toastkit capabilities [--json]
+        USAGE: toastkit [--backend auto|notifications|portal] capabilities [--json]
 
         ARGUMENTS:
           (none)
 
         OPTIONS:
-          --json            One JSON object: {"capabilities": [...]}.
+          --json            One JSON object: {"capabilities": [...], "backend": ..., "backend_reason": ...}.
           --help            Show this help.
 
         EXIT CODES: 0 done; 64 usage error; 69 no bus or no notification server.
@@ -157,9 +163,10 @@ enum HelpText {
         """
 
     static let serverInfo = """
-        OVERVIEW: Print the notification server's name, vendor, version and specification version.
+        OVERVIEW: Print the notification server's name, vendor, version and specification version, then the backend
+        in use and why; through the notification portal, its name, interface, version and unique name.
 
-        USAGE: toastkit server-info [--json]
+        USAGE: toastkit [--backend auto|notifications|portal] server-info [--json]
 
         ARGUMENTS:
           (none)

@@ -1,10 +1,12 @@
 import Synchronization
 import ToastKit
 
-/// Wraps the desktop presenter to see when the center closes a toast on it: an action's confirmation outlives the
-/// toast's terminal event, and the command must not exit before the center has closed it.
+/// Wraps the desktop (or portal) presenter to see when the center closes a toast on it: an action's confirmation
+/// outlives the toast's terminal event, and the command must not exit before the center has closed it.
 final class ObservingPresenter: ToastPresenter {
-    let desktop: DesktopNotificationPresenter
+    let desktop: any ToastPresenter
+    /// Returns once what the center handed over for a toast has reached the service (a close included).
+    let settle: @Sendable (String) async -> Void
 
     private struct State {
         var closedByCenter: Set<String> = []
@@ -14,6 +16,12 @@ final class ObservingPresenter: ToastPresenter {
 
     init(_ desktop: DesktopNotificationPresenter) {
         self.desktop = desktop
+        settle = { id in _ = try? await desktop.accepted(id) }
+    }
+
+    init(_ portal: PortalNotificationPresenter) {
+        desktop = portal
+        settle = { _ in await portal.flush() }
     }
 
     /// Waits until the center has closed `id` on the presenter, or `limit` has passed.

@@ -10,7 +10,7 @@ struct SendCommand {
     let environment: CommandEnvironment
 
     /// The presenter's configuration: the app name and icon from the options, the message limit of the input.
-    private var configuration: DesktopPresenterConfiguration {
+    var configuration: DesktopPresenterConfiguration {
         var configuration = DesktopPresenterConfiguration(
             appName: options.appName ?? "toastkit", appIcon: options.appIcon.flatMap { $0.isEmpty ? nil : $0 },
             callTimeout: .seconds(10))
@@ -76,8 +76,10 @@ struct SendCommand {
         throw CommandFailure(.software, "internal error: the model did not show toast \"\(message.id)\"")
     }
 
-    /// With `--wait`: shows the toast through a center on the desktop presenter and waits for its end.
+    /// With `--wait`: shows the toast through a center on the desktop presenter and waits for its end. Through the
+    /// notification portal (`--backend portal`, or in a sandbox) with or without `--wait`: see ``runThroughPortal()``.
     func run() async throws(CommandFailure) -> ExitCode {
+        if environment.backendChoice.backend == .portal { return try await runThroughPortal() }
         let message = try makeMessage()
         let id = message.id
         let desktop = DesktopNotificationPresenter(configuration: configuration)

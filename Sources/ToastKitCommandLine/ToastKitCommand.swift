@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import Synchronization
+import ToastKit
 
 /// The `toastkit` command: parses the command line and runs it. The executable's `main` only calls ``main()``;
 /// ``run(arguments:environment:)`` runs a command line in-process and returns its exit code.
@@ -25,13 +26,16 @@ public enum ToastKitCommand {
     public static func main() -> Never {
         signal(SIGPIPE, SIG_IGN)
         let invocation: Invocation
+        let backend: NotificationBackend
         do {
-            invocation = try CommandLineParser.parse(arguments: rawArguments().map { Argument(bytes: $0) })
+            let rest: [Argument]
+            (backend, rest) = try CommandLineParser.globalOptions(rawArguments().map { Argument(bytes: $0) })
+            invocation = try CommandLineParser.parse(arguments: rest)
         } catch {
             Output.error(error.message)
             exit(error.code.rawValue)
         }
-        let environment = CommandEnvironment(nil)
+        let environment = CommandEnvironment(nil, backend: backend)
         do throws(CommandFailure) {
             if let code = try executeWithoutTasks(invocation, environment: environment) { exit(code.rawValue) }
         } catch {
@@ -66,8 +70,10 @@ public enum ToastKitCommand {
     public static func run(arguments: [[UInt8]], environment: [String: String]? = nil) async -> Int32 {
         signal(SIGPIPE, SIG_IGN)
         do {
-            let invocation = try CommandLineParser.parse(arguments: arguments.map { Argument(bytes: $0) })
-            return try await execute(invocation, environment: CommandEnvironment(environment)).rawValue
+            let (backend, rest) = try CommandLineParser.globalOptions(arguments.map { Argument(bytes: $0) })
+            let invocation = try CommandLineParser.parse(arguments: rest)
+            return try await execute(invocation, environment: CommandEnvironment(environment, backend: backend))
+                .rawValue
         } catch {
             Output.error(error.message)
             return error.code.rawValue
@@ -86,14 +92,14 @@ public enum ToastKitCommand {
         case .version:
             Output.line("toastkit \(ToolVersion.current)")
             return .success
-        case .send(let options) where !options.waits:
+        case .send(let options) where !options.waits && environment.backendChoice.backend != .portal:
             return try SendCommand(options: options, environment: environment).runWithoutWaiting()
         case .close(let target):
             return try CloseCommand(target: target, environment: environment).run()
         case .capabilities(let json):
-            return try ServerCommands.capabilities(json: json)
+            return try ServerCommands.capabilities(json: json, backend: environment.backendChoice)
         case .serverInfo(let json):
-            return try ServerCommands.serverInfo(json: json)
+            return try ServerCommands.serverInfo(json: json, backend: environment.backendChoice)
         default:
             return nil
         }
@@ -117,11 +123,25 @@ public enum ToastKitCommand {
 }
 
 /// The environment the commands read (for the id store and the store of kept toasts): given, or the process's,
-/// read from `environ` only when a command asks — a plain `send` never does.
+/// read from `environ` only when a command asks — a plain `send` never does. It also carries `--backend`.
 struct CommandEnvironment: Sendable {
     private let given: [String: String]?
+    /// `--backend` (``NotificationBackend/automatic`` unless given).
+    let backend: NotificationBackend
 
-    init(_ given: [String: String]?) { self.given = given }
+    init(_ given: [String: String]?, backend: NotificationBackend = .automatic) {
+        self.given = given
+        self.backend = backend
+    }
+
+    /// The backend `send`, `capabilities` and `server-info` use, and why: `--backend`, or the portal in a Flatpak
+    /// or Snap sandbox (a `stat` of `/.flatpak-info` and a look at `SNAP` and `SNAP_NAME`).
+    var backendChoice: BackendChoice {
+        let snap = ["SNAP", "SNAP_NAME"].reduce(into: [String: String]()) { found, name in
+            if let value = given?[name] ?? getenv(name).map({ String(cString: $0) }) { found[name] = value }
+        }
+        return backend.choice(environment: snap)
+    }
 
     /// The variables.
     var variables: [String: String] {

@@ -6,6 +6,8 @@ import ToastKit
 struct Waiter {
     let id: String
     let serverID: UInt32
+    /// The notification's id on the portal, when it went through the notification portal (then `serverID` is 0).
+    var portalID: String? = nil
     let json: Bool
     let center: ToastCenter
     let presenter: ObservingPresenter
@@ -33,8 +35,8 @@ struct Waiter {
             switch input {
             case .signal(let signal):
                 center.dismiss(id: id)
-                // Returns once the CloseNotification call has been answered.
-                _ = try? await presenter.desktop.accepted(id)
+                // Returns once the CloseNotification (or RemoveNotification) call has been answered.
+                await presenter.settle(id)
                 if json {
                     emit(
                         "closed", ["reason": .string("interrupted"), "signal": .string(SignalWatcher.name(of: signal))])
@@ -53,7 +55,7 @@ struct Waiter {
                     await presenter.waitForClose(of: id, limit: .seconds(5))
                 }
                 // Let a close the center started reach the server before the process ends.
-                _ = try? await presenter.desktop.accepted(id)
+                await presenter.settle(id)
                 return finish(outcome)
             default:
                 break
@@ -96,7 +98,12 @@ struct Waiter {
     }
 
     private func emit(_ event: String, _ fields: KeyValuePairs<String, JSONValue>) {
-        var object: JSONObject = ["event": .string(event), "id": .string(id), "server_id": .integer(Int64(serverID))]
+        var object: JSONObject = ["event": .string(event), "id": .string(id)]
+        if let portalID {
+            object["portal_id"] = .string(portalID)
+        } else {
+            object["server_id"] = .integer(Int64(serverID))
+        }
         for (key, value) in fields { object[key] = value }
         Output.json(object)
     }

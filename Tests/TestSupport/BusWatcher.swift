@@ -22,11 +22,12 @@ public final class BusWatcher {
         MatchRule(kind: .methodReturn),
     ]
 
-    /// That, and the notification portal's calls and signals too.
+    /// That, and the notification portal's calls and signals too, to it and to its backend.
     public static let portalTraffic =
         notificationTraffic + [
             MatchRule(kind: .methodCall, interface: "org.freedesktop.portal.Notification"),
             MatchRule(kind: .signal, interface: "org.freedesktop.portal.Notification"),
+            MatchRule(kind: .methodCall, interface: "org.freedesktop.impl.portal.Notification"),
         ]
 
     /// Starts monitoring the bus at `address` for the messages `rules` match.

@@ -271,6 +271,36 @@ import ToastKit
         #expect(try CommandLineParser.parse(["server-info"]) == .serverInfo(json: false))
         #expect(try CommandLineParser.parse(["listen", "--json"]) == .listen(json: true))
     }
+
+    @Test func backendComesBeforeTheCommand() throws {
+        func global(_ arguments: [String]) throws(CommandFailure) -> (NotificationBackend, [String]) {
+            let (backend, rest) = try CommandLineParser.globalOptions(arguments.map { Argument($0) })
+            return (backend, rest.map(\.text))
+        }
+        #expect(try global(["send", "x"]) == (.automatic, ["send", "x"]))
+        #expect(try global(["--backend", "portal", "send", "x"]) == (.portal, ["send", "x"]))
+        #expect(try global(["--backend=notifications", "server-info"]) == (.notifications, ["server-info"]))
+        #expect(
+            try global(["--backend", "portal", "--backend", "auto", "capabilities"]) == (.automatic, ["capabilities"]))
+        #expect(
+            try global(["send", "--backend", "portal"]).1 == ["send", "--backend", "portal"], "only before the command")
+        for (arguments, code, line) in [
+            (["--backend"], ExitCode.usage, "toastkit: --backend: missing value (auto, notifications or portal)"),
+            (
+                ["--backend", "fax", "send"], .dataError,
+                "toastkit: --backend fax: expected auto, notifications or portal"
+            ),
+            (["--backend=", "send"], .usage, "toastkit: --backend: missing value (auto, notifications or portal)"),
+        ] {
+            do {
+                _ = try global(arguments)
+                Issue.record("expected a failure for \(arguments)")
+            } catch {
+                #expect(error.code == code)
+                #expect(error.line == line)
+            }
+        }
+    }
 }
 
 @Suite struct FuzzRegressionTests {

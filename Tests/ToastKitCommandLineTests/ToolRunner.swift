@@ -46,13 +46,15 @@ final class ToolProcess: Sendable {
         self.stderr = stderr
     }
 
-    /// Starts `toastkit` with `arguments`.
-    static func start(_ arguments: [[UInt8]], environment: [String: String]) throws -> ToolProcess {
+    /// Starts `toastkit` (or `executable`: a launcher such as `bwrap` or `flatpak` that runs it) with `arguments`.
+    static func start(
+        _ arguments: [[UInt8]], environment: [String: String], executable: String = binary
+    ) throws -> ToolProcess {
         let stdin = try PipePair()
         let stdout = try PipePair()
         let stderr = try PipePair()
         let child = try ChildProcess.spawn(
-            binary, rawArguments: arguments, environment: environment,
+            executable, rawArguments: arguments, environment: environment,
             fileDescriptors: [0: stdin.readEnd, 1: stdout.writeEnd, 2: stderr.writeEnd])
         let pid = child.pid
         stdout.closeWriteEnd()

@@ -1,4 +1,4 @@
-import DBus
+package import DBus
 
 extension DesktopPresentationError {
     /// What a D-Bus failure of a call to the notification portal means for a toast.
@@ -9,7 +9,7 @@ extension DesktopPresentationError {
     ///     that say it cannot be reached.
     ///   - readingVersion: Whether the call was the read of the interface's `version` property, whose refusal means
     ///     the portal has no notification interface at all.
-    static func portal(
+    package static func portal(
         _ error: DBusError, timeout: Duration, choice: String? = nil, readingVersion: Bool = false
     ) -> DesktopPresentationError {
         let tried = choice.map { "; the notification portal was \($0)" } ?? ""
@@ -42,7 +42,9 @@ extension DesktopPresentationError {
     }
 
     /// What any error of a call to the notification portal means for a toast.
-    static func portal(any error: any Error, timeout: Duration, choice: String? = nil) -> DesktopPresentationError {
+    package static func portal(any error: any Error, timeout: Duration, choice: String? = nil)
+        -> DesktopPresentationError
+    {
         switch error {
         case let error as DesktopPresentationError: error
         case let error as DBusError: portal(error, timeout: timeout, choice: choice)

@@ -1,0 +1,66 @@
+import ToastKit
+
+extension SendCommand {
+    /// `toastkit send` through the notification portal (`--backend portal`, or in a Flatpak or Snap sandbox).
+    ///
+    /// With `--wait` (or actions) it stays as through the notification server: the center removes the toast on time,
+    /// actions come back, the outcome is the exit code; the portal reports no dismissal, so a toast the person closes
+    /// ends when its time is up (`expired`). Without `--wait` it returns once the portal accepted the toast; the portal
+    /// has no timeout, so the notification then lasts as long as the server's own default, whatever `-d`/`-t` say
+    /// (a warning says so). `--id` replaces a toast of the same run only.
+    func runThroughPortal() async throws(CommandFailure) -> ExitCode {
+        let message = try makeMessage()
+        let id = message.id
+        var configuration = self.configuration
+        configuration.backend = environment.backend
+        let portal = PortalNotificationPresenter(configuration: configuration)
+        let presenter = ObservingPresenter(portal)
+        if options.id != nil || options.replaceID != nil {
+            Output.error(
+                "warning: --id and -r/--replace-id do not replace a toast of an earlier run through the notification "
+                    + "portal; a new one is shown")
+        }
+        if !options.waits, options.duration != nil {
+            Output.error(
+                "warning: the notification portal has no timeout: without --wait the toast stays as long as the "
+                    + "notification server keeps it, not the time given with -d/-t")
+        }
+        let laterStore = FileLaterStore.standard(environment: environment.variables)
+        let center = ToastCenter(
+            defaultDuration: .standardDefault, maxVisible: 1, presenter: presenter, laterStore: laterStore)
+        center.toastStyle(CommandLineStyle(options: options))
+        center.onEvent = { event in
+            switch event {
+            case .degraded(_, let reason): Output.error("warning: \(reason)")
+            case .laterStoreProblem(let problem): Output.error("warning: \(problem)")
+            default: break
+            }
+        }
+        let events = center.events()
+        let signals = SignalWatcher()
+        center.present(message)
+        let portalID: String
+        do {
+            portalID = try await portal.accepted(id)
+        } catch let error as DesktopPresentationError {
+            throw BusAccess.failure(error)
+        } catch {
+            throw CommandFailure(.software, "internal error: \(error)")
+        }
+        if options.json {
+            Output.json(["event": .string("presented"), "id": .string(id), "portal_id": .string(portalID)])
+        } else if options.printID {
+            Output.line(portalID)
+        }
+        guard options.waits else {
+            // Reports (a degraded icon) reach the center, and the center's events the output, before the exit.
+            await center.flush()
+            return .success
+        }
+        let waiter = Waiter(
+            id: id, serverID: 0, portalID: portalID, json: options.json, center: center, presenter: presenter,
+            confirmingActions: Set(
+                (options.actions + [options.tap].compactMap { $0 }).filter { $0.confirmation != nil }.map(\.id)))
+        return await waiter.wait(events: events, signals: signals.signals)
+    }
+}

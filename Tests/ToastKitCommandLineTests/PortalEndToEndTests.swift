@@ -1,0 +1,200 @@
+import DBus
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+extension OneAtATime {
+    /// The `toastkit` binary through the REAL notification portal (xdg-desktop-portal 1.16 + xdg-desktop-portal-gtk,
+    /// in front of dunst on a private bus): as an unsandboxed caller with `--backend portal`, as a fake sandboxed app
+    /// (bwrap with a fake `/.flatpak-info`), and as a real Flatpak app built by `scripts/make-mini-flatpak.sh` (issue 14).
+    @Suite(.timeLimit(.minutes(5))) struct PortalEndToEndTests {
+        /// A desktop with dunst, the portal, and a monitor of the notification and portal traffic.
+        private func withPortal(
+            _ body: (NotificationEnvironment, DesktopPortal, BusWatcher) async throws -> Void
+        ) async throws {
+            let desktop = try await NotificationEnvironment.start(server: .dunst)
+            defer { desktop.stop() }
+            let portal = try await desktop.startPortal()
+            let watcher = try await BusWatcher(bus: desktop.bus.address, rules: BusWatcher.portalTraffic)
+            defer { watcher.stop() }
+            try await body(desktop, portal, watcher)
+        }
+
+        @Test func theToolThroughThePortalSaysSoAndGetsItsActionBack() async throws {
+            try await withPortal { desktop, portal, watcher in
+                let env = desktop.toolEnvironment
+                let info = try await toastkit(["--backend", "portal", "server-info"], environment: env)
+                #expect(info.status == 0, "\(info.error)")
+                #expect(
+                    info.output
+                        == [
+                            "name: org.freedesktop.portal.Desktop", "interface: org.freedesktop.portal.Notification",
+                            "version: 1", "bus_name: \(portal.owner)", "backend: portal (chosen explicitly)", "",
+                        ].joined(separator: "\n"))
+                let capabilities = try await toastkit(["--backend=portal", "capabilities", "--json"], environment: env)
+                #expect(
+                    capabilities.output
+                        == #"{"capabilities":["actions","body","icon-static"],"backend":"portal","backend_reason":"chosen explicitly"}"#
+                        + "\n")
+                let server = try await toastkit(["server-info"], environment: env)
+                #expect(
+                    server.lines.dropLast().last
+                        == "backend: notifications (chosen automatically: not in a Flatpak or Snap sandbox)")
+
+                let waiting = try ToolProcess.start(
+                    ["--backend", "portal", "send", "--wait", "-A", "ok=OK", "Hola", "por el portal"].map {
+                        Array($0.utf8)
+                    }, environment: env)
+                let add = try await watcher.next("AddNotification") { $0.member == "AddNotification" }
+                let fields = try add.arguments("sa{sv}")[1].variantDictionaryValue ?? [:]
+                #expect(fields["title"] == .string("Hola"))
+                let (notify, serverID) = try await watcher.nextNotifyAndReply()
+                #expect(notify.actionList == ["ok", "OK"])
+                try await desktop.waitUntilDisplayed(1)
+                try await desktop.invokeAction("ok", serverID: serverID, actionKeys: ["ok"])
+                let result = await waiting.finish()
+                #expect(result.status == 0, "\(result.error)")
+                #expect(result.output == "ok\n")
+            }
+        }
+
+        @Test func noPortalIsExit69NamingWhatWasTried() async throws {
+            let desktop = try await NotificationEnvironment.start(server: .dunst)
+            defer { desktop.stop() }
+            let run = try await toastkit(["--backend", "portal", "send", "Hola"], environment: desktop.toolEnvironment)
+            #expect(run.status == 69)
+            #expect(
+                run.error
+                    == "toastkit: no desktop portal is running (org.freedesktop.portal.Desktop has no owner); the "
+                    + "notification portal was chosen explicitly\n")
+            let bad = try await toastkit(["--backend", "fax", "send", "Hola"], environment: desktop.toolEnvironment)
+            #expect(bad.status == 65)
+            #expect(bad.error == "toastkit: --backend fax: expected auto, notifications or portal\n")
+        }
+
+        /// A sandboxed caller, faked cheaply: bwrap with a fake `/.flatpak-info` (the portal reads
+        /// `/proc/PID/root/.flatpak-info`). `toastkit` sees the sandbox and uses the portal by itself. With the app's
+        /// permission "no", the portal (version 1) answers success and drops the toast (P28); the tool asks the
+        /// permission store and fails clearly instead.
+        @Test func aSandboxedToolWhoseNotificationsAreTurnedOffFailsClearly() async throws {
+            try await withPortal { desktop, portal, watcher in
+                let appID = "org.example.FakeApp"
+                let info = "\(desktop.directory)/flatpak-info"
+                try "[Application]\nname=\(appID)\n".write(toFile: info, atomically: true, encoding: .utf8)
+                let sandbox = try Sandboxed(info: info, binary: ToolProcess.binary)
+
+                let allowed = try await sandbox.run(
+                    ["send", "-p", "Desde el sandbox"], environment: desktop.toolEnvironment)
+                #expect(allowed.status == 0, "\(allowed.error)")
+                #expect(allowed.output.hasPrefix("toastkit-"), "the portal id: \(allowed.output)")
+                let (notify, _) = try await watcher.nextNotifyAndReply()
+                #expect(notify.hints["desktop-entry"] == .string(appID), "the portal named the sandboxed app")
+                try await desktop.waitUntilDisplayed(1)
+                try await desktop.clear()
+
+                try await portal.setNotificationPermission(appID: appID, allowed: false)
+                let denied = try await sandbox.run(["send", "Prohibido"], environment: desktop.toolEnvironment)
+                #expect(denied.status == 69)
+                #expect(
+                    denied.error
+                        == "toastkit: notifications are turned off for \(appID): the desktop portal's permission store "
+                        + "says \"no\" (turn them on in the desktop's settings, or run `flatpak permission-set "
+                        + "notifications notification \(appID) yes`)\n")
+                #expect(try desktop.displayedCount() == 0)
+            }
+        }
+
+        /// A REAL Flatpak app (flatpak 1.14, its bus proxy: only the portals are reachable) running the static
+        /// `toastkit`: the toast reaches dunst through the portal, and the action comes back into the sandbox.
+        @Test func aRealFlatpakAppGetsItsActionBack() async throws {
+            let binary = try Self.staticBinary()
+            let folder = "\(NotificationEnvironment.repositoryRoot)/.build/flatpak"
+            let started = ContinuousClock.now
+            let build = try await onOwnThread {
+                try Tools.run(
+                    "\(NotificationEnvironment.repositoryRoot)/scripts/make-mini-flatpak.sh", [folder, binary])
+            }
+            #expect(build.status == 0, "make-mini-flatpak.sh: \(build.error)")
+            let buildTime = ContinuousClock.now - started
+            try await withPortal { desktop, _, watcher in
+                var env = desktop.toolEnvironment
+                for line in try String(contentsOfFile: "\(folder)/env", encoding: .utf8).split(separator: "\n") {
+                    for assignment in line.dropFirst("export ".count).split(separator: " ") {
+                        let parts = assignment.split(separator: "=", maxSplits: 1).map(String.init)
+                        // The desktop's short runtime folder stays: flatpak's bus proxy puts its socket there.
+                        if parts.count == 2, parts[0] != "XDG_RUNTIME_DIR" { env[parts[0]] = parts[1] }
+                    }
+                }
+                let flatpak = try Tools.require("flatpak", package: "flatpak")
+                let app = try ToolProcess.start(
+                    ["--user", "run", "org.toastkit.PortalTest", "send", "--wait", "-A", "ok=OK", "Hola desde Flatpak"]
+                        .map { Array($0.utf8) }, environment: env, executable: flatpak)
+                let add = try await watcher.next("AddNotification from the sandbox") {
+                    $0.member == "AddNotification" && $0.interface == "org.freedesktop.impl.portal.Notification"
+                }
+                #expect(add.body.first == .string("org.toastkit.PortalTest"), "the portal knows the app's id")
+                let (notify, serverID) = try await watcher.nextNotifyAndReply()
+                #expect(notify.summary == "Hola desde Flatpak")
+                #expect(notify.hints["desktop-entry"] == .string("org.toastkit.PortalTest"))
+                try await desktop.waitUntilDisplayed(1)
+                try await desktop.invokeAction("ok", serverID: serverID, actionKeys: ["ok"])
+                let result = await app.finish()
+                #expect(result.status == 0, "flatpak run: \(result.error)")
+                #expect(result.output == "ok\n")
+            }
+            #expect(buildTime < .seconds(60), "make-mini-flatpak.sh took \(buildTime)")
+        }
+
+        /// The fully static `toastkit`: `TOASTKIT_STATIC_BINARY` or a static `TOASTKIT_BINARY` (scripts/test.sh sets
+        /// them), else built now with scripts/build-cli.sh.
+        static func staticBinary() throws -> String {
+            let environment = ProcessInfo.processInfo.environment
+            if let path = environment["TOASTKIT_STATIC_BINARY"], !path.isEmpty { return path }
+            if let ldd = try? Tools.run("ldd", [ToolProcess.binary]),
+                ldd.output.contains("not a dynamic executable")
+                    || ldd.error.contains("not a dynamic executable")
+            {
+                return ToolProcess.binary
+            }
+            let build = try Tools.run("\(NotificationEnvironment.repositoryRoot)/scripts/build-cli.sh", [])
+            guard build.status == 0 else { throw TestEnvironmentError("scripts/build-cli.sh failed: \(build.error)") }
+            return build.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+}
+
+/// Runs `toastkit` under bwrap in a sandbox that looks like a Flatpak to the portal: a fresh root with the system's
+/// folders read-only, `/tmp` (where the test bus lives) writable, the binary's libraries, and the given file as
+/// `/.flatpak-info`.
+struct Sandboxed {
+    let bwrap: String
+    let arguments: [String]
+
+    init(info: String, binary: String) throws {
+        bwrap = try Tools.require("bwrap", package: "bubblewrap")
+        var binds = [
+            "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+            "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin", "--ro-bind", "/etc", "/etc",
+            "--proc", "/proc", "--dev", "/dev", "--bind", "/tmp", "/tmp",
+        ]
+        // The binary's own folder and those of its libraries outside /usr (the Swift toolchain for a debug build).
+        var folders = [URL(fileURLWithPath: binary).deletingLastPathComponent().path]
+        let ldd = try Tools.run("ldd", [binary])
+        for line in ldd.output.split(separator: "\n") {
+            guard let path = line.split(separator: " ").first(where: { $0.hasPrefix("/") }) else { continue }
+            folders.append(URL(fileURLWithPath: String(path)).deletingLastPathComponent().path)
+        }
+        for folder in Set(folders).sorted()
+        where !folder.hasPrefix("/usr") && !folder.hasPrefix("/lib") && !folder.hasPrefix("/tmp") {
+            binds += ["--ro-bind", folder, folder]
+        }
+        arguments = binds + ["--ro-bind", info, "/.flatpak-info", "--die-with-parent", binary]
+    }
+
+    func run(_ toolArguments: [String], environment: [String: String]) async throws -> ToolProcess.Result {
+        let process = try ToolProcess.start(
+            (arguments + toolArguments).map { Array($0.utf8) }, environment: environment, executable: bwrap)
+        return await process.finish()
+    }
+}
