@@ -15,7 +15,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         Argument(bytes: $0)
     }
     do {
-        _ = try CommandLineParser.parse(arguments: arguments)
+        // As the tool does: the options before the command (`--backend`), then the command.
+        _ = try CommandLineParser.parse(arguments: try CommandLineParser.globalOptions(arguments).1)
     } catch {
         guard error.code == .usage || error.code == .dataError, !error.message.isEmpty,
             !error.message.contains("\n")
