@@ -74,6 +74,21 @@ final class Desktop: Sendable {
         return path
     }
 
+    /// A call to the server and its answer: the server sends its signals in order with its replies, so every
+    /// signal it sent before is on the bus monitor once this returns.
+    func serverRoundTrip() async throws {
+        let connection = try await environment.bus.connect()
+        defer { connection.close() }
+        let call = NotificationsClient.call("GetServerInformation")
+        let reply = try await connection.call(
+            destination: call.destination, path: call.path, interface: call.interface, member: call.member,
+            timeout: .seconds(10))
+        let serial = reply.replySerial
+        _ = try await bus.log.next("the server's answer on the monitor") {
+            $0.kind == .methodReturn && $0.replySerial == serial && $0.destination == reply.destination
+        }
+    }
+
     /// dunst's history entry for server id `id` (closed notifications): field name → value.
     func dunstHistory(of id: UInt32) async throws -> [String: Any]? {
         let json = try await run("dunstctl", ["history"])
