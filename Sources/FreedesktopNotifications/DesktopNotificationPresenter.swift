@@ -375,6 +375,12 @@ public final class DesktopNotificationPresenter: ToastPresenter {
             DesktopPresentationError(.busUnavailable, reason: "cannot reach the session bus: \(error.message)")
         case DBusError.Name.disconnected:
             DesktopPresentationError(.busUnavailable, reason: "the session bus connection was lost: \(error.message)")
+        case "org.freedesktop.Notifications.Error.ExcessNotificationGeneration":
+            // KDE Plasma refuses a notification identical to the one before it within about a second.
+            DesktopPresentationError(
+                .refused,
+                reason: "the notification server refused a toast identical to one it showed less than a second ago "
+                    + "(\(error.name)): change its title or message, or present it again after a second")
         default:
             DesktopPresentationError(.refused, reason: "the notification server refused the toast: \(error)")
         }
