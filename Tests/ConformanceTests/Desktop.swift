@@ -23,12 +23,13 @@ final class Desktop: Sendable {
         self.toasts = toasts
     }
 
-    static func start(_ kind: NotificationServerKind) async throws -> Desktop {
+    static func start(_ kind: NotificationServerKind, maxVisible: Int = 1) async throws -> Desktop {
         let environment = try await NotificationEnvironment.start(server: kind)
         do {
             let bus = try await BusTraffic(bus: environment.bus.address)
             return Desktop(
-                environment: environment, bus: bus, toasts: ToastHarness(busAddress: environment.bus.address))
+                environment: environment, bus: bus,
+                toasts: ToastHarness(busAddress: environment.bus.address, maxVisible: maxVisible))
         } catch {
             try? await offPool { environment.stop() }
             throw error
@@ -131,10 +132,15 @@ extension Desktop {
 
     /// Saves ``transcript`` as `.build/conformance/transcripts/<server>/<scenario>.txt`.
     func saveTranscript(_ scenario: Scenario) {
+        saveTranscript(
+            named: scenario.rawValue.filter { $0.isLetter || $0.isNumber || $0 == " " }
+                .replacingOccurrences(of: " ", with: "-"))
+    }
+
+    /// Saves ``transcript`` as `.build/conformance/transcripts/<server>/<name>.txt`.
+    func saveTranscript(named name: String) {
         let folder = "\(NotificationEnvironment.repositoryRoot)/.build/conformance/transcripts/\(kind.rawValue)"
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let name = scenario.rawValue.filter { $0.isLetter || $0.isNumber || $0 == " " }
-            .replacingOccurrences(of: " ", with: "-")
         try? transcript.write(toFile: "\(folder)/\(name).txt", atomically: true, encoding: .utf8)
     }
 }

@@ -261,14 +261,14 @@ final class ToastHarness: Sendable {
 
     init(
         busAddress: String, markup: DesktopPresenterConfiguration.Markup = .plainText,
-        maximumMessageLength: Int = 64 * 1024
+        maximumMessageLength: Int = 64 * 1024, maxVisible: Int = 1
     ) {
         let configuration = DesktopPresenterConfiguration(
             appName: "toastkit-conformance", bus: .address(busAddress), callTimeout: .seconds(5), markup: markup,
             maximumMessageLength: maximumMessageLength, pausesWhileScreenLocked: false)
         presenter = DesktopNotificationPresenter(configuration: configuration)
         center = ToastCenter(
-            defaultDuration: 30, maxVisible: 1, presenter: presenter, clock: ContinuousClock(),
+            defaultDuration: 30, maxVisible: maxVisible, presenter: presenter, clock: ContinuousClock(),
             laterStore: InMemoryLaterStore())
         let stream = center.events()
         let events = self.events

@@ -32,14 +32,22 @@ public final class BusWatcher {
         throw TestEnvironmentError("bus monitor ended")
     }
 
+    /// Whether `message` is a client's call of `member` on the notification server (addressed to the well-known
+    /// name: GNOME Shell's proxy forwards every call to the shell with the same interface, and those copies are not
+    /// a client's).
+    private static func isClientCall(_ message: DBusMessage, _ member: String) -> Bool {
+        message.kind == .methodCall && message.member == member
+            && message.destination == "org.freedesktop.Notifications"
+    }
+
     /// The next `Notify` call's arguments.
     public func nextNotify() async throws -> NotifyArguments {
-        try NotifyArguments(try await next { $0.kind == .methodCall && $0.member == "Notify" })
+        try NotifyArguments(try await next { Self.isClientCall($0, "Notify") })
     }
 
     /// The next `Notify` call and the id the server answered it with.
     public func nextNotifyAndReply() async throws -> (NotifyArguments, UInt32) {
-        let call = try await next { $0.kind == .methodCall && $0.member == "Notify" }
+        let call = try await next { Self.isClientCall($0, "Notify") }
         let reply = try await next {
             $0.kind == .methodReturn && $0.replySerial == call.serial && $0.destination == call.sender
         }
@@ -48,7 +56,7 @@ public final class BusWatcher {
 
     /// The next `CloseNotification` call's id.
     public func nextClose() async throws -> UInt32 {
-        let message = try await next { $0.kind == .methodCall && $0.member == "CloseNotification" }
+        let message = try await next { Self.isClientCall($0, "CloseNotification") }
         return message.body.first?.uint32Value ?? 0
     }
 
