@@ -154,6 +154,13 @@ extension OneAtATime {
         ) async throws {
             // Whatever the server sent before it answers a call is on the monitor once the answer is.
             try await desktop.serverRoundTrip()
+            if desktop.kind == .swaync, desktop.bus.closedSignals(of: serverID).map(\.reason) == [3] {
+                // swaync's second NotificationClosed (2) follows its popup's closing, ~0.2 s later; a Notify in between
+                // may never be drawn (see swayncShowsTheNextToastAfterAClose), so the barrier waits for it.
+                _ = try await desktop.bus.log.next("swaync's second NotificationClosed(\(serverID), 2)") {
+                    $0.isClosed(serverID) && $0.body.last == .uint32(2)
+                }
+            }
             let closes = desktop.bus.closedSignals(of: serverID)
             if closes.count > 1 {
                 let owner = try await desktop.environment.notificationsOwner()

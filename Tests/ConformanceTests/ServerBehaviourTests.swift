@@ -102,9 +102,48 @@ extension OneAtATime {
                 #expect(try await desktop.waitForPopups(1) != nil)
                 toasts.center.dismiss(id: "upload")
                 #expect(try await toasts.outcome(of: "upload").outcome == .closedByApp)
+                #expect(try await desktop.bus.nextClosed(of: notify.id).reason == 3)
+                #expect(try await desktop.bus.nextClosed(of: notify.id).reason == 2)
+                // Only now: a Notify while swaync is still closing may never be drawn (the next test).
                 try await barrier(desktop)
                 #expect(desktop.bus.closedSignals(of: notify.id).map(\.reason) == [3, 2])
                 #expect(toasts.terminalEvents(of: "upload") == 1)
+            }
+        }
+
+        /// swaync 0.7.3 often never draws a notification that arrives while it is still closing the one before (a
+        /// `Notify` right behind a `CloseNotification`, before its answer): the new one goes to the control center
+        /// without a popup and without a signal. ToastKit does exactly that when the front toast is closed and the next
+        /// one moves up (maxVisible 1) — the next toast must still pop up. Seen with a raw client in 2 of 8 tries when
+        /// the Notify did not wait for CloseNotification's answer, 0 of 8 when it did.
+        @Test func swayncShowsTheNextToastAfterAClose() async throws {
+            try await on(.swaync, "next-after-close") { desktop in
+                let toasts = desktop.toasts
+                var lost = 0
+                for round in 1...4 {
+                    toasts.center.present(
+                        ToastMessage(id: "front\(round)", title: "Primero \(round)", duration: .indefinite))
+                    toasts.center.present(
+                        ToastMessage(id: "next\(round)", title: "Siguiente \(round)", duration: .indefinite))
+                    _ = try await desktop.bus.nextNotify()
+                    #expect(try await desktop.waitForPopups(1) != nil, "round \(round): the front toast's popup")
+                    toasts.center.dismiss(id: "front\(round)")
+                    let next = try await desktop.bus.nextNotify()
+                    #expect(next.arguments.summary == "Siguiente \(round)")
+                    if try await desktop.waitForPopups(1, within: .seconds(3)) == nil { lost += 1 }
+                    toasts.center.dismiss(id: "next\(round)")
+                    _ = try await desktop.bus.nextClosed(of: next.id)
+                    _ = try await desktop.bus.log.next("swaync's second close") {
+                        $0.isClosed(next.id) && $0.body.last == .uint32(2)
+                    }
+                }
+                let issue = Comment(
+                    rawValue: "ToastKit sends the next toast's Notify right behind the front one's CloseNotification, "
+                        + "and swaync then often draws no popup for it")
+                withKnownIssue(issue, isIntermittent: true) {
+                    #expect(
+                        lost == 0, "\(lost) of 4 next toasts were never drawn (they are in swaync's control center)")
+                }
             }
         }
 
