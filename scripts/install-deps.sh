@@ -15,7 +15,7 @@ packages=(
     gnome-shell gjs                                          # GNOME Shell 43, headless
     plasma-workspace plasma-desktop kactivitymanagerd        # KDE Plasma 5.27 under Xvfb
     sway mako-notifier sway-notification-center grim         # mako and swaync on a headless sway; grim screenshots
-    lxqt-notificationd
+    lxqt-notificationd lxqt-qtplugin                         # with the LXQt platform theme, as in a session
 )
 case "${1:-test}" in
     bench) packages+=(hyperfine libglib2.0-bin python3-dbus gcc valgrind) ;;
