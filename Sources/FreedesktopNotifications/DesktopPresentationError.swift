@@ -17,6 +17,10 @@ public struct DesktopPresentationError: Error, Sendable, Hashable, CustomStringC
         case invalidInput
         /// The toast is not on the presenter (never shown, or closed before the server accepted it).
         case notPresented
+        /// The server refused a toast identical to one it showed less than a second before (KDE Plasma's
+        /// `ExcessNotificationGeneration`). A replacement refused this way changed nothing on screen: the
+        /// presenter keeps the notification as it is.
+        case repeatedTooSoon
     }
 
     /// The kind of failure.
@@ -55,6 +59,12 @@ public struct DesktopPresentationError: Error, Sendable, Hashable, CustomStringC
             self.init(.busUnavailable, reason: "cannot reach the session bus: \(error.message)")
         case DBusError.Name.disconnected:
             self.init(.busUnavailable, reason: "the session bus connection was lost: \(error.message)")
+        case "org.freedesktop.Notifications.Error.ExcessNotificationGeneration":
+            // KDE Plasma refuses a notification identical to the one before it within about a second.
+            self.init(
+                .repeatedTooSoon,
+                reason: "the notification server refused a toast identical to one it showed less than a second ago "
+                    + "(\(error.name)): change its title or message, or present it again after a second")
         default:
             self.init(.refused, reason: "the notification server refused the toast: \(error)")
         }

@@ -156,6 +156,9 @@ package struct DesktopPresenterMachine: Sendable {
     private var waitingForLink: [String] = []
     /// Calls on their way (`Notify` and `CloseNotification`).
     private var callsInFlight = 0
+    /// `CloseNotification` calls on their way, and the toasts whose `Notify` waits for them to be answered.
+    private var closesInFlight = 0
+    private var waitingForCloses: [String] = []
     /// Waiting for every toast to settle.
     private var settleWaiters: [WaiterID] = []
     /// Why recently forgotten toasts failed, so a late ``Event/awaitAccepted(id:waiter:)`` gets the real reason
@@ -273,8 +276,14 @@ package struct DesktopPresenterMachine: Sendable {
             guard var toast = toasts[id], toast.inFlight?.call == call else { break }
             toast.inFlight = nil
             callsInFlight -= 1
+            closesInFlight -= 1
             toasts[id] = toast
             pump(id, into: &out)
+            if closesInFlight == 0, !waitingForCloses.isEmpty {
+                let waiting = waitingForCloses
+                waitingForCloses = []
+                for other in waiting { pump(other, into: &out) }
+            }
         case .signal(let signal, let sender):
             received(signal, from: sender, into: &out)
         case .ownerChanged(let newOwner):
@@ -338,7 +347,7 @@ package struct DesktopPresenterMachine: Sendable {
     }
 
     /// No call on its way and no toast waiting for the link.
-    package var isSettled: Bool { callsInFlight == 0 && waitingForLink.isEmpty }
+    package var isSettled: Bool { callsInFlight == 0 && waitingForLink.isEmpty && waitingForCloses.isEmpty }
 
     // MARK: - Sending
 
@@ -351,6 +360,12 @@ package struct DesktopPresenterMachine: Sendable {
                 guard case .ready(let capabilities) = link else {
                     waitingForLink.append(id)
                     connectIfNeeded(into: &out)
+                    return
+                }
+                guard closesInFlight == 0 else {
+                    // A Notify right behind a CloseNotification is often never drawn by swaync: it goes out once
+                    // the server has answered the close (one round trip later).
+                    waitingForCloses.append(id)
                     return
                 }
                 toast.dirty = false
@@ -383,6 +398,7 @@ package struct DesktopPresenterMachine: Sendable {
             nextCall += 1
             toast.inFlight = .close(call: nextCall)
             callsInFlight += 1
+            closesInFlight += 1
             toasts[id] = toast
             out.append(.close(id: id, call: nextCall, serverID: serverID))
             return
@@ -473,6 +489,10 @@ package struct DesktopPresenterMachine: Sendable {
                 orphanCount -= held.count
                 early = held
             }
+        case .failure(let error) where error.kind == .repeatedTooSoon && toast.serverID != nil:
+            // Plasma refused a replacement identical to what it shows: the notification on screen is already the
+            // toast as asked, so it stays ours.
+            break
         case .failure(let error):
             toasts[id] = toast
             if notifiesInFlight == 0 { dropOrphans() }

@@ -54,12 +54,28 @@ struct ServerLink: Sendable {
     }
 
     /// `GetCapabilities` and `GetServerInformation` (the information is optional: some servers fail it).
+    ///
+    /// A server that has just taken the name may not serve its object yet: GNOME Shell 43's notifications proxy owns
+    /// `org.freedesktop.Notifications` a moment before it exports `/org/freedesktop/Notifications`, and answers
+    /// `UnknownMethod` meanwhile. That is "not ready", not a refusal: asked again every 50 ms, within `timeout`.
     func readCapabilities(timeout: Duration) async throws -> ServerCapabilities {
         let client = NotificationsClient(connection: connection, timeout: timeout)
-        async let names = client.capabilities()
-        async let information = try? client.serverInformation()
-        return ServerCapabilities(try await names, information: await information)
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do {
+                async let names = client.capabilities()
+                async let information = try? client.serverInformation()
+                return ServerCapabilities(try await names, information: await information)
+            } catch let error as DBusError
+                where Self.notReady.contains(error.name) && ContinuousClock.now + .milliseconds(50) < deadline
+            {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
     }
+
+    /// What a server answers for an object it does not serve yet.
+    private static let notReady: Set<String> = [DBusError.Name.unknownMethod, DBusError.Name.unknownObject]
 
     private static let screenSaverRule = MatchRule(
         sender: "org.freedesktop.ScreenSaver", interface: "org.freedesktop.ScreenSaver", member: "ActiveChanged")

@@ -19,7 +19,7 @@ enum BusAccess {
     static func failure(_ error: DesktopPresentationError) -> CommandFailure {
         switch error.kind {
         case .invalidInput: .data(error.reason)
-        case .noServer, .busUnavailable, .timedOut, .refused: .unavailable(error.reason)
+        case .noServer, .busUnavailable, .timedOut, .refused, .repeatedTooSoon: .unavailable(error.reason)
         case .notPresented: CommandFailure(.software, "internal error: \(error.reason)")
         }
     }

@@ -23,12 +23,13 @@ final class Desktop: Sendable {
         self.toasts = toasts
     }
 
-    static func start(_ kind: NotificationServerKind) async throws -> Desktop {
+    static func start(_ kind: NotificationServerKind, maxVisible: Int = 1) async throws -> Desktop {
         let environment = try await NotificationEnvironment.start(server: kind)
         do {
             let bus = try await BusTraffic(bus: environment.bus.address)
             return Desktop(
-                environment: environment, bus: bus, toasts: ToastHarness(busAddress: environment.bus.address))
+                environment: environment, bus: bus,
+                toasts: ToastHarness(busAddress: environment.bus.address, maxVisible: maxVisible))
         } catch {
             try? await offPool { environment.stop() }
             throw error
@@ -74,6 +75,21 @@ final class Desktop: Sendable {
         return path
     }
 
+    /// A call to the server and its answer: the server sends its signals in order with its replies, so every
+    /// signal it sent before is on the bus monitor once this returns.
+    func serverRoundTrip() async throws {
+        let connection = try await environment.bus.connect()
+        defer { connection.close() }
+        let call = NotificationsClient.call("GetServerInformation")
+        let reply = try await connection.call(
+            destination: call.destination, path: call.path, interface: call.interface, member: call.member,
+            timeout: .seconds(10))
+        let serial = reply.replySerial
+        _ = try await bus.log.next("the server's answer on the monitor") {
+            $0.kind == .methodReturn && $0.replySerial == serial && $0.destination == reply.destination
+        }
+    }
+
     /// dunst's history entry for server id `id` (closed notifications): field name → value.
     func dunstHistory(of id: UInt32) async throws -> [String: Any]? {
         let json = try await run("dunstctl", ["history"])
@@ -116,10 +132,15 @@ extension Desktop {
 
     /// Saves ``transcript`` as `.build/conformance/transcripts/<server>/<scenario>.txt`.
     func saveTranscript(_ scenario: Scenario) {
+        saveTranscript(
+            named: scenario.rawValue.filter { $0.isLetter || $0.isNumber || $0 == " " }
+                .replacingOccurrences(of: " ", with: "-"))
+    }
+
+    /// Saves ``transcript`` as `.build/conformance/transcripts/<server>/<name>.txt`.
+    func saveTranscript(named name: String) {
         let folder = "\(NotificationEnvironment.repositoryRoot)/.build/conformance/transcripts/\(kind.rawValue)"
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let name = scenario.rawValue.filter { $0.isLetter || $0.isNumber || $0 == " " }
-            .replacingOccurrences(of: " ", with: "-")
         try? transcript.write(toFile: "\(folder)/\(name).txt", atomically: true, encoding: .utf8)
     }
 }

@@ -7,19 +7,22 @@ import Testing
 /// The scenarios of the matrix, in table order.
 enum Scenario: String, CaseIterable, Sendable {
     /// The servers of the matrix, in column order.
-    static let servers: [NotificationServerKind] = [
-        .dunst, .notificationDaemon, .xfce4Notifyd, .mateNotificationDaemon,
-    ]
+    static let servers = NotificationServerKind.allCases
+    /// The order the servers start in: the desktop shells first, whose rows take longest (Swift Testing runs a few
+    /// test cases at a time, so the last ones started would otherwise finish last).
+    static let startOrder = servers.filter(\.isDesktopShell).reversed() + servers.filter { !$0.isDesktopShell }
 
     case present = "present"
     case replace = "replace by id"
     case tap = "tap (default action)"
     case button = "button action"
     case dismiss = "dismiss by the user"
-    case closeByCall = "close by call"
-    case expiry = "expiry (1 s)"
-    case markup = "escaped markup"
-    case icon = "icon"
+    case closeByApp = "close by the app"
+    case expiry = "expiry enforced by ToastKit (1 s)"
+    case markup = "markup shown literally"
+    case statuses = "statuses and icons"
+    case restart = "server restart with live toasts"
+    case capabilities = "capabilities and degradation"
 }
 
 /// What one scenario on one server found: its failed checks (each also a test issue) and its quirks.
@@ -28,7 +31,13 @@ final class ScenarioRecord: Sendable {
     let scenario: Scenario
     /// Whether failures are also test issues (false for a helper record whose failures a scenario takes over).
     let reportsIssues: Bool
-    private let state = Mutex<(failures: [String], quirks: [String])>(([], []))
+    private struct Findings {
+        var failures: [String] = []
+        var knownIssues: [String] = []
+        var notTestable: String?
+        var quirks: [String] = []
+    }
+    private let state = Mutex(Findings())
 
     init(server: NotificationServerKind, scenario: Scenario, reportsIssues: Bool = true) {
         self.server = server
@@ -65,14 +74,35 @@ final class ScenarioRecord: Sendable {
         state.withLock { if !$0.quirks.contains(text) { $0.quirks.append(text) } }
     }
 
+    /// Records that the scenario cannot be carried out on this server from outside, and why (the cell says so; it
+    /// is never a pass).
+    func notTestable(_ reason: String) {
+        state.withLock { $0.notTestable = reason }
+    }
+
+    /// Records a ToastKit defect that is known and tracked (the cell names it; the test lists it as a known issue
+    /// instead of failing). Once it is fixed the check passes and the cell with it.
+    func knownIssue(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        state.withLock { if !$0.knownIssues.contains(text) { $0.knownIssues.append(text) } }
+        guard reportsIssues else { return }
+        withKnownIssue(Comment(rawValue: "\(server) — \(scenario.rawValue): \(text)")) {
+            Issue.record(Comment(rawValue: text), sourceLocation: sourceLocation)
+        }
+    }
+
     var failures: [String] { state.withLock { $0.failures } }
 
-    /// The table cell: `FAIL: …`, `quirk: …` or `pass`.
+    /// The table cell: `**FAIL**: …`, `**known issue**: …`, `not testable: …`, `quirk: …` or `pass`.
     var cell: String {
         state.withLock { state in
             if !state.failures.isEmpty { return "**FAIL**: " + state.failures.joined(separator: "; ") }
-            if !state.quirks.isEmpty { return "quirk: " + state.quirks.joined(separator: "; ") }
-            return "pass"
+            var parts: [String] = []
+            if !state.knownIssues.isEmpty {
+                parts.append("**known issue**: " + state.knownIssues.joined(separator: "; "))
+            }
+            if let reason = state.notTestable { parts.append("not testable: " + reason) }
+            if !state.quirks.isEmpty { parts.append("quirk: " + state.quirks.joined(separator: "; ")) }
+            return parts.isEmpty ? "pass" : parts.joined(separator: "; ")
         }
     }
 }
@@ -85,6 +115,7 @@ final class ConformanceResults: Sendable {
     private struct State {
         var cells: [NotificationServerKind: [Scenario: String]] = [:]
         var servers: [NotificationServerKind: String] = [:]
+        var timings: [String] = []
     }
 
     private let state = Mutex(State())
@@ -93,6 +124,12 @@ final class ConformanceResults: Sendable {
 
     func record(_ record: ScenarioRecord) {
         state.withLock { $0.cells[record.server, default: [:]][record.scenario] = record.cell }
+    }
+
+    /// Notes how long a scenario took, desktop start and stop included (`.build/conformance/timings.txt`).
+    func record(_ server: NotificationServerKind, _ scenario: Scenario, took duration: Duration) {
+        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        state.withLock { $0.timings.append("\(server.rawValue)\t\(scenario.rawValue)\t\(milliseconds) ms") }
     }
 
     func record(_ server: NotificationServerKind, capabilities: ServerCapabilities) {
@@ -131,7 +168,12 @@ final class ConformanceResults: Sendable {
         let url = URL(fileURLWithPath: Self.path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         // One writer at a time: the servers' tests finish concurrently.
-        try state.withLock { _ in try text.write(to: url, atomically: true, encoding: .utf8) }
+        try state.withLock { state in
+            try text.write(to: url, atomically: true, encoding: .utf8)
+            try (state.timings.joined(separator: "\n") + "\n").write(
+                to: url.deletingLastPathComponent().appendingPathComponent("timings.txt"), atomically: true,
+                encoding: .utf8)
+        }
     }
 
     private static func escape(_ cell: String) -> String {

@@ -36,6 +36,7 @@ final class AwaitableLog<Element: Sendable>: Sendable {
         var claimed: [Bool] = []
         var waiters: [Waiter] = []
         var nextWaiter = 0
+        var cancelled: Set<Int> = []
         var ended: String?
     }
 
@@ -74,36 +75,47 @@ final class AwaitableLog<Element: Sendable>: Sendable {
         within limit: Duration = .seconds(5),
         where predicate: @escaping @Sendable (Element) -> Bool
     ) async throws -> Entry {
-        try await withCheckedThrowingContinuation { continuation in
-            let found = state.withLock { state -> Result<Entry, any Error>? in
-                if let index = state.entries.indices.first(where: {
-                    !state.claimed[$0] && predicate(state.entries[$0].value)
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let found = state.withLock { state -> Result<Entry, any Error>? in
+                    if let index = state.entries.indices.first(where: {
+                        !state.claimed[$0] && predicate(state.entries[$0].value)
+                    }) {
+                        state.claimed[index] = true
+                        return .success(state.entries[index])
+                    }
+                    if let ended = state.ended { return .failure(MissedEvent(description: "\(what): \(ended)")) }
+                    if state.cancelled.remove(id) != nil { return .failure(CancellationError()) }
+                    state.waiters.append(Waiter(id: id, predicate: predicate, continuation: continuation))
+                    // A deadline for this wait only; cancelled as soon as the entry arrives.
+                    let timer = Task { [weak self] in
+                        guard (try? await Task.sleep(for: limit)) != nil else { return }
+                        self?.giveUp(id, MissedEvent(description: "no \(what) within \(limit)"))
+                    }
+                    state.waiters[state.waiters.count - 1].timer = timer
+                    return nil
                 }
-                ) {
-                    state.claimed[index] = true
-                    return .success(state.entries[index])
-                }
-                if let ended = state.ended { return .failure(MissedEvent(description: "\(what): \(ended)")) }
-                let id = state.nextWaiter
-                state.nextWaiter += 1
-                state.waiters.append(Waiter(id: id, predicate: predicate, continuation: continuation))
-                // A deadline for this wait only; cancelled as soon as the entry arrives.
-                let timer = Task { [weak self] in
-                    guard (try? await Task.sleep(for: limit)) != nil else { return }
-                    self?.giveUp(id, MissedEvent(description: "no \(what) within \(limit)"))
-                }
-                state.waiters[state.waiters.count - 1].timer = timer
-                return nil
+                if let found { continuation.resume(with: found) }
             }
-            if let found { continuation.resume(with: found) }
+        } onCancel: {
+            giveUp(id, CancellationError(), rememberIfAbsent: true)
         }
     }
 
-    private func giveUp(_ id: Int, _ error: MissedEvent) {
+    private func giveUp(_ id: Int, _ error: any Error, rememberIfAbsent: Bool = false) {
         let waiter = state.withLock { state -> Waiter? in
-            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
+                // Cancelled before the waiter was registered: it gives up as it registers.
+                if rememberIfAbsent { state.cancelled.insert(id) }
+                return nil
+            }
             return state.waiters.remove(at: index)
         }
+        waiter?.timer?.cancel()
         waiter?.continuation.resume(throwing: error)
     }
 
@@ -149,8 +161,10 @@ final class BusTraffic: Sendable {
 
     /// The next `Notify` call, the server's reply (its id) and the caller's unique name.
     func nextNotify(within limit: Duration = .seconds(5)) async throws -> NotifySeen {
+        // Only calls to the well-known name: GNOME Shell's proxy forwards each Notify to the shell with the same
+        // interface, and that copy is not the client's.
         let call = try await log.next("Notify call", within: limit) {
-            $0.kind == .methodCall && $0.member == "Notify"
+            $0.kind == .methodCall && $0.member == "Notify" && $0.destination == "org.freedesktop.Notifications"
         }
         let serial = call.value.serial
         let sender = call.value.sender
@@ -168,6 +182,7 @@ final class BusTraffic: Sendable {
     {
         try await log.next("CloseNotification(\(id))", within: limit) {
             $0.kind == .methodCall && $0.member == "CloseNotification" && $0.body.first == .uint32(id)
+                && $0.destination == "org.freedesktop.Notifications"
         }
     }
 
@@ -187,6 +202,37 @@ final class BusTraffic: Sendable {
             $0.kind == .signal && $0.member == "ActionInvoked" && $0.body.first == .uint32(id)
         }
         return entry.value.body.count > 1 ? entry.value.body[1].stringValue ?? "" : ""
+    }
+
+    /// The next `ActivationToken(id, token)` signal's token.
+    func nextActivationToken(of id: UInt32, within limit: Duration = .seconds(5)) async throws -> String {
+        let entry = try await log.next("ActivationToken(\(id), …)", within: limit) {
+            $0.kind == .signal && $0.member == "ActivationToken" && $0.body.first == .uint32(id)
+        }
+        return entry.value.body.count > 1 ? entry.value.body[1].stringValue ?? "" : ""
+    }
+
+    /// Every `NotificationClosed(id, …)` seen so far: reason and sender, in order.
+    func closedSignals(of id: UInt32) -> [(reason: UInt32, sender: String)] {
+        log.all.compactMap { entry in
+            let message = entry.value
+            guard message.isClosed(id) else { return nil }
+            return (message.body.count > 1 ? message.body[1].uint32Value ?? 0 : 0, message.sender ?? "")
+        }
+    }
+
+    /// Whether the client called `CloseNotification(id)` before the server's first `NotificationClosed(id, …)`.
+    func closedByClientFirst(_ id: UInt32, caller: String) -> Bool {
+        for entry in log.all {
+            let message = entry.value
+            if message.isClosed(id) { return false }
+            if message.kind == .methodCall, message.member == "CloseNotification", message.body.first == .uint32(id),
+                message.sender == caller
+            {
+                return true
+            }
+        }
+        return false
     }
 
     func stop() { connection.close() }
@@ -213,13 +259,16 @@ final class ToastHarness: Sendable {
     let presenter: DesktopNotificationPresenter
     let events = AwaitableLog<ToastEvent>()
 
-    init(busAddress: String) {
+    init(
+        busAddress: String, markup: DesktopPresenterConfiguration.Markup = .plainText,
+        maximumMessageLength: Int = 64 * 1024, maxVisible: Int = 1
+    ) {
         let configuration = DesktopPresenterConfiguration(
-            appName: "toastkit-conformance", bus: .address(busAddress), callTimeout: .seconds(5),
-            pausesWhileScreenLocked: false)
+            appName: "toastkit-conformance", bus: .address(busAddress), callTimeout: .seconds(5), markup: markup,
+            maximumMessageLength: maximumMessageLength, pausesWhileScreenLocked: false)
         presenter = DesktopNotificationPresenter(configuration: configuration)
         center = ToastCenter(
-            defaultDuration: 30, maxVisible: 1, presenter: presenter, clock: ContinuousClock(),
+            defaultDuration: 30, maxVisible: maxVisible, presenter: presenter, clock: ContinuousClock(),
             laterStore: InMemoryLaterStore())
         let stream = center.events()
         let events = self.events
@@ -243,6 +292,19 @@ final class ToastHarness: Sendable {
     /// How many terminal events `id` has had so far.
     func terminalEvents(of id: String) -> Int {
         events.all.filter { if case .ended(id, _) = $0.value { true } else { false } }.count
+    }
+
+    /// The `actionInvoked` event of `id` (its action id and activation token).
+    func actionEvent(of id: String, within limit: Duration = .seconds(5)) async throws -> (
+        actionID: String, token: String?
+    ) {
+        let entry = try await events.next("action event of \"\(id)\"", within: limit) {
+            if case .actionInvoked(id, _, _) = $0 { true } else { false }
+        }
+        guard case .actionInvoked(_, let action, let token) = entry.value else {
+            throw MissedEvent(description: "unreachable")
+        }
+        return (action, token)
     }
 
     /// How many times `id` was presented so far.

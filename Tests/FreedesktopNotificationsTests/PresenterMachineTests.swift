@@ -116,6 +116,35 @@ import ToastModel
         #expect(machine.notifyCallsInFlight == 100)
     }
 
+    @Test func aNotifyWaitsForTheCloseOnItsWay() throws {
+        // swaync often never draws a Notify that arrives right behind a CloseNotification.
+        var machine = Self.linked()
+        let front = try #require(machine.handle(.show(Self.presentation("front"))).notifyCall)
+        _ = machine.handle(.notifyAnswered(id: "front", call: front, Self.reply(3)))
+        #expect(machine.handle(.close(id: "front")) == [.close(id: "front", call: front + 1, serverID: 3)])
+        #expect(machine.handle(.show(Self.presentation("next"))).isEmpty, "held until the close is answered")
+        let after = machine.handle(.closeAnswered(id: "front", call: front + 1))
+        #expect(after.notifies.map(\.replacesID) == [0])
+    }
+
+    @Test func anIdenticalReplacementRefusedAsARepeatKeepsTheNotification() throws {
+        // Plasma refuses a Notify identical to the one it shows (ExcessNotificationGeneration).
+        var machine = Self.linked()
+        let first = try #require(machine.handle(.show(Self.presentation("sync", "Sincronizando…"))).notifyCall)
+        _ = machine.handle(.notifyAnswered(id: "sync", call: first, Self.reply(7)))
+        let again = try #require(machine.handle(.show(Self.presentation("sync", "Sincronizando…"))).notifyCall)
+        let repeated = DesktopPresentationError(
+            DBusError(name: "org.freedesktop.Notifications.Error.ExcessNotificationGeneration", message: "too many"),
+            timeout: .seconds(5))
+        #expect(repeated.kind == .repeatedTooSoon)
+        #expect(machine.handle(.notifyAnswered(id: "sync", call: again, .failure(repeated))).reports.isEmpty)
+        #expect(machine.serverID(ofToast: "sync") == 7)
+        // A new toast refused the same way has nothing on screen: that is a failure, with the reason.
+        let fresh = try #require(machine.handle(.show(Self.presentation("other", "Sincronizando…"))).notifyCall)
+        let failed = machine.handle(.notifyAnswered(id: "other", call: fresh, .failure(repeated)))
+        #expect(failed.reports == [.failed(toastID: "other", reason: repeated.reason, recoverable: false)])
+    }
+
     // MARK: - Signals
 
     @Test func aSignalBeforeTheNotifyReplyIsHeldAndReplayed() throws {

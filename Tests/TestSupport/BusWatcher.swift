@@ -66,14 +66,22 @@ public final class BusWatcher {
         throw TestEnvironmentError("bus monitor ended")
     }
 
+    /// Whether `message` is a client's call of `member` on the notification server (addressed to the well-known
+    /// name: GNOME Shell's proxy forwards every call to the shell with the same interface, and those copies are not
+    /// a client's).
+    private static func isClientCall(_ message: DBusMessage, _ member: String) -> Bool {
+        message.kind == .methodCall && message.member == member
+            && message.destination == "org.freedesktop.Notifications"
+    }
+
     /// The next `Notify` call's arguments.
     public func nextNotify() async throws -> NotifyCall {
-        try NotifyCall(try await next("Notify call") { $0.kind == .methodCall && $0.member == "Notify" })
+        try NotifyCall(try await next("Notify call") { Self.isClientCall($0, "Notify") })
     }
 
     /// The next `Notify` call and the id the server answered it with.
     public func nextNotifyAndReply() async throws -> (NotifyCall, UInt32) {
-        let call = try await next("Notify call") { $0.kind == .methodCall && $0.member == "Notify" }
+        let call = try await next("Notify call") { Self.isClientCall($0, "Notify") }
         let reply = try await next("Notify reply") {
             $0.kind == .methodReturn && $0.replySerial == call.serial && $0.destination == call.sender
         }
@@ -82,9 +90,7 @@ public final class BusWatcher {
 
     /// The next `CloseNotification` call's id.
     public func nextClose() async throws -> UInt32 {
-        let message = try await next("CloseNotification call") {
-            $0.kind == .methodCall && $0.member == "CloseNotification"
-        }
+        let message = try await next("CloseNotification call") { Self.isClientCall($0, "CloseNotification") }
         return message.body.first?.uint32Value ?? 0
     }
 

@@ -23,6 +23,9 @@ public final class FakeNotificationServer: Sendable {
         public var firstID: UInt32
         /// Answer every method wrongly, for fault injection.
         public var misbehavior: Misbehavior?
+        /// Own `org.freedesktop.Notifications` first and export the object only this long after, as GNOME Shell 43's
+        /// notifications proxy does: calls in between get `UnknownMethod`.
+        public var exportsAfterOwning: Duration?
 
         /// Ways to answer wrongly.
         public enum Misbehavior: Sendable {
@@ -41,9 +44,11 @@ public final class FakeNotificationServer: Sendable {
             unicastSignals: Bool = true,
             notifyDelay: Duration? = nil,
             firstID: UInt32 = 1,
-            misbehavior: Misbehavior? = nil
+            misbehavior: Misbehavior? = nil,
+            exportsAfterOwning: Duration? = nil
         ) {
             self.misbehavior = misbehavior
+            self.exportsAfterOwning = exportsAfterOwning
             self.capabilities = capabilities
             self.name = name
             self.unicastSignals = unicastSignals
@@ -124,7 +129,7 @@ public final class FakeNotificationServer: Sendable {
             object.method("Notify") { call in server.notify(call) }
             object.method("CloseNotification") { call in server.closeNotification(call) }
         }
-        server.connection.export(object, at: path)
+        if options.exportsAfterOwning == nil { server.connection.export(object, at: path) }
         // A server stopped just before may still own the name until the bus has seen its connection close.
         let changes = try await server.connection.bus.nameOwnerChanges(of: "org.freedesktop.Notifications")
         if try await server.connection.bus.nameOwner(of: "org.freedesktop.Notifications") != nil {
@@ -134,6 +139,13 @@ public final class FakeNotificationServer: Sendable {
         let reply = try await server.connection.bus.requestName("org.freedesktop.Notifications", flags: .doNotQueue)
         guard reply == .primaryOwner else {
             throw TestEnvironmentError("fake server could not own org.freedesktop.Notifications: \(reply)")
+        }
+        if let delay = options.exportsAfterOwning {
+            let exported = object
+            Task {
+                try? await Task.sleep(for: delay)
+                server.connection.export(exported, at: path)
+            }
         }
         return server
     }

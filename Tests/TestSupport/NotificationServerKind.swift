@@ -42,7 +42,7 @@ public enum NotificationServerKind: String, Sendable, CaseIterable, CustomString
         case .plasma: ["plasma-workspace", "plasma-desktop", "kactivitymanagerd", "xdotool", "x11-utils"]
         case .mako: ["sway", "mako-notifier", "grim"]
         case .swaync: ["sway", "sway-notification-center", "grim"]
-        case .lxqtNotificationd: ["lxqt-notificationd", "xdotool"]
+        case .lxqtNotificationd: ["lxqt-notificationd", "lxqt-qtplugin", "xdotool"]
         }
     }
 
@@ -107,7 +107,15 @@ public enum NotificationServerKind: String, Sendable, CaseIterable, CustomString
         case .swaync:
             needs = [("sway", "sway"), ("swaync", "sway-notification-center"), ("grim", "grim")]
         case .lxqtNotificationd:
-            needs = [("lxqt-notificationd", "lxqt-notificationd")]
+            needs = [
+                ("lxqt-notificationd", "lxqt-notificationd"),
+                (
+                    Self.firstExisting(
+                        ["x86_64", "aarch64"].map { "/usr/lib/\($0)-linux-gnu/qt5/plugins/platformthemes/libqtlxqt.so" }
+                    )
+                        ?? "/usr/lib/x86_64-linux-gnu/qt5/plugins/platformthemes/libqtlxqt.so", "lxqt-qtplugin"
+                ),
+            ]
         }
         if usesX11 {
             needs.append(("Xvfb", "xvfb"))
@@ -156,6 +164,10 @@ public enum NotificationServerKind: String, Sendable, CaseIterable, CustomString
     static let gnomeNotificationsProxy = "/usr/share/gnome-shell/org.gnome.Shell.Notifications"
     /// plasmashell has no desktop shell without this package.
     static let plasmaShellPackage = "/usr/share/plasma/shells/org.kde.plasma.desktop"
+
+    static func firstExisting(_ candidates: [String]) -> String? {
+        candidates.first { access($0, F_OK) == 0 }
+    }
 
     static func firstExecutable(_ candidates: [String]) -> String? {
         candidates.first { access($0, X_OK) == 0 }

@@ -81,7 +81,12 @@ extension NotificationEnvironment {
                     try Tools.run(
                         "xprop", ["-id", window.window, "_NET_WM_WINDOW_TYPE"], environment: self.environment)
                 }
-                if type.output.contains("_NET_WM_WINDOW_TYPE_NOTIFICATION") { popups.append(window) }
+                // Mapped is not drawn: right after start-up a popup is mapped a while before it is painted.
+                if type.output.contains("_NET_WM_WINDOW_TYPE_NOTIFICATION"),
+                    try await brightness(atX: window.x + window.width / 2, y: window.y + 8) > 40
+                {
+                    popups.append(window)
+                }
             }
             return popups.sorted { $0.y > $1.y }
         case .lxqtNotificationd:
@@ -91,33 +96,45 @@ extension NotificationEnvironment {
         case .mako:
             return try await makoNotifications()
         case .swaync:
+            // It tells how many notifications it holds (popups and its control center alike), not what it draws: a
+            // popup counts once something is drawn where popups appear.
             let reply = try await control(
                 "org.erikreider.swaync.cc", "/org/erikreider/swaync/cc", "org.erikreider.swaync.cc",
                 "NotificationCount")
             let count = Int(try reply.arguments("u")[0].uint32Value ?? 0)
+            guard count > 0, try await colours(in: popupRegion) > 16 else { return [] }
             return Array(repeating: Popup(window: "swaync"), count: count)
         }
     }
 
-    /// Waits until exactly `count` notifications are on screen and returns them, or nil after `limit`.
+    /// How long the waits for what is on screen last by default: a popup comes within a second on an idle machine
+    /// (Plasma's in about one), and the limit only matters when it never comes, so it is generous for a busy one.
+    public static let popupLimit = Duration.seconds(10)
+
+    /// Waits until exactly `count` notifications are on screen and returns them, or nil after `limit`
+    /// (``popupLimit`` by default).
     ///
     /// A popup appearing or going away is not announced on the bus (servers answer `Notify` and emit
     /// `NotificationClosed` around their drawing, not after it), so this polls: every 25 ms, for at most `limit`.
     public func waitForPopups(_ count: Int, within limit: Duration? = nil) async throws -> [Popup]? {
-        // Plasma draws its popup about 0.9 s after Notify on an idle machine.
-        let deadline = ContinuousClock.now + (limit ?? (server.isDesktopShell ? .seconds(10) : .seconds(5)))
+        let deadline = ContinuousClock.now + (limit ?? Self.popupLimit)
         while true {
             let now = try await popups()
             if now.count == count { return now }
             if ContinuousClock.now >= deadline { return nil }
-            try await Task.sleep(for: .milliseconds(25))
+            try await Task.sleep(for: pollInterval)
         }
+    }
+
+    /// How often to look at the screen while waiting (Plasma and swaync: every 100 ms, a look costs processes).
+    public var pollInterval: Duration {
+        server == .plasma || server == .swaync ? .milliseconds(100) : .milliseconds(25)
     }
 
     /// The newest popup once its geometry has settled (two reads 100 ms apart agree: Plasma lays a new popup out
     /// again after mapping it), waiting up to the default limit for one to appear.
-    func newestPopup() async throws -> Popup {
-        let deadline = ContinuousClock.now + (server.isDesktopShell ? Duration.seconds(10) : .seconds(5))
+    public func newestPopup() async throws -> Popup {
+        let deadline = ContinuousClock.now + Self.popupLimit
         var previous: Popup?
         while true {
             let newest = try await popups().last
@@ -127,7 +144,7 @@ extension NotificationEnvironment {
                 return newest
             }
             previous = newest
-            try await Task.sleep(for: newest == nil ? .milliseconds(25) : .milliseconds(100))
+            try await Task.sleep(for: newest == nil ? pollInterval : .milliseconds(100))
         }
     }
 
@@ -280,12 +297,77 @@ extension NotificationEnvironment {
                 try? FileManager.default.removeItem(atPath: full)
             }
         case .mako, .swaync:
+            // A Wayland popup may be announced before it is drawn: the picture is taken once the region shows more
+            // than a plain background (at most 3 s).
             let geometry = region.map { ["-g", "\($0.x),\($0.y) \($0.width)x\($0.height)"] } ?? []
-            try await runOffPool("grim", geometry + [path])
+            let deadline = ContinuousClock.now + .seconds(3)
+            repeat {
+                try await runOffPool("grim", geometry + [path])
+                if try await colours(ofImage: path) > 16 { return }
+                try await Task.sleep(for: .milliseconds(100))
+            } while ContinuousClock.now < deadline
+        case .plasma:
+            // Plasma repaints a replaced popup (its new icon) a while after the text: the picture is taken once two
+            // captures 200 ms apart agree (at most 3 s).
+            let deadline = ContinuousClock.now + .seconds(3)
+            var previous: Data?
+            while true {
+                try await runOffPool(
+                    "import", ["-window", "root"] + (crop.map { ["-crop", $0, "+repage"] } ?? []) + [path])
+                let now = FileManager.default.contents(atPath: path)
+                if now == previous || ContinuousClock.now >= deadline { return }
+                previous = now
+                try await Task.sleep(for: .milliseconds(200))
+            }
         default:
             try await runOffPool(
                 "import", ["-window", "root"] + (crop.map { ["-crop", $0, "+repage"] } ?? []) + [path])
         }
+    }
+
+    /// How many colours the screen shows in `region`: a plain background has one or two, an icon or text dozens.
+    public func colours(in region: (x: Int, y: Int, width: Int, height: Int)) async throws -> Int {
+        let file = "\(directory)/region-\(UUID().uuidString).png"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        switch server {
+        case .mako, .swaync:
+            try await runOffPool("grim", ["-g", "\(region.x),\(region.y) \(region.width)x\(region.height)", file])
+        case .gnomeShell:
+            try await screenshot(to: file, region: region)
+        default:
+            try await runOffPool(
+                "import",
+                [
+                    "-window", "root", "-crop", "\(region.width)x\(region.height)+\(region.x)+\(region.y)", "+repage",
+                    file,
+                ])
+        }
+        return try await colours(ofImage: file)
+    }
+
+    /// Where the server draws a popup's icon, for the servers whose layout is known: Plasma (right of the text),
+    /// lxqt-notificationd (left of it). nil elsewhere.
+    public func iconRegion(of popup: Popup) -> (x: Int, y: Int, width: Int, height: Int)? {
+        switch server {
+        // Inside the popup either way: a popup without an icon is shorter (Plasma) or starts its text further left
+        // (lxqt), so the area is plain background then.
+        case .plasma: (popup.x + popup.width - 46, popup.y + 36, 32, 28)
+        case .lxqtNotificationd: (popup.x + 8, popup.y + 16, 18, 24)
+        default: nil
+        }
+    }
+
+    /// How many colours the image at `path` has.
+    func colours(ofImage path: String) async throws -> Int {
+        Int(try await runOffPool("convert", [path, "-format", "%k", "info:"]).trimmed) ?? 0
+    }
+
+    /// The brightness (0…255) of the screen's pixel at `x`, `y` (X displays).
+    func brightness(atX x: Int, y: Int) async throws -> UInt8 {
+        let file = "\(directory)/pixel-\(UUID().uuidString).gray"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try await runOffPool("import", ["-window", "root", "-crop", "1x1+\(x)+\(y)", "-depth", "8", "gray:\(file)"])
+        return FileManager.default.contents(atPath: file)?.first ?? 0
     }
 
     /// Where this server draws its popups on the 1280x800 screen: a region worth a screenshot.
@@ -323,6 +405,13 @@ extension NotificationEnvironment {
             if case .number(let id) = pair[0], case .string(let title) = pair[1] { result[UInt32(id)] = title }
         }
         return result
+    }
+
+    /// The unique name that owns `org.freedesktop.Notifications` now, or nil.
+    public func notificationsOwner() async throws -> String? {
+        let connection = try await bus.connect()
+        defer { connection.close() }
+        return try await connection.bus.nameOwner(of: "org.freedesktop.Notifications")
     }
 
     // MARK: - Per server

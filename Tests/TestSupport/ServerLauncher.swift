@@ -221,13 +221,19 @@ struct ServerLauncher: Sendable {
         case .lxqtNotificationd:
             env["HOME"] = try folder("lxqt-notificationd/home")
             env["XDG_CONFIG_HOME"] = try folder("lxqt-notificationd/home/.config")
+            // As in an LXQt session: the LXQt platform theme, with the icon theme from lxqt.conf.
+            let settings = try folder("lxqt-notificationd/home/.config/lxqt")
+            if !FileManager.default.fileExists(atPath: "\(settings)/lxqt.conf") {
+                try FileManager.default.copyItem(atPath: "\(Self.harness)/lxqt.conf", toPath: "\(settings)/lxqt.conf")
+            }
             env["QT_QPA_PLATFORM"] = "xcb"
+            env["QT_QPA_PLATFORMTHEME"] = "lxqt"
             server = try spawn("lxqt-notificationd", "lxqt-notificationd", [], environment: env)
         case .mako:
             env["WAYLAND_DISPLAY"] = support.waylandDisplay
-            // Built-in defaults (an empty XDG_CONFIG_HOME): default-timeout 0, so only toasts sent with an
-            // expire_timeout expire.
-            server = try spawn("mako", "mako", [], environment: env)
+            // Built-in defaults (default-timeout 0, so only toasts sent with an expire_timeout expire), plus where
+            // the icons are (scripts/harness/mako.conf).
+            server = try spawn("mako", "mako", ["--config", "\(Self.harness)/mako.conf"], environment: env)
         case .swaync:
             env["WAYLAND_DISPLAY"] = support.waylandDisplay
             env["GDK_BACKEND"] = "wayland"
@@ -243,10 +249,15 @@ struct ServerLauncher: Sendable {
             shell.ownsNotifications = true
             record(shell)
             _ = try await startAwaitingName("org.freedesktop.Notifications", shell, excluding: excluded)
-            let limit = kind.startLimit
-            _ = try await Deadline.run(within: limit, "plasmashell's \"desktop\" stage (KSplash.setStage)") {
-                for await stage in stages where stage == "desktop" { return true }
-                return nil
+            do {
+                _ = try await Deadline.run(
+                    within: kind.startLimit, "plasmashell's \"desktop\" stage (KSplash.setStage)"
+                ) {
+                    for await stage in stages where stage == "desktop" { return true }
+                    return nil
+                }
+            } catch {
+                throw TestEnvironmentError("\(error)\(Deadline.tail(of: shell.log, lines: 20))")
             }
             return
         case .gnomeShell:

@@ -1,0 +1,113 @@
+import DBus
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+extension OneAtATime {
+    /// The built `toastkit` binary on GNOME Shell 43 and KDE Plasma 5.27, each headless on a private bus (issue 11):
+    /// durations that hold where the server ignores `expire_timeout`, `close --id`, and what Plasma refuses.
+    @Suite(.timeLimit(.minutes(2)))
+    struct DesktopShellEndToEndTests {
+        private func on(
+            _ server: NotificationServerKind, _ body: (NotificationEnvironment, BusWatcher) async throws -> Void
+        ) async throws {
+            let desktop = try await NotificationEnvironment.start(server: server)
+            defer { desktop.stop() }
+            let watcher = try await BusWatcher(bus: desktop.bus.address)
+            defer { watcher.stop() }
+            try await body(desktop, watcher)
+        }
+
+        /// GNOME Shell ignores `expire_timeout` and keeps a banner while the person is idle: `send --wait -d 1`
+        /// closes the toast itself after a second, exits 3 (expired), and the banner is gone.
+        @Test func gnomeShellSendWaitWithADurationExpiresOnTime() async throws {
+            try await on(.gnomeShell) { desktop, watcher in
+                let process = try ToolProcess.start(
+                    ["send", "--wait", "-d", "1", "Copiado"].map { Array($0.utf8) },
+                    environment: desktop.toolEnvironment)
+                let (notify, id) = try await watcher.nextNotifyAndReply()
+                let shown = ContinuousClock.now
+                #expect(notify.expireTimeout == 1000)
+                #expect(try await desktop.waitForPopups(1)?.first?.title == "Copiado", "the banner")
+                let run = await process.finish()
+                let elapsed = ContinuousClock.now - shown
+                #expect(run.status == 3, "exit 3 (expired): \(run.error)")
+                #expect(
+                    elapsed >= .milliseconds(700) && elapsed <= .milliseconds(2500), "exited \(elapsed) after Notify")
+                #expect(try await watcher.nextClose() == id, "toastkit closed it")
+                #expect(try await watcher.nextClosed(id) == 3)
+                #expect(try await desktop.waitForPopups(0) != nil, "the banner is gone")
+                #expect(try await desktop.gnomeNotifications().isEmpty, "nothing left in the tray")
+            }
+        }
+
+        /// `close --id` from another process closes a toast sent with `--id` on GNOME Shell (whose notifications
+        /// proxy accepts CloseNotification for an id only from the connection that sent it, or once that one is
+        /// gone — here `send` has exited).
+        @Test func gnomeShellCloseByIDClosesTheBanner() async throws {
+            try await on(.gnomeShell) { desktop, watcher in
+                let env = desktop.toolEnvironment
+                let send = try await toastkit(
+                    ["send", "--id", "sync", "-d", "indefinite", "Sincronizando…"], environment: env)
+                #expect(send.status == 0, "\(send.error)")
+                let (_, id) = try await watcher.nextNotifyAndReply()
+                #expect(try await desktop.waitForPopups(1)?.first?.title == "Sincronizando…")
+                let close = try await toastkit(["close", "--id", "sync"], environment: env)
+                #expect(close.status == 0, "\(close.error)")
+                #expect(try await watcher.nextClose() == id)
+                #expect(try await watcher.nextClosed(id) == 3)
+                #expect(try await desktop.waitForPopups(0) != nil, "the banner is gone")
+            }
+        }
+
+        /// `close --id` while the `send --wait` that showed the toast still waits: a person expects the banner to go
+        /// and the waiting `send` to exit 4 (closed). GNOME's proxy refuses CloseNotification from any connection but
+        /// the sender's while that one is connected (`InvalidArgs: Invalid notification ID`).
+        @Test func gnomeShellCloseByIDWhileTheSenderWaits() async throws {
+            try await on(.gnomeShell) { desktop, watcher in
+                let env = desktop.toolEnvironment
+                let waiting = try ToolProcess.start(
+                    ["send", "--wait", "--id", "job", "-d", "indefinite", "Trabajando"].map { Array($0.utf8) },
+                    environment: env)
+                let (_, id) = try await watcher.nextNotifyAndReply()
+                #expect(try await desktop.waitForPopups(1)?.first?.title == "Trabajando")
+                let close = try await toastkit(["close", "--id", "job"], environment: env)
+                await withKnownIssue(
+                    "GNOME's proxy refuses CloseNotification from another connection than the sender's"
+                ) {
+                    #expect(close.status == 0, "close --id: \(close.error)")
+                    let gone = try await desktop.waitForPopups(0, within: .seconds(2))
+                    #expect(gone != nil, "the banner is gone")
+                }
+                if close.status != 0 {
+                    #expect(close.error.contains("InvalidArgs"), "what close --id said: \(close.error)")
+                    waiting.signal(SIGTERM)  // the waiting send closes its toast itself
+                }
+                let run = await waiting.finish()
+                #expect(run.status == (close.status == 0 ? 4 : 143), "the waiting send's exit: \(run.error)")
+                #expect(try await watcher.nextClosed(id) == 3)
+                #expect(try await desktop.waitForPopups(0) != nil, "no banner left")
+            }
+        }
+
+        /// Plasma refuses a notification identical to the previous one within about a second: the second `send`
+        /// fails with exit 69 and says why and what to do — it is not lost silently.
+        @Test func plasmaRefusesARepeatedSendWithAClearReason() async throws {
+            try await on(.plasma) { desktop, watcher in
+                let env = desktop.toolEnvironment
+                let first = try await toastkit(["send", "Copia lista", "Hecho"], environment: env)
+                #expect(first.status == 0, "\(first.error)")
+                let second = try await toastkit(["send", "Copia lista", "Hecho"], environment: env)
+                #expect(second.status == 69)
+                #expect(
+                    second.error.hasPrefix(
+                        "toastkit: the notification server refused a toast identical to one it showed "
+                            + "less than a second ago"), "\(second.error)")
+                #expect(second.error.contains("ExcessNotificationGeneration"))
+                _ = try await watcher.nextNotifyAndReply()
+                #expect(try await desktop.waitForPopups(1) != nil, "the first one is on screen")
+            }
+        }
+    }
+}
