@@ -48,6 +48,7 @@ extension BusWatcher {
     func nextAdd() async throws -> PortalAdd {
         let message = try await next("AddNotification call") {
             $0.kind == .methodCall && $0.member == "AddNotification"
+                && $0.interface == "org.freedesktop.portal.Notification"
         }
         let values = try message.arguments("sa{sv}")
         return PortalAdd(
@@ -79,6 +80,7 @@ extension BusWatcher {
     func nextRemove() async throws -> String {
         let message = try await next("RemoveNotification call") {
             $0.kind == .methodCall && $0.member == "RemoveNotification"
+                && $0.interface == "org.freedesktop.portal.Notification"
         }
         return message.body.first?.stringValue ?? ""
     }

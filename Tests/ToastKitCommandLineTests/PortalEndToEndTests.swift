@@ -46,7 +46,9 @@ extension OneAtATime {
                     ["--backend", "portal", "send", "--wait", "-A", "ok=OK", "Hola", "por el portal"].map {
                         Array($0.utf8)
                     }, environment: env)
-                let add = try await watcher.next("AddNotification") { $0.member == "AddNotification" }
+                let add = try await watcher.next("AddNotification") {
+                    $0.member == "AddNotification" && $0.interface == "org.freedesktop.portal.Notification"
+                }
                 let fields = try add.arguments("sa{sv}")[1].variantDictionaryValue ?? [:]
                 #expect(fields["title"] == .string("Hola"))
                 let (notify, serverID) = try await watcher.nextNotifyAndReply()
