@@ -177,6 +177,15 @@ import ToastModel
         #expect(try Self.map(file, iconFile: .bytes(huge)).degradations.first?.contains("not square") == true)
         let svg = Array("<?xml version=\"1.0\"?><svg xmlns=\"http://www.w3.org/2000/svg\"/>".utf8)
         #expect(try Self.map(file, iconFile: .bytes(svg)).fields["icon"] != nil)
+        let folder = try Tools.makeTemporaryDirectory(prefix: "toastkit-icon")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let big = "\(folder)/big.png"
+        try Data(count: 5 * 1024 * 1024).write(to: URL(fileURLWithPath: big))
+        #expect(
+            PortalIconFile.read(big) == .unreadable("icon file \(big) has 5242880 bytes, more than an icon's 4 MiB"))
+        let small = "\(folder)/small.png"
+        try Data(png).write(to: URL(fileURLWithPath: small))
+        #expect(PortalIconFile.read(small) == .bytes(png))
         let missing = try Self.map(file, iconFile: PortalIconFile.read("/nonexistent/icon.png"))
         #expect(missing.fields["icon"] == nil)
         #expect(missing.degradations.first?.hasPrefix("icon file /nonexistent/icon.png does not exist") == true)

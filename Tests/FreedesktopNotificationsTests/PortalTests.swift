@@ -106,6 +106,7 @@ extension OneAtATime {
             try await run.add()
             try await run.tap()
             try await run.buttonAction()
+            try await run.confirmation()
             try await run.replace()
             try await run.expiry()
             try await run.icons()
@@ -226,6 +227,36 @@ struct PortalScenarios {
             #expect(try await desktop.waitForPopups(0) != nil)
             results.record(name, "pass")
         }
+    }
+
+    /// An action's confirmation is new content for the toast: added under a new portal id (the old one removed),
+    /// then removed when its short time is up.
+    func confirmation() async throws {
+        try await desktop.clear()
+        harness.center.present(
+            ToastMessage(
+                id: "confirm", title: "Mensaje de Ana", duration: .indefinite,
+                swipeActions: ToastSwipeActions(
+                    leading: ToastAction(id: "archive", title: "Archivar", confirmation: "Archivado"))))
+        let add = try await watcher.nextAdd()
+        let (_, serverID) = try await watcher.nextBackendNotify()
+        _ = try #require(try await desktop.waitForPopups(1), "the toast never showed")
+        try await desktop.invokeAction("archive", serverID: serverID, actionKeys: ["archive"])
+        #expect(try await harness.outcome(of: "confirm") == .actionInvoked(actionID: "archive"))
+        let confirmation = try await watcher.nextAdd()
+        #expect(confirmation.id != add.id)
+        #expect(confirmation.fields["title"] == .string("Archivado"))
+        #expect(confirmation.fields["buttons"] == nil, "a confirmation has no actions")
+        #expect(try await watcher.nextRemove() == add.id)
+        let (shown, _) = try await watcher.nextBackendNotify()
+        #expect(shown.summary == "Archivado")
+        // The center ends the confirmation after its 1.5 s.
+        #expect(try await watcher.nextRemove() == confirmation.id)
+        results.record(
+            "confirmation",
+            isDunst
+                ? "quirk: the confirmation is a new notification; the acted-on one stays on screen (P27, P3)"
+                : "pass: the confirmation is a new banner once GNOME has closed the acted-on one")
     }
 
     /// New content for a live id is added under a new portal id and the old one is removed: one toast on screen,
