@@ -89,7 +89,8 @@ public enum NotificationMapping {
         var body = request.body ?? ""
         try checkText(summary, field: "title")
         try checkText(body, field: "message")
-        try checkText(configuration.appName, field: "app name")
+        let appName = request.appName ?? configuration.appName
+        try checkText(appName, field: "app name")
 
         let limit = max(configuration.maximumMessageLength, 1)
         if body.utf8.count > limit {
@@ -131,14 +132,15 @@ public enum NotificationMapping {
             hints["desktop-entry"] = .string(entry)
         }
 
-        var appIcon = configuration.appIcon ?? ""
+        let givenAppIcon = request.appIcon ?? configuration.appIcon
+        var appIcon = givenAppIcon ?? ""
         try checkText(appIcon, field: "app icon")
         switch request.icon {
         case .system(let name)?:
             try checkText(name, field: "icon")
             let themed = IconNames.freedesktopName(for: name)
             hints["image-path"] = .string(themed)
-            if configuration.appIcon == nil { appIcon = themed }
+            if givenAppIcon == nil { appIcon = themed }
         case .file(let path)?:
             try checkText(path, field: "icon")
             hints["image-path"] = .string(fileURI(path))
@@ -193,7 +195,7 @@ public enum NotificationMapping {
         let timeout = expireTimeout.map(capabilities.wireTimeout(for:)) ?? capabilities.neverExpireTimeout
 
         let call = NotifyCall(
-            appName: configuration.appName, replacesID: replacesID, appIcon: appIcon, summary: summary, body: body,
+            appName: appName, replacesID: replacesID, appIcon: appIcon, summary: summary, body: body,
             actions: actions, hints: hints, expireTimeout: timeout)
         return MappedNotification(call: call, degradations: degradations, actionKeys: actionKeys)
     }

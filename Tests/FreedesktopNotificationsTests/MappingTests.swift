@@ -76,6 +76,16 @@ import ToastModel
         #expect(try map(ToastRequest(summary: "x"), expireTimeout: nil).call.expireTimeout == 0)
     }
 
+    @Test func aRequestMayNameItsOwnAppAndIcon() throws {
+        var request = ToastRequest(summary: "x", icon: .system("archivebox"))
+        request.appName = "backup"
+        request.appIcon = "drive-harddisk"
+        let call = try map(request).call
+        #expect(call.appName == "backup")
+        #expect(call.appIcon == "drive-harddisk")
+        #expect(call.hints["image-path"] == .string("mail-archive"))
+    }
+
     @Test func indefiniteIsZeroAndAppIconWins() throws {
         var configuration = Self.configuration
         configuration.appIcon = "org.example.Fotos"

@@ -49,6 +49,11 @@ public struct ToastRequest: Sendable, Hashable {
     public var hints: [String: ToastHintValue]
     /// Whether the server should not keep the toast in its history (confirmations).
     public var isTransient: Bool
+    /// The application name to show for this toast, instead of the presenter's (`app_name`): for a service that
+    /// shows toasts on behalf of several programs (the `toastkit agent`).
+    public var appName: String?
+    /// The application icon for this toast, instead of the presenter's (`app_icon`).
+    public var appIcon: String?
 
     /// Creates a request.
     public init(
@@ -60,7 +65,9 @@ public struct ToastRequest: Sendable, Hashable {
         soundName: String? = nil,
         actions: [Action] = [],
         hints: [String: ToastHintValue] = [:],
-        isTransient: Bool = false
+        isTransient: Bool = false,
+        appName: String? = nil,
+        appIcon: String? = nil
     ) {
         self.summary = summary
         self.body = body
@@ -71,6 +78,8 @@ public struct ToastRequest: Sendable, Hashable {
         self.actions = actions
         self.hints = hints
         self.isTransient = isTransient
+        self.appName = appName
+        self.appIcon = appIcon
     }
 }
 
