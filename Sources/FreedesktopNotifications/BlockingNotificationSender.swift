@@ -61,7 +61,7 @@ public final class BlockingNotificationSender {
                 try NotificationsClient.capabilities(from: try replies[1].get()),
                 information: try? NotificationsClient.serverInformation(from: try replies[2].get()))
         } catch {
-            throw DesktopNotificationPresenter.describe(error, timeout: timeout)
+            throw DesktopPresentationError(describing: error, timeout: timeout)
         }
     }
 
@@ -86,7 +86,7 @@ public final class BlockingNotificationSender {
                 NotificationsClient.call("Notify", mapped.call.arguments), timeout: configuration.callTimeout)
             return Shown(serverID: try NotificationsClient.notifyResult(reply).id, degradations: mapped.degradations)
         } catch {
-            throw DesktopNotificationPresenter.describe(error, timeout: configuration.callTimeout)
+            throw DesktopPresentationError(describing: error, timeout: configuration.callTimeout)
         }
     }
 
@@ -96,7 +96,7 @@ public final class BlockingNotificationSender {
             _ = try connection.call(
                 NotificationsClient.call("CloseNotification", [.uint32(serverID)]), timeout: configuration.callTimeout)
         } catch {
-            throw DesktopNotificationPresenter.describe(error, timeout: configuration.callTimeout)
+            throw DesktopPresentationError(describing: error, timeout: configuration.callTimeout)
         }
     }
 }
