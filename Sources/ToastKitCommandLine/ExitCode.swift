@@ -40,18 +40,7 @@ struct CommandFailure: Error, Sendable, Equatable, CustomStringConvertible {
         self.message = Self.oneLine(message)
     }
 
-    static func oneLine(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
-        var out = ""
-        for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F {
-                out += scalar.escaped(asASCII: true)
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    static func oneLine(_ text: String) -> String { TerminalText.escape(text) }
 
     /// A usage error (64).
     static func usage(_ message: String) -> CommandFailure { CommandFailure(.usage, message) }

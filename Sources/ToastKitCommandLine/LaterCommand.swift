@@ -42,7 +42,7 @@ struct LaterCommand {
                     "event": .string("presented"), "id": .string(record.id), "server_id": .integer(Int64(serverID)),
                 ])
             } else {
-                Output.line("\(record.id)\t\(serverID)\t\(record.title)")
+                Output.line("\(TerminalText.escape(record.id))\t\(serverID)\t\(TerminalText.escape(record.title))")
             }
         }
         return .success
@@ -57,7 +57,9 @@ struct LaterCommand {
                 "actions": .array(record.actions.map { .string($0.id) }),
             ])
         } else {
-            Output.line("\(record.id)\t\(record.status.rawValue)\t\(kept)\t\(record.title)")
+            Output.line(
+                "\(TerminalText.escape(record.id))\t\(record.status.rawValue)\t\(kept)\t\(TerminalText.escape(record.title))"
+            )
         }
     }
 }

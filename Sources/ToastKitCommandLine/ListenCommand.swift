@@ -155,7 +155,8 @@ struct TrafficFormatter {
         line += " replaces=\(replaces)"
         if !icon.isEmpty { line += " icon=\(JSONValue.quote(icon))" }
         line += " actions=[" + actions.map(JSONValue.quote).joined(separator: ",") + "]"
-        line += " hints={" + hints.map { "\($0.0)=\(Self.text($0.1))" }.joined(separator: ",") + "}"
+        line +=
+            " hints={" + hints.map { "\(TerminalText.escape($0.0))=\(Self.text($0.1))" }.joined(separator: ",") + "}"
         line += " expire=\(expire)"
         if let error { line += " error=\(error)" }
         return line

@@ -14,9 +14,9 @@ enum Output {
         write(1, object.serialized + "\n")
     }
 
-    /// Writes `toastkit: <message>` to standard error.
+    /// Writes `toastkit: <message>` to standard error, as one line (control characters escaped).
     static func error(_ message: String) {
-        write(2, "toastkit: \(message)\n")
+        write(2, "toastkit: \(TerminalText.escape(message))\n")
     }
 
     /// Writes text to standard output as it is.
@@ -60,7 +60,9 @@ enum JSONValue: Sendable, Equatable {
         }
     }
 
-    /// A JSON string literal (RFC 8259): quotes, backslashes and control characters escaped.
+    /// A JSON string literal (RFC 8259): quotes, backslashes and control characters escaped — also the C1
+    /// controls and the bidirectional overrides (``TerminalText/isUnsafe(_:)``), so a quoted value is safe on a
+    /// terminal too.
     static func quote(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
@@ -70,7 +72,7 @@ enum JSONValue: Sendable, Equatable {
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
-            case let scalar where scalar.value < 0x20 || scalar.value == 0x7f:
+            case let scalar where TerminalText.isUnsafe(scalar):
                 let hex = String(scalar.value, radix: 16)
                 result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: result.unicodeScalars.append(scalar)
@@ -115,4 +117,42 @@ struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 extension JSONValue {
     /// A string, or null.
     static func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
+}
+
+/// Text for a terminal: what a terminal or a reader could take for something else — C0 controls (newline, ESC, …),
+/// DEL, the C1 controls (U+0080–U+009F; U+009B is a CSI on many terminals), the bidirectional marks, embeddings,
+/// overrides and isolates, and the Unicode line and paragraph separators — is written as a Swift-style escape
+/// (`\n`, `\t`, `\u{1B}`). Every human-readable line the tool prints goes through it, so text from a server, a
+/// stored toast or the command line can neither forge lines nor drive the terminal.
+enum TerminalText {
+    /// Whether `scalar` is escaped.
+    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00..<0x20, 0x7F...0x9F: true
+        case 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
+
+    /// `text` with every unsafe scalar escaped (the rest unchanged).
+    static func escape(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if isUnsafe(scalar) {
+                switch scalar {
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\t": out += "\\t"
+                case "\0": out += "\\0"
+                default:
+                    let hex = String(scalar.value, radix: 16, uppercase: true)
+                    out += "\\u{" + (hex.count == 1 ? "0" : "") + hex + "}"
+                }
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
 }

@@ -8,7 +8,7 @@ enum ServerCommands {
         if json {
             Output.json(["capabilities": .array(names.map(JSONValue.string))])
         } else {
-            for name in names { Output.line(name) }
+            for name in names { Output.line(TerminalText.escape(name)) }
         }
         return .success
     }
@@ -25,11 +25,11 @@ enum ServerCommands {
                 "spec_version": .string(information.specificationVersion), "bus_name": .string(owner),
             ])
         } else {
-            Output.line("name: \(information.name)")
-            Output.line("vendor: \(information.vendor)")
-            Output.line("version: \(information.version)")
-            Output.line("spec_version: \(information.specificationVersion)")
-            Output.line("bus_name: \(owner)")
+            Output.line("name: \(TerminalText.escape(information.name))")
+            Output.line("vendor: \(TerminalText.escape(information.vendor))")
+            Output.line("version: \(TerminalText.escape(information.version))")
+            Output.line("spec_version: \(TerminalText.escape(information.specificationVersion))")
+            Output.line("bus_name: \(TerminalText.escape(owner))")
         }
         return .success
     }

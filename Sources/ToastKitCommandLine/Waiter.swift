@@ -44,7 +44,7 @@ struct Waiter {
                 if json {
                     emit("action", ["action": .string(actionID), "activation_token": .optional(token)])
                 } else {
-                    Output.line(actionID)
+                    Output.line(TerminalText.escape(actionID))
                 }
             case .event(.presenterFailed(let toast, let reason)) where toast == nil || toast == id:
                 Output.error("warning: \(reason)")
