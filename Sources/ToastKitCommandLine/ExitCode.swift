@@ -20,6 +20,9 @@ enum ExitCode: Int32, Sendable, CaseIterable {
     case unavailable = 69
     /// EX_SOFTWARE: an internal error.
     case software = 70
+    /// EX_IOERR: something the tool had to write could not be written — its standard output (the toast was
+    /// shown, what it printed was lost), or the store of Later toasts (the toast was not kept).
+    case ioError = 74
     /// 128 + SIGINT: interrupted while waiting; the toast was closed.
     case interrupted = 130
     /// 128 + SIGTERM: terminated while waiting; the toast was closed.

@@ -23,6 +23,8 @@ enum HelpText {
           65    bad input data: an invalid value, hint, icon file, UTF-8 or NUL byte
           69    no session bus, no notification server, or the server failed
           70    internal error
+          74    output lost: standard output could not be written (the toast was shown), or a toast
+                could not be kept for Later (the Later store cannot be written)
           130   interrupted by SIGINT while waiting (the toast was closed); 143 for SIGTERM
         """
 

@@ -51,6 +51,8 @@ struct ListenCommand {
             switch input {
             case .message(let message):
                 for line in formatter.lines(for: message) { Output.line(line) }
+                // Nobody reads any more (`listen | head -1`), or the disk is full: stop rather than lose lines.
+                if let failure = Output.lostOutput { throw failure }
             case .signal:
                 for line in formatter.flush() { Output.line(line) }
                 return .success

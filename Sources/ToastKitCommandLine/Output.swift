@@ -1,9 +1,37 @@
 import Glibc
+import Synchronization
 
 /// Writes lines straight to the file descriptors with `write(2)`: every line reaches a pipe at once (no stdio
 /// buffering, so `-p` and `--json` lines can be read while the command still runs), and a closed pipe is an
 /// error return rather than a SIGPIPE (ignored at start).
+///
+/// A write to standard output that fails (a full disk, a closed pipe) is remembered: the command then ends with
+/// exit 74 (``lostOutput``) instead of an outcome that would claim its output was delivered. A failed write to
+/// standard error cannot be reported anywhere and is ignored.
 enum Output {
+    /// The `errno` of the first write to standard output that failed in this run, if any.
+    private static let standardOutputError = Mutex<Int32?>(nil)
+
+    /// The failure to report when something written to standard output was lost, or nil.
+    static var lostOutput: CommandFailure? {
+        standardOutputError.withLock { $0 }.map { error in
+            CommandFailure(.ioError, "cannot write to standard output: \(String(cString: strerror(error)))")
+        }
+    }
+
+    /// Forgets an earlier run's failed write (for ``ToastKitCommand/run(arguments:environment:)``).
+    static func startRun() {
+        standardOutputError.withLock { $0 = nil }
+    }
+
+    /// The exit code a command that ended with `code` really has: an outcome (0–5) whose output was lost becomes
+    /// 74, with its error line on stderr.
+    static func finalCode(_ code: ExitCode) -> ExitCode {
+        guard code.rawValue <= ExitCode.deferred.rawValue, let failure = lostOutput else { return code }
+        error(failure.message)
+        return failure.code
+    }
+
     /// Writes `line` and a newline to standard output.
     static func line(_ line: String) {
         write(1, line + "\n")
@@ -32,7 +60,11 @@ enum Output {
                 Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
             }
             if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
+            if written <= 0 {
+                let error = written < 0 ? errno : EIO
+                if descriptor == 1 { standardOutputError.withLock { $0 = $0 ?? error } }
+                return
+            }
             offset += written
         }
     }

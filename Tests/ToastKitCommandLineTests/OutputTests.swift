@@ -90,4 +90,75 @@ import Testing
             #expect(status.error.hasPrefix("toastkit: -s/--status a\\u{9B}31m: unknown status"))
         }
     }
+
+    // MARK: - Item 13: a lost write is an error
+
+    /// Runs `toastkit` with standard output on /dev/full (every write fails with ENOSPC); returns the exit status
+    /// and stderr.
+    private func runIntoFullDevice(_ arguments: [String], environment: [String: String]) throws -> (Int32, String) {
+        let full = open("/dev/full", O_WRONLY | O_CLOEXEC)
+        guard full >= 0 else {
+            throw TestEnvironmentError("cannot open /dev/full: \(String(cString: strerror(errno)))")
+        }
+        defer { close(full) }
+        let stderr = try PipePair()
+        let child = try ChildProcess.spawn(
+            ToolProcess.binary, arguments, environment: environment, fileDescriptors: [1: full, 2: stderr.writeEnd])
+        stderr.closeWriteEnd()
+        let error = String(decoding: stderr.readAll(), as: UTF8.self)
+        return (child.wait(), error)
+    }
+
+    @Test func outputThatCannotBeWrittenIsAnIOError() async throws {
+        try await withFakeServer { environment, server in
+            let env = environment.environment
+            let printID = try await onOwnThread {
+                try self.runIntoFullDevice(["send", "-p", "Hola"], environment: env)
+            }
+            #expect(printID.0 == 74, "\(printID.1)")
+            #expect(printID.1 == "toastkit: cannot write to standard output: No space left on device\n")
+            #expect(server.notifications.count == 1, "the toast was shown; its id was lost")
+
+            let quiet = try await onOwnThread { try self.runIntoFullDevice(["send", "Hola"], environment: env) }
+            #expect(quiet.0 == 0, "nothing to print, nothing lost: \(quiet.1)")
+
+            let json = try await onOwnThread {
+                try self.runIntoFullDevice(["send", "--wait", "--json", "-d", "0.2", "Hola"], environment: env)
+            }
+            #expect(json.0 == 74, "\(json.1)")
+            #expect(json.1.hasSuffix("toastkit: cannot write to standard output: No space left on device\n"))
+
+            let version = try await onOwnThread { try self.runIntoFullDevice(["--version"], environment: env) }
+            #expect(version.0 == 74)
+        }
+    }
+
+    @Test func listenStopsWhenItsOutputIsGone() async throws {
+        try await withFakeServer(.init(unicastSignals: false)) { environment, _ in
+            let env = environment.environment
+            let stdout = try PipePair()
+            let stderr = try PipePair()
+            let child = try ChildProcess.spawn(
+                ToolProcess.binary, ["listen"], environment: env,
+                fileDescriptors: [1: stdout.writeEnd, 2: stderr.writeEnd])
+            stdout.closeWriteEnd()
+            stderr.closeWriteEnd()
+            #expect(stderr.readLine() == "toastkit: listening for notifications on the session bus (Ctrl-C stops)")
+            // The reader goes away (as `toastkit listen | head -1` after one line); the next line cannot be written.
+            shutdown(stdout.readEnd, Int32(SHUT_RD))
+            let sent = try await toastkit(["send", "Hola"], environment: env)
+            #expect(sent.status == 0)
+            // A watchdog, so a tool that never notices keeps this test from hanging.
+            let watchdog = Task {
+                try await Task.sleep(for: .seconds(20))
+                child.signal(SIGKILL)
+            }
+            let status = try await onOwnThread { child.wait() }
+            watchdog.cancel()
+            #expect(status == 74)
+            #expect(
+                String(decoding: stderr.readAll(), as: UTF8.self)
+                    == "toastkit: cannot write to standard output: Broken pipe\n")
+        }
+    }
 }
