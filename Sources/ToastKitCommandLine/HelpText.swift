@@ -138,7 +138,8 @@ enum HelpText {
           --json            One JSON object per line.
           --help            Show this help.
 
-        EXIT CODES: 0 done; 64 usage error; 65 unreadable store (set aside); 69 no bus or no notification server.
+        EXIT CODES: 0 done; 64 usage error; 65 unreadable store (set aside); 69 no bus or no notification server;
+        74 the store cannot be written (--show).
 
         """
 

@@ -85,7 +85,6 @@ struct SendCommand {
         center.onEvent = { event in
             switch event {
             case .degraded(_, let reason): Output.error("warning: \(reason)")
-            case .laterStoreProblem(let problem): Output.error("warning: \(problem)")
             default: break
             }
         }

@@ -29,8 +29,23 @@ struct Waiter {
             forwardEvents.cancel()
             forwardSignals.cancel()
         }
+        // A Later store problem that left the toast unsaved (the center keeps it in memory only, which ends with
+        // this process): "deferred" would then be a lie.
+        var unsaved: LaterStoreProblem?
         for await input in inputs {
             switch input {
+            case .event(.laterStoreProblem(let problem)):
+                if problem.kind == .unwritable || problem.setAsideAt == nil {
+                    unsaved = problem
+                } else {
+                    Output.error("warning: \(problem)")
+                }
+            case .event(.ended(let toast, .deferred)) where toast == id && unsaved != nil:
+                _ = try? await presenter.desktop.accepted(id)
+                let reason = "the toast was not kept for later: \(unsaved!)"
+                if json { emit("failed", ["reason": .string(reason)]) }
+                Output.error(reason)
+                return .ioError
             case .signal(let signal):
                 center.dismiss(id: id)
                 // Returns once the CloseNotification call has been answered.
