@@ -40,19 +40,26 @@ struct SendCommand {
             }
         }
         let serverID: UInt32
-        if let key = options.id, let store = openIDStore() {
+        if let key = options.id {
+            // The lock is held from reading the remembered id to writing the new one: parallel runs with the same
+            // id replace one another in turn.
+            let session = openIDSession(for: key)
+            // A remembered id is only good on the server that gave it.
+            let remembered = session?.ids[key].flatMap { $0.server == sender.server ? $0.serverID : nil }
             do {
-                serverID = try store.withLockedIDs { ids in
-                    // A remembered id is only good on the server that gave it.
-                    let remembered = ids[key].flatMap { $0.server == sender.server ? $0.serverID : nil }
-                    let serverID = try show(replacing: options.replaceID ?? remembered ?? 0)
-                    ids[key] = IDStore.Entry(serverID: serverID, server: sender.server)
-                    return serverID
-                }
-            } catch let failure as CommandFailure {
-                throw failure
+                serverID = try show(replacing: options.replaceID ?? remembered ?? 0)
             } catch {
-                throw CommandFailure(.software, "cannot update \(store.fileURL.path): \(error)")
+                session?.close()
+                throw error
+            }
+            if let session {
+                session.record(key, serverID: serverID, server: sender.server)
+                do {
+                    try session.save(currentServer: sender.server)
+                } catch {
+                    // The toast is shown; only the replacing of the next run is lost.
+                    Self.cannotRemember(key, error.description)
+                }
             }
         } else {
             serverID = try show(replacing: options.replaceID ?? 0)
@@ -109,14 +116,22 @@ struct SendCommand {
         }
     }
 
-    /// The id store for `--id`, or nil (with a warning) when it cannot be used.
-    private func openIDStore() -> IDStore? {
+    /// The id store for `--id`, locked and read, or nil (with a warning) when it cannot be used: the toast is then
+    /// shown without replacing an earlier one.
+    private func openIDSession(for key: String) -> IDStore.Session? {
         do {
-            return try IDStore.open(environment: environment.variables)
+            return try IDStore.open(environment: environment.variables).lock()
+        } catch let failure as CommandFailure {
+            Self.cannotRemember(key, failure.message)
         } catch {
-            Output.error("warning: \(error.message); the toast will not replace earlier runs")
-            return nil
+            Self.cannotRemember(key, "\(error)")
         }
+        return nil
+    }
+
+    /// The warning for an id store that could not be used: the toast itself is not affected.
+    static func cannotRemember(_ key: String, _ reason: String) {
+        Output.error("warning: cannot remember --id \(key): \(reason); the next send --id \(key) shows a new toast")
     }
 
     // MARK: - Presenting
@@ -128,25 +143,29 @@ struct SendCommand {
     ) async throws(CommandFailure) -> UInt32 {
         let id = message.id
         if let replaceID = options.replaceID { desktop.adopt(serverID: replaceID, forToast: id) }
-        guard options.id != nil, let store = openIDStore() else {
-            return try await accept(message, center: center, desktop: desktop)
-        }
+        guard let key = options.id else { return try await accept(message, center: center, desktop: desktop) }
         // The server's unique name tells a remembered id from one of a server that has since restarted.
         let owner = try BusAccess.withSender { $0.server }
-        do {
-            return try await store.withLockedIDs { ids in
-                if options.replaceID == nil, let entry = ids[id], entry.server == owner {
-                    desktop.adopt(serverID: entry.serverID, forToast: id)
-                }
-                let serverID = try await accept(message, center: center, desktop: desktop)
-                ids[id] = IDStore.Entry(serverID: serverID, server: owner)
-                return serverID
-            }
-        } catch let failure as CommandFailure {
-            throw failure
-        } catch {
-            throw CommandFailure(.software, "cannot update \(store.fileURL.path): \(error)")
+        guard let session = openIDSession(for: key) else {
+            return try await accept(message, center: center, desktop: desktop)
         }
+        if options.replaceID == nil, let entry = session.ids[key], entry.server == owner {
+            desktop.adopt(serverID: entry.serverID, forToast: id)
+        }
+        let serverID: UInt32
+        do {
+            serverID = try await accept(message, center: center, desktop: desktop)
+        } catch {
+            session.close()
+            throw error
+        }
+        session.record(key, serverID: serverID, server: owner)
+        do {
+            try session.save(currentServer: owner)
+        } catch {
+            Self.cannotRemember(key, error.description)
+        }
+        return serverID
     }
 
     private func accept(
