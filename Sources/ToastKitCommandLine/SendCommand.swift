@@ -78,11 +78,25 @@ struct SendCommand {
         throw CommandFailure(.software, "internal error: the model did not show toast \"\(message.id)\"")
     }
 
-    /// With `--wait`: shows the toast through a center on the desktop presenter and waits for its end.
+    /// With `--wait`: shows the toast through a center on the desktop presenter and waits for its end
+    /// (``Waiter``: every wait has an end).
     func run() async throws(CommandFailure) -> ExitCode {
         let message = try makeMessage()
         let id = message.id
         let desktop = DesktopNotificationPresenter(configuration: configuration)
+        if let replaceID = options.replaceID { desktop.adopt(serverID: replaceID, forToast: id) }
+        // --id: who the server is (the bus answers that, never the server) and the id store's lock, before
+        // anything waits on the server — until the signal watcher starts below, Ctrl-C ends the process at once.
+        var remembering: (key: String, session: IDStore.Session, owner: String)?
+        if let key = options.id {
+            let owner = try BusAccess.notificationServerOwner()
+            if let session = openIDSession(for: key) {
+                remembering = (key, session, owner)
+                if options.replaceID == nil, let entry = session.ids[key], entry.server == owner {
+                    desktop.adopt(serverID: entry.serverID, forToast: id)
+                }
+            }
+        }
         let presenter = ObservingPresenter(desktop)
         // The center stores a Later toast before it reports `.deferred`, so exiting on that event loses nothing.
         let laterStore = FileLaterStore.standard(environment: environment.variables)
@@ -90,21 +104,60 @@ struct SendCommand {
             defaultDuration: .standardDefault, maxVisible: 1, presenter: presenter, laterStore: laterStore)
         center.toastStyle(CommandLineStyle(options: options))
         center.onEvent = { event in
-            switch event {
-            case .degraded(_, let reason): Output.error("warning: \(reason)")
-            default: break
-            }
+            if case .degraded(_, let reason) = event { Output.error("warning: \(reason)") }
         }
         let events = center.events()
         let signals = SignalWatcher()
 
-        let serverID = try await present(message, center: center, desktop: desktop)
-        announce(id: id, serverID: serverID)
+        center.present(message)
+        let acceptance = Task { () -> Result<UInt32, DesktopPresentationError> in
+            do {
+                return .success(try await desktop.accepted(id))
+            } catch let error as DesktopPresentationError {
+                return .failure(error)
+            } catch {
+                return .failure(DesktopPresentationError(.refused, reason: "\(error)"))
+            }
+        }
         let waiter = Waiter(
-            id: id, serverID: serverID, json: options.json, center: center, presenter: presenter,
+            id: id, json: options.json, center: center, presenter: presenter,
+            duration: try? message.duration.resolved(default: .standardDefault),
             confirmingActions: Set(
-                (options.actions + [options.tap].compactMap { $0 }).filter { $0.confirmation != nil }.map(\.id)))
-        return await waiter.wait(events: events, signals: signals.signals)
+                (options.actions + [options.tap].compactMap { $0 }).filter { $0.confirmation != nil }.map(\.id)),
+            onAccepted: { serverID in
+                if let remembering {
+                    remembering.session.record(remembering.key, serverID: serverID, server: remembering.owner)
+                    do {
+                        try remembering.session.save(currentServer: remembering.owner)
+                    } catch {
+                        Self.cannotRemember(remembering.key, "\(error)")
+                    }
+                }
+                announce(id: id, serverID: serverID)
+            })
+        let ending = await waiter.wait(events: events, signals: signals.signals, acceptance: acceptance)
+        if let remembering {
+            // Never accepted: the lock is still held, nothing to write. Accepted: the toast is gone now, and so is
+            // what its id means.
+            remembering.session.close()
+            if let serverID = ending.serverID { forget(remembering.key, serverID: serverID) }
+        }
+        return ending.code
+    }
+
+    /// Removes `key` from the id store if it still stands for `serverID` (its toast has ended).
+    private func forget(_ key: String, serverID: UInt32) {
+        do {
+            let session = try IDStore.open(environment: environment.variables).lock()
+            guard session.ids[key]?.serverID == serverID else {
+                session.close()
+                return
+            }
+            session.ids[key] = nil
+            try session.save(currentServer: nil)
+        } catch {
+            Output.error("warning: cannot forget --id \(key): \(error)")
+        }
     }
 
     /// Prints what `--json` or `-p` ask for once the server accepted the toast.
@@ -132,53 +185,6 @@ struct SendCommand {
     /// The warning for an id store that could not be used: the toast itself is not affected.
     static func cannotRemember(_ key: String, _ reason: String) {
         Output.error("warning: cannot remember --id \(key): \(reason); the next send --id \(key) shows a new toast")
-    }
-
-    // MARK: - Presenting
-
-    /// Presents the toast (replacing the one remembered for `--id` or given with `-r`) and returns its server id
-    /// once the server accepted it.
-    private func present(
-        _ message: ToastMessage, center: ToastCenter, desktop: DesktopNotificationPresenter
-    ) async throws(CommandFailure) -> UInt32 {
-        let id = message.id
-        if let replaceID = options.replaceID { desktop.adopt(serverID: replaceID, forToast: id) }
-        guard let key = options.id else { return try await accept(message, center: center, desktop: desktop) }
-        // The server's unique name tells a remembered id from one of a server that has since restarted.
-        let owner = try BusAccess.withSender { $0.server }
-        guard let session = openIDSession(for: key) else {
-            return try await accept(message, center: center, desktop: desktop)
-        }
-        if options.replaceID == nil, let entry = session.ids[key], entry.server == owner {
-            desktop.adopt(serverID: entry.serverID, forToast: id)
-        }
-        let serverID: UInt32
-        do {
-            serverID = try await accept(message, center: center, desktop: desktop)
-        } catch {
-            session.close()
-            throw error
-        }
-        session.record(key, serverID: serverID, server: owner)
-        do {
-            try session.save(currentServer: owner)
-        } catch {
-            Self.cannotRemember(key, error.description)
-        }
-        return serverID
-    }
-
-    private func accept(
-        _ message: ToastMessage, center: ToastCenter, desktop: DesktopNotificationPresenter
-    ) async throws(CommandFailure) -> UInt32 {
-        center.present(message)
-        do {
-            return try await desktop.accepted(message.id)
-        } catch let error as DesktopPresentationError {
-            throw BusAccess.failure(error)
-        } catch {
-            throw CommandFailure(.software, "internal error: \(error)")
-        }
     }
 
     // MARK: - The message

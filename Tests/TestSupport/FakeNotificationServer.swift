@@ -29,6 +29,8 @@ public final class FakeNotificationServer: Sendable {
             case wrongSignatures
             /// Replies with a D-Bus error to every call.
             case errorReplies
+            /// Never replies to any call (a hung server); the calls are held until the server stops.
+            case silent
         }
 
         /// The defaults: dunst's capabilities, unicast signals, immediate replies.
@@ -81,6 +83,7 @@ public final class FakeNotificationServer: Sendable {
         var live: [UInt32: String] = [:]
         var notifications: [Notification] = []
         var closes: [UInt32] = []
+        var held: [IncomingCall] = []
     }
 
     /// The server's connection (its unique name is the owner of `org.freedesktop.Notifications`).
@@ -114,6 +117,10 @@ public final class FakeNotificationServer: Sendable {
                 object.method(member) { call in
                     call.fail(DBusError(name: "org.toastkit.Test.Error.Broken", message: "broken server"))
                 }
+            }
+        case .silent?:
+            for member: MemberName in ["GetCapabilities", "GetServerInformation", "Notify", "CloseNotification"] {
+                object.method(member) { call in server.state.withLock { $0.held.append(call) } }
             }
         case nil:
             object.method("GetCapabilities") { call in call.reply([.strings(server.options.capabilities)]) }
