@@ -58,4 +58,19 @@ import Testing
             #expect(stripped == text)
         }
     }
+
+    /// `&`, `<` and `>` are escaped even where a combining mark makes them part of a larger character: a markup
+    /// parser reads code points, and a raw `&` or `<` breaks the whole body.
+    @Test func markupCharactersInsideGraphemeClustersAreEscaped() {
+        #expect(BodyMarkup.escape("a &\u{301} <\u{301}b>\u{301}") == "a &amp;\u{301} &lt;\u{301}b&gt;\u{301}")
+        #expect(BodyMarkup.sanitize("<\u{301}b>x &\u{301}") == "&lt;\u{301}b&gt;x &amp;\u{301}")
+        #expect(BodyMarkup.strip("&amp;\u{301} &lt;\u{301}") == "&\u{301} <\u{301}", "entities are decoded likewise")
+        #expect(BodyMarkup.sanitize("<a href=\"\u{301}x\">l</a>") == "<a href=\"&quot;\u{301}x&quot;\">l</a>")
+    }
+
+    /// An attribute given twice is kept once (the first), so the result is still valid markup.
+    @Test func aRepeatedAttributeIsKeptOnce() {
+        #expect(BodyMarkup.sanitize("<a href='x' href='y'>l</a>") == "<a href=\"x\">l</a>")
+        #expect(BodyMarkup.sanitize("<img alt=a src=b alt=c>") == "<img alt=\"a\" src=\"b\"/>")
+    }
 }
