@@ -14,6 +14,7 @@ package struct PrivateFileError: Error, Sendable, CustomStringConvertible {
     /// The reason, e.g. `No space left on device`.
     package var reason: String
 
+    /// An error for `action` (with its path) failing because of `reason`.
     package init(_ action: String, reason: String) {
         self.action = action
         self.reason = reason
@@ -24,6 +25,7 @@ package struct PrivateFileError: Error, Sendable, CustomStringConvertible {
         PrivateFileError(action, reason: String(cString: strerror(lastError())))
     }
 
+    /// `action: reason`.
     package var description: String { "\(action): \(reason)" }
 }
 
