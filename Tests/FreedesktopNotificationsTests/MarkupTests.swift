@@ -34,7 +34,7 @@ import Testing
         #expect(BodyMarkup.strip(input) == expected)
     }
 
-    /// Each input is 32 KiB; a linear pass takes milliseconds (debug build), the old quadratic one a minute.
+    /// Each input is 32 KiB; a linear pass takes milliseconds (debug build), the old quadratic one 30-60 s.
     @Test(arguments: ["lt", "unclosed-nesting", "open-tag-to-the-end", "letters-after-lt"])
     func hostileInputCostsLinearTime(_ kind: String) {
         let size = 32_768
@@ -51,8 +51,8 @@ import Testing
         var stripped = ""
         let sanitizing = clock.measure { sanitized = BodyMarkup.sanitize(text) }
         let stripping = clock.measure { stripped = BodyMarkup.strip(text) }
-        #expect(sanitizing < .seconds(3), "sanitize took \(sanitizing)")
-        #expect(stripping < .seconds(3), "strip took \(stripping)")
+        #expect(sanitizing < .seconds(5), "sanitize took \(sanitizing)")
+        #expect(stripping < .seconds(5), "strip took \(stripping)")
         if kind == "lt" {
             #expect(sanitized == String(repeating: "&lt;", count: size))
             #expect(stripped == text)

@@ -55,7 +55,7 @@ extension ToolProcess {
             server.stop()
             let (result, elapsed) = await process.finish(killingAfter: .seconds(30), since: started)
             #expect(result.status == 3, "\(result.error)")
-            #expect(elapsed < .seconds(5), "ended after \(elapsed)")
+            #expect(elapsed < .seconds(8), "ended after \(elapsed) (2 s toast; start-up on a loaded machine)")
             #expect(events(result.output).last?["reason"] as? String == "expired")
             #expect(result.error.contains("the notification server left the bus"), "\(result.error)")
         }
@@ -69,7 +69,7 @@ extension ToolProcess {
             _ = try await server.connection.releaseName("org.freedesktop.Notifications")
             let (result, elapsed) = await process.finish(killingAfter: .seconds(30), since: started)
             #expect(result.status == 3, "\(result.error)")
-            #expect(elapsed < .seconds(5), "ended after \(elapsed)")
+            #expect(elapsed < .seconds(8), "ended after \(elapsed) (2 s toast; start-up on a loaded machine)")
         }
     }
 
@@ -83,7 +83,7 @@ extension ToolProcess {
             server.stop()
             let (result, elapsed) = await process.finish(killingAfter: .seconds(60), since: left)
             #expect(result.status == 69, "\(result.error)")
-            #expect(elapsed >= .seconds(10) && elapsed < .seconds(14), "gave up after \(elapsed)")
+            #expect(elapsed >= .seconds(10) && elapsed < .seconds(16), "gave up after \(elapsed)")
             #expect(
                 result.error.hasSuffix(
                     "toastkit: the notification server left the bus and no other server started within 10 s\n"),
@@ -112,12 +112,12 @@ extension ToolProcess {
     // MARK: - Items 5 and 6: a server slower than the duration
 
     @Test func aServerSlowerThanTheDurationStillEndsItOnTime() async throws {
-        try await withFakeServer(.init(notifyDelay: .seconds(4))) { environment, _ in
+        try await withFakeServer(.init(notifyDelay: .seconds(10))) { environment, _ in
             let started = ContinuousClock.now
             let process = try start(["send", "--wait", "--json", "-d", "1", "Lento"], environment)
             let (result, elapsed) = await process.finish(killingAfter: .seconds(30), since: started)
             #expect(result.status == 3, "\(result.error)")
-            #expect(elapsed < .milliseconds(2800), "ended after \(elapsed)")
+            #expect(elapsed < .seconds(6), "ended after \(elapsed) (1 s toast, the server answers at 10 s)")
             let closed = try #require(events(result.output).last)
             #expect(closed["event"] as? String == "closed")
             #expect(closed["reason"] as? String == "expired")
@@ -149,7 +149,7 @@ extension ToolProcess {
             process.signal(SIGINT)
             let (result, elapsed) = await process.finish(killingAfter: .seconds(30), since: interrupted)
             #expect(result.status == 130, "\(result.error)")
-            #expect(elapsed < .seconds(2), "exited \(elapsed) after SIGINT")
+            #expect(elapsed < .seconds(4), "exited \(elapsed) after SIGINT (the call's timeout is 10 s)")
             let last = try #require(events(result.output).last)
             #expect(last["reason"] as? String == "interrupted")
             #expect(last["signal"] as? String == "SIGINT")
@@ -210,7 +210,7 @@ extension ToolProcess {
             let (result, elapsed) = await process.finish(killingAfter: .seconds(30), since: .now)
             #expect(result.status == 69)
             #expect(result.error == "toastkit: the notification server left the bus without answering\n")
-            #expect(elapsed < .seconds(5))
+            #expect(elapsed < .seconds(8))
         }
     }
 
@@ -223,7 +223,7 @@ extension ToolProcess {
             server.stop()
             let (result, elapsed) = await process.finish(killingAfter: .seconds(30), since: .now)
             #expect(result.status == 69)
-            #expect(elapsed < .seconds(5))
+            #expect(elapsed < .seconds(8))
             withKnownIssue("the desktop presenter still says the server did not answer (issue 10 rewrite)") {
                 #expect(result.error.hasSuffix("toastkit: the notification server left the bus without answering\n"))
             }
