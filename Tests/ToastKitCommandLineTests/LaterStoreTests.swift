@@ -73,7 +73,8 @@ import Testing
             let lines = show.lines.filter { !$0.isEmpty }
             #expect(lines.count == 3)
             #expect(lines.map { $0.split(separator: "\t").first.map(String.init) } == ["old-0", "old-1", "old-2"])
-            #expect(server.notifications.map(\.summary) == ["Guardado 0", "Guardado 1", "Guardado 2"])
+            // They are sent together, so the server may get them in any order.
+            #expect(server.notifications.map(\.summary).sorted() == ["Guardado 0", "Guardado 1", "Guardado 2"])
             #expect(try await keptIDs(env).isEmpty, "every toast left the list")
             #expect(try await toastkit(["later", "--show"], environment: env).output.isEmpty, "nothing comes twice")
         }
@@ -168,36 +169,48 @@ import Testing
 
     // MARK: - Crash safety
 
-    /// Waits (on its own thread, at most `limit`) until a file whose name contains `fragment` is created in
-    /// `folder`; true when one was.
-    private func waitForFile(containing fragment: String, in folder: String, limit: Duration) async throws -> Bool {
-        let watch = inotify_init1(Int32(IN_CLOEXEC))
-        guard watch >= 0 else { throw TestEnvironmentError("inotify_init1: \(String(cString: strerror(errno)))") }
-        guard inotify_add_watch(watch, folder, UInt32(IN_CREATE)) >= 0 else {
-            close(watch)
-            throw TestEnvironmentError("inotify_add_watch: \(String(cString: strerror(errno)))")
-        }
-        let milliseconds = Int32(limit.components.seconds * 1000)
-        return try await onOwnThread {
-            defer { close(watch) }
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            var pollFD = pollfd(fd: watch, events: Int16(POLLIN), revents: 0)
-            while poll(&pollFD, 1, milliseconds) > 0 {
-                let count = read(watch, &buffer, buffer.count)
-                guard count > 0 else { return false }
-                var offset = 0
-                while offset + MemoryLayout<inotify_event>.size <= count {
-                    let length = buffer.withUnsafeBytes {
-                        $0.loadUnaligned(fromByteOffset: offset, as: inotify_event.self).len
-                    }
-                    let nameStart = offset + MemoryLayout<inotify_event>.size
-                    let name = String(
-                        decoding: buffer[nameStart..<nameStart + Int(length)].prefix { $0 != 0 }, as: UTF8.self)
-                    if name.contains(fragment) { return true }
-                    offset = nameStart + Int(length)
-                }
+    /// Watches a folder for new files (inotify), from the moment it is made.
+    private final class FolderWatch: Sendable {
+        private let descriptor: Int32
+
+        init(_ folder: String) throws {
+            descriptor = inotify_init1(Int32(IN_CLOEXEC))
+            guard descriptor >= 0 else {
+                throw TestEnvironmentError("inotify_init1: \(String(cString: strerror(errno)))")
             }
-            return false
+            guard inotify_add_watch(descriptor, folder, UInt32(IN_CREATE)) >= 0 else {
+                close(descriptor)
+                throw TestEnvironmentError("inotify_add_watch: \(String(cString: strerror(errno)))")
+            }
+        }
+
+        deinit { close(descriptor) }
+
+        /// Waits (on its own thread, at most `limit`) until a file whose name contains `fragment` is created;
+        /// true when one was.
+        func waitForFile(containing fragment: String, limit: Duration) async throws -> Bool {
+            let milliseconds = Int32(limit.components.seconds * 1000)
+            let descriptor = self.descriptor
+            return try await onOwnThread {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                var pollFD = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                while poll(&pollFD, 1, milliseconds) > 0 {
+                    let count = read(descriptor, &buffer, buffer.count)
+                    guard count > 0 else { return false }
+                    var offset = 0
+                    while offset + MemoryLayout<inotify_event>.size <= count {
+                        let length = buffer.withUnsafeBytes {
+                            $0.loadUnaligned(fromByteOffset: offset, as: inotify_event.self).len
+                        }
+                        let nameStart = offset + MemoryLayout<inotify_event>.size
+                        let name = String(
+                            decoding: buffer[nameStart..<nameStart + Int(length)].prefix { $0 != 0 }, as: UTF8.self)
+                        if name.contains(fragment) { return true }
+                        offset = nameStart + Int(length)
+                    }
+                }
+                return false
+            }
         }
     }
 
@@ -213,9 +226,10 @@ import Testing
             for attempt in 0..<4 {
                 let id = "killed-\(attempt)"
                 let (process, serverID) = try await startDeferrable(id, environment: env)
-                let created = Task { try await waitForFile(containing: ".tmp", in: folder, limit: .seconds(60)) }
+                // Watching before the action is sent, so the writer's temporary file cannot be missed.
+                let watch = try FolderWatch(folder)
                 try server.emitActionInvoked(id: serverID, key: "later")
-                let sawTemporary = try await created.value
+                let sawTemporary = try await watch.waitForFile(containing: ".tmp", limit: .seconds(60))
                 process.signal(SIGKILL)
                 let status = await process.finish().status
                 #expect(sawTemporary, "the writer made its temporary file")
