@@ -84,6 +84,7 @@ public final class FakeNotificationServer: Sendable {
         var notifications: [Notification] = []
         var closes: [UInt32] = []
         var held: [IncomingCall] = []
+        var delayedReplies: [Task<Void, Never>] = []
     }
 
     /// The server's connection (its unique name is the owner of `org.freedesktop.Notifications`).
@@ -166,6 +167,14 @@ public final class FakeNotificationServer: Sendable {
     public func stop() {
         connection.close()
         eventContinuation.finish()
+        let pending = state.withLock { state in
+            defer {
+                state.delayedReplies = []
+                state.held = []
+            }
+            return state.delayedReplies
+        }
+        for reply in pending { reply.cancel() }
     }
 
     /// Emits `ActionInvoked(id, key)`; `from` lets a test forge it from another connection.
@@ -213,10 +222,13 @@ public final class FakeNotificationServer: Sendable {
         }
         eventContinuation.yield(.notify(notification))
         if let delay = options.notifyDelay {
-            Task {
-                try? await Task.sleep(for: delay)
+            // Cancelled by `stop()`: a server that stops never answers, and the call is released (a reply task
+            // still sleeping when the test process ends would hold the call's message: a leak under valgrind).
+            let reply = Task {
+                guard (try? await Task.sleep(for: delay)) != nil else { return }
                 call.reply([.uint32(notification.id)])
             }
+            state.withLock { $0.delayedReplies.append(reply) }
         } else {
             call.reply([.uint32(notification.id)])
         }
