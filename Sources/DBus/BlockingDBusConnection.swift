@@ -62,10 +62,12 @@ public final class BlockingDBusConnection {
         return (BlockingDBusConnection(raw: raw, uniqueName: name), Array(results.dropFirst()))
     }
 
-    /// Makes `calls` in one round trip: sends them all, then waits for every reply, each for at most `timeout`.
+    /// Makes `calls` in one round trip: sends them all, then waits for every reply; all of them share one deadline,
+    /// `timeout` from now.
     ///
     /// - Returns: each call's reply, or its error (the peer's error reply, `NoReply` after the timeout,
-    ///   `Disconnected`, or `InvalidArgs` for an argument libdbus would not accept — that call is not sent).
+    ///   `Disconnected`, or `InvalidArgs` for an argument libdbus would not accept — that call is not sent). A call
+    ///   still unanswered at the deadline fails with `NoReply` and the message `no reply within <timeout>`.
     public func call(_ calls: [DBusMethodCall], timeout: Duration = .seconds(25)) -> [Result<DBusMessage, DBusError>] {
         guard let raw else { return calls.map { _ in .failure(.disconnected()) } }
         return Self.exchange(on: raw, calls, timeout: timeout)
@@ -95,6 +97,8 @@ public final class BlockingDBusConnection {
         } catch {
             return calls.map { _ in .failure(error) }
         }
+        // One deadline for the whole batch: the calls are waited for together, not one timeout after another.
+        let deadline = ContinuousClock.now + timeout
         var results = [Result<DBusMessage, DBusError>](repeating: .failure(.disconnected()), count: calls.count)
         var pending: [(index: Int, call: OpaquePointer)] = []
         for (index, call) in calls.enumerated() {
@@ -114,16 +118,38 @@ public final class BlockingDBusConnection {
             }
             pending.append((index, pendingCall))
         }
+        // Reads, writes and dispatches (which completes the pending calls) until every reply is in, the deadline
+        // passes, or the connection is gone (libdbus then completes what is left with `NoReply`).
+        while pending.contains(where: { dbus_pending_call_get_completed($0.call) == 0 }) {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { break }
+            let wait = Int32(clamping: max(1, Self.roundedUpMilliseconds(left)))
+            if dbus_connection_read_write_dispatch(raw, wait) == 0 { break }
+        }
         for (index, call) in pending {
-            dbus_pending_call_block(call)
+            guard dbus_pending_call_get_completed(call) != 0 else {
+                dbus_pending_call_cancel(call)
+                dbus_pending_call_unref(call)
+                results[index] =
+                    dbus_connection_get_is_connected(raw) == 0
+                    ? .failure(.disconnected("the bus closed the connection"))
+                    : .failure(DBusError(name: DBusError.Name.noReply, message: "no reply within \(timeout)"))
+                continue
+            }
             results[index] = DBusMessage.reply(of: call)
             // libdbus completes the calls of a lost connection with `NoReply`; say what happened instead.
             if dbus_connection_get_is_connected(raw) == 0, case .failure(let error) = results[index],
-                error.name == DBusError.Name.noReply
+                error.name == DBusError.Name.noReply, !error.isRecipientDisconnected
             {
                 results[index] = .failure(.disconnected("the bus closed the connection"))
             }
         }
         return results
+    }
+
+    private static func roundedUpMilliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let perMillisecond: Int64 = 1_000_000_000_000_000
+        return seconds * 1000 + (attoseconds + perMillisecond - 1) / perMillisecond
     }
 }

@@ -54,8 +54,17 @@ public struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// True when the error means the connection is gone.
     public var isDisconnected: Bool { name == Name.disconnected }
-    /// True when the error means the call timed out.
+    /// True when the error means the call got no reply: it timed out, or its recipient left the bus (see
+    /// ``isRecipientDisconnected``).
     public var isNoReply: Bool { name == Name.noReply }
+    /// True when the call's recipient left the bus without replying (the bus said so); the call did not time out.
+    /// The error's name is still `NoReply`, as the bus sends it.
+    public var isRecipientDisconnected: Bool {
+        name == Name.noReply && message == Self.recipientDisconnectedMessage
+    }
+
+    /// The message of the `NoReply` error the bus sends when a call's recipient disconnects before replying.
+    static let recipientDisconnectedMessage = "the recipient left the bus without replying"
 
     static func invalidArgs(_ message: String) -> DBusError { DBusError(name: Name.invalidArgs, message: message) }
     static func disconnected(_ message: String = "the connection is closed") -> DBusError {

@@ -288,6 +288,11 @@ extension DBusMessage {
         }
         let decoded = DBusMessage(decoding: message)
         dbus_message_unref(message)
-        return decoded.kind == .error ? .failure(decoded.asError) : .success(decoded)
+        guard decoded.kind == .error else { return .success(decoded) }
+        // The bus answers for a recipient that left without replying; a local timeout has no sender.
+        if decoded.errorName == DBusError.Name.noReply, decoded.sender == "org.freedesktop.DBus" {
+            return .failure(DBusError(name: DBusError.Name.noReply, message: DBusError.recipientDisconnectedMessage))
+        }
+        return .failure(decoded.asError)
     }
 }

@@ -47,12 +47,20 @@ public struct DesktopPresentationError: Error, Sendable, Hashable, CustomStringC
 
     /// What a D-Bus failure of a call to the notification server means for a toast.
     ///
+    /// Only `.noServer` can be fixed by a server appearing later: no server owns the name, or the server left the
+    /// bus with the call unanswered (the bus says so at once; that is not a timeout). `NoReply` after `timeout` is
+    /// `.timedOut`, and its reason says how long the call waited.
+    ///
     /// - Parameter timeout: The call timeout, named in the `NoReply` reason.
     public init(_ error: DBusError, timeout: Duration) {
         switch error.name {
         case DBusError.Name.serviceUnknown, DBusError.Name.nameHasNoOwner:
             self.init(
                 .noServer, reason: "no notification server is running (org.freedesktop.Notifications has no owner)")
+        case DBusError.Name.noReply where error.isRecipientDisconnected:
+            // The bus says at once that the server left with the call unanswered: not a timeout, and a server
+            // appearing later can show the toast.
+            self.init(.noServer, reason: "the notification server left the bus without answering")
         case DBusError.Name.noReply:
             self.init(.timedOut, reason: "the notification server did not answer within \(timeout)")
         case DBusError.Name.badAddress, DBusError.Name.noServer, DBusError.Name.fileNotFound:

@@ -9,6 +9,8 @@
 //   idle   (P5)  CPU time of this process over a window while it holds one indefinite toast.
 //   replace (P6) one id presented N times in a loop: the cost of each present, the Notify calls the server got and
 //                the time until it has the final text.
+//   markup       BodyMarkup.sanitize/strip on 64 KiB of `<`, of unclosed nested tags and of ordinary markup
+//                (issue 12 item 9; no bus).
 //
 // Every mode needs scripts/benchmarks/instant-notifications-server on the bus (it owns
 // org.freedesktop.Notifications and has the org.toastkit.Bench extras: EmitAction, Stats). Each prints one JSON line.
@@ -19,7 +21,7 @@ import Foundation
 import Glibc
 
 struct Options {
-    enum Mode: String { case burst, action, memory, idle, replace }
+    enum Mode: String { case burst, action, memory, idle, replace, markup }
     enum Client: String { case library, raw }
 
     var mode = Mode.burst
@@ -33,6 +35,7 @@ struct Options {
     var checkpoints = [1_000, 10_000, 100_000]
     var batch = 1_000
     var seconds = 10.0
+    var bytes = 65_536
     /// burst, library client: which timed modes run (all by default; for profiling one of them).
     var modes: Set<String> = ["sequential", "pipelined", "burst"]
 
@@ -43,6 +46,7 @@ struct Options {
                toastkit-benchmark memory [--checkpoints 1000,10000,100000] [--batch B] [--address ADDR]
                toastkit-benchmark idle   [--seconds S] [--address ADDR]
                toastkit-benchmark replace [--calls N] [--warmup N] [--address ADDR]
+               toastkit-benchmark markup [--bytes N] [--iterations R]
 
           --address ADDR   the bus (default: DBUS_SESSION_BUS_ADDRESS); instant-notifications-server must run on it
           --client C       library: ToastCenter + DesktopNotificationPresenter (default); raw: NotificationsClient
@@ -57,6 +61,7 @@ struct Options {
           --checkpoints L  memory: cumulative toast counts at which RSS is read
           --batch B        memory: toasts presented at once per batch (default 1000)
           --seconds S      idle: the measured window (default 10)
+          --bytes N        markup: the size of each input (default 65536); --iterations: runs, best kept (default 3)
         Prints one JSON line.
         """
 
@@ -64,6 +69,7 @@ struct Options {
         var options = Options()
         var index = 0
         var warmupGiven = false
+        var iterationsGiven = false
         func value() -> String {
             index += 1
             guard index < arguments.count else { fail("\(arguments[index - 1]) needs a value\n\n\(usage)", code: 2) }
@@ -80,7 +86,7 @@ struct Options {
                 print(usage)
                 exit(0)
             }
-            fail("the first argument is the mode: burst, action, memory, idle or replace\n\n\(usage)", code: 2)
+            fail("the first argument is the mode: burst, action, memory, idle, replace or markup\n\n\(usage)", code: 2)
         }
         options.mode = mode
         index = 1
@@ -92,9 +98,12 @@ struct Options {
             case "--warmup":
                 options.warmup = count(value(), minimum: 0)
                 warmupGiven = true
-            case "--iterations": options.iterations = count(value(), minimum: 1)
+            case "--iterations":
+                options.iterations = count(value(), minimum: 1)
+                iterationsGiven = true
             case "--modes": options.modes = Set(value().split(separator: ",").map(String.init))
             case "--batch": options.batch = count(value(), minimum: 1)
+            case "--bytes": options.bytes = count(value(), minimum: 1)
             case "--seconds":
                 guard let seconds = Double(value()), seconds > 0 else { fail("--seconds takes a positive number") }
                 options.seconds = seconds
@@ -120,6 +129,7 @@ struct Options {
             index += 1
         }
         if mode == .action && !warmupGiven { options.warmup = 50 }
+        if mode == .markup && !iterationsGiven { options.iterations = 3 }
         return options
     }
 }
@@ -179,6 +189,7 @@ func runBurst(_ options: Options, bus: BusAddress, control: ServerControl) async
 }
 
 func run(_ options: Options) async throws -> String {
+    if options.mode == .markup { return markupTimes(size: options.bytes, repeats: options.iterations) }
     let bus: BusAddress = options.address.map { .address($0) } ?? .session
     let control = try await ServerControl(bus: bus)
     defer { control.connection.close() }
@@ -198,6 +209,8 @@ func run(_ options: Options) async throws -> String {
             ("batch", String(options.batch)), ("baseline", baseline.json),
             ("points", "[" + points.map(\.json).joined(separator: ",") + "]"),
         ])
+    case .markup:
+        return markupTimes(size: options.bytes, repeats: options.iterations)
     case .idle:
         let (cpu, wall) = try await idleCPU(bus: bus, seconds: options.seconds)
         return jsonObject([("cpu_us", number(cpu)), ("wall_s", number(wall))])

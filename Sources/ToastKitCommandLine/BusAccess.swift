@@ -36,4 +36,24 @@ enum BusAccess {
             throw failure(error)
         }
     }
+
+    /// The unique name of the notification server, asked of the bus alone (`GetNameOwner`): a hung server cannot
+    /// delay it.
+    static func notificationServerOwner() throws(CommandFailure) -> String {
+        let call = DBusMethodCall.bus("GetNameOwner", [.string(NotificationsClient.busName.rawValue)])
+        do throws(DBusError) {
+            let (connection, replies) = try BlockingDBusConnection.connect(
+                to: .session, timeout: .seconds(10), calling: [call])
+            defer { connection.close() }
+            guard let owner = try replies[0].get().arguments("s")[0].stringValue else {
+                throw DBusError(name: DBusError.Name.invalidSignature, message: "GetNameOwner reply has no name")
+            }
+            return owner
+        } catch {
+            if error.name == DBusError.Name.nameHasNoOwner || error.name == DBusError.Name.serviceUnknown {
+                throw failure(DesktopPresentationError(error, timeout: .seconds(10)))
+            }
+            throw .unavailable("cannot reach the session bus: \(error.message.isEmpty ? error.name : error.message)")
+        }
+    }
 }

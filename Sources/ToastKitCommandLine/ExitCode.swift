@@ -20,6 +20,9 @@ enum ExitCode: Int32, Sendable, CaseIterable {
     case unavailable = 69
     /// EX_SOFTWARE: an internal error.
     case software = 70
+    /// EX_IOERR: something the tool had to write could not be written — its standard output (the toast was
+    /// shown, what it printed was lost), or the store of Later toasts (the toast was not kept).
+    case ioError = 74
     /// 128 + SIGINT: interrupted while waiting; the toast was closed.
     case interrupted = 130
     /// 128 + SIGTERM: terminated while waiting; the toast was closed.
@@ -40,18 +43,7 @@ struct CommandFailure: Error, Sendable, Equatable, CustomStringConvertible {
         self.message = Self.oneLine(message)
     }
 
-    static func oneLine(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
-        var out = ""
-        for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F {
-                out += scalar.escaped(asASCII: true)
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    static func oneLine(_ text: String) -> String { TerminalText.escape(text) }
 
     /// A usage error (64).
     static func usage(_ message: String) -> CommandFailure { CommandFailure(.usage, message) }

@@ -17,12 +17,14 @@ enum HelpText {
           0     shown (without --wait), or an action was invoked (with --wait)
           2     dismissed by the user
           3     expired
-          4     closed by another program or by `toastkit close`
+          4     closed by another program, by `toastkit close`, or by the server without a reason
           5     deferred: the Later action was chosen (see `toastkit later`)
           64    usage error: unknown option, missing or conflicting arguments
           65    bad input data: an invalid value, hint, icon file, UTF-8 or NUL byte
-          69    no session bus, no notification server, or the server failed
+          69    no session bus, no notification server, or the server failed (or left for good while waiting)
           70    internal error
+          74    output lost: standard output could not be written (the toast was shown), or a toast
+                could not be kept for Later (the Later store cannot be written)
           130   interrupted by SIGINT while waiting (the toast was closed); 143 for SIGTERM
         """
 
@@ -84,7 +86,9 @@ enum HelpText {
               --tap ID[=LABEL]      The action for clicking the toast (server key "default"); implies --wait.
               --confirm ID=TEXT     After action ID, show TEXT briefly in place of the toast.
           -w, --wait                Stay until the toast ends: print the invoked action's id as the first line,
-                                    exit with the outcome's code; SIGINT/SIGTERM close the toast.
+                                    exit with the outcome's code; SIGINT/SIGTERM close the toast. A toast with
+                                    a duration ends on time whatever the server does; if the server leaves,
+                                    another is awaited for 10 s, then the exit is 69.
               --json                One JSON object per line for each event: presented, action, closed,
                                     deferred, failed.
           -p, --print-id            Print the server's notification id at once (with --wait, before the
@@ -121,7 +125,8 @@ enum HelpText {
           --server-id N     The server's notification number (as printed by `send -p`).
           --help            Show this help.
 
-        EXIT CODES: 0 closed; 64 usage error; 65 unknown id; 69 no bus or no notification server.
+        EXIT CODES: 0 closed; 64 usage error; 65 unknown id; 69 no bus or no notification server; 74 the --id
+        store cannot be read.
 
         """
 
@@ -140,7 +145,8 @@ enum HelpText {
           --json            One JSON object per line.
           --help            Show this help.
 
-        EXIT CODES: 0 done; 64 usage error; 65 unreadable store (set aside); 69 no bus or no notification server.
+        EXIT CODES: 0 done; 64 usage error; 65 unreadable store (set aside); 69 no bus or no notification server;
+        74 the store cannot be written (--show).
 
         """
 

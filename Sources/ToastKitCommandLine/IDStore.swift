@@ -1,20 +1,37 @@
 import FoundationEssentials
 import Glibc
+import ToastKit
 
 /// Remembers which server notification each `--id` became, so that a later run replaces it: a small JSON file
-/// `ids.json` in `$XDG_RUNTIME_DIR/toastkit/` (or a private `/tmp/toastkit-<uid>/`, mode 0700, when there is no
-/// runtime folder), read and written under an exclusive `flock` on `ids.lock`, written atomically.
+/// `ids.json` in `$XDG_RUNTIME_DIR/toastkit/` (or a private `/tmp/toastkit-<uid>/` when there is no runtime
+/// folder).
+///
+/// - **Locked.** Every read-change-write holds an exclusive `flock` on `ids.lock`, so parallel runs never lose
+///   each other's ids.
+/// - **Crash-safe and private.** Writes go to a temporary file (0600), `fsync`, rename; the folder is 0700 (made
+///   so if it was open to others; refused if another user owns it or it is a symbolic link).
+/// - **Bounded.** At most ``capacity`` ids are kept; when a write would keep more, the least recently used go.
+///   Ids remembered from another server (a unique bus name that is not the current owner of
+///   `org.freedesktop.Notifications`) are dropped at every write: that server and its notifications are gone.
+///   `close --id` and the end of a `send --wait --id` remove their id. So `send --id` reads and writes at most a
+///   few tens of kilobytes.
 struct IDStore: Sendable {
+    /// The most ids kept.
+    static let capacity = 256
+
     /// One remembered toast.
     struct Entry: Codable, Sendable, Equatable {
         /// The server's id for it.
         var serverID: UInt32
         /// The unique bus name of the server that showed it: after a server restart the id means nothing.
         var server: String?
+        /// When it was last sent (seconds since 1970), for dropping the least recently used.
+        var used: Double?
 
         enum CodingKeys: String, CodingKey {
             case serverID = "server_id"
             case server
+            case used
         }
     }
 
@@ -26,7 +43,7 @@ struct IDStore: Sendable {
     /// The folder.
     let directory: String
 
-    var fileURL: URL { URL(fileURLWithPath: directory).appendingPathComponent("ids.json") }
+    var path: String { directory + "/ids.json" }
     var lockPath: String { directory + "/ids.lock" }
 
     /// The folder for `environment`.
@@ -38,89 +55,83 @@ struct IDStore: Sendable {
         return "/tmp/toastkit-\(geteuid())"
     }
 
-    /// Opens the store for `environment`, creating its folder (mode 0700). A folder owned by someone else or
-    /// open to others is refused.
+    /// Opens the store for `environment`, creating its folder (mode 0700) or making it private.
+    ///
+    /// - Throws: an I/O failure (74) when the folder cannot be created, belongs to another user, or is not a
+    ///   folder.
     static func open(environment: [String: String]) throws(CommandFailure) -> IDStore {
         let directory = directory(environment: environment)
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw CommandFailure(.software, "cannot create \(directory): \(String(cString: strerror(errno)))")
-        }
-        var info = stat()
-        guard lstat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            throw CommandFailure(.software, "refusing to use \(directory) for --id: it is not a folder")
-        }
-        guard info.st_uid == geteuid() else {
-            throw CommandFailure(
-                .software, "refusing to use \(directory) for --id: it belongs to uid \(info.st_uid), not \(geteuid())")
-        }
-        guard info.st_mode & 0o077 == 0 else {
-            throw CommandFailure(
-                .software,
-                "refusing to use \(directory) for --id: others can access it (mode \(String(info.st_mode & 0o777, radix: 8)))"
-            )
+        do {
+            try PrivateFiles.prepareFolder(directory, tighten: true)
+        } catch {
+            throw CommandFailure(.ioError, "\(error.description) (the --id store)")
         }
         return IDStore(directory: directory)
     }
 
-    /// Runs `body` with the remembered ids while holding the lock, and saves what it leaves in them if changed.
-    func withLockedIDs<T>(_ body: (inout [String: Entry]) throws -> T) throws -> T {
-        let lock = try acquireLock()
-        defer { Glibc.close(lock) }
-        let before = load()
-        var ids = before
-        let result = try body(&ids)
-        if ids != before { try save(ids) }
-        return result
-    }
+    /// The ids, read under the store's lock, until ``save(currentServer:)`` or ``close()``.
+    final class Session {
+        /// The ids; change them, then ``save(currentServer:)``.
+        var ids: [String: Entry]
+        private let before: [String: Entry]
+        private let store: IDStore
+        private let lock: PrivateFiles.Lock
 
-    /// ``withLockedIDs(_:)`` for a body that waits (the lock is held meanwhile).
-    func withLockedIDs<T>(_ body: (inout [String: Entry]) async throws -> T) async throws -> T {
-        let lock = try acquireLock()
-        defer { Glibc.close(lock) }
-        let before = load()
-        var ids = before
-        let result = try await body(&ids)
-        if ids != before { try save(ids) }
-        return result
-    }
-
-    /// Opens `ids.lock` and takes the exclusive lock on it; closing the descriptor releases it.
-    private func acquireLock() throws(CommandFailure) -> Int32 {
-        let lock = Glibc.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lock >= 0 else {
-            throw CommandFailure(.software, "cannot open \(lockPath): \(String(cString: strerror(errno)))")
-        }
-        while flock(lock, LOCK_EX) != 0 {
-            guard errno == EINTR else {
-                let reason = String(cString: strerror(errno))
-                Glibc.close(lock)
-                throw CommandFailure(.software, "cannot lock \(lockPath): \(reason)")
+        fileprivate init(store: IDStore) throws(PrivateFileError) {
+            self.store = store
+            lock = try PrivateFiles.Lock(store.lockPath)
+            do {
+                ids = try Self.read(store.path)
+            } catch {
+                lock.unlock()
+                throw error
             }
+            before = ids
         }
-        return lock
+
+        /// Marks `key` as sent now to `serverID` on `server`.
+        func record(_ key: String, serverID: UInt32, server: String) {
+            ids[key] = Entry(serverID: serverID, server: server, used: Date().timeIntervalSince1970)
+        }
+
+        /// Writes the ids if they changed (dropping those of servers other than `currentServer`, then the least
+        /// recently used beyond ``IDStore/capacity``), and releases the lock.
+        func save(currentServer: String?) throws(PrivateFileError) {
+            defer { lock.unlock() }
+            if let currentServer { ids = ids.filter { $0.value.server == nil || $0.value.server == currentServer } }
+            if ids.count > IDStore.capacity {
+                let newest = ids.sorted { ($0.value.used ?? 0, $0.key) > ($1.value.used ?? 0, $1.key) }
+                ids = Dictionary(uniqueKeysWithValues: newest.prefix(IDStore.capacity).map { ($0.key, $0.value) })
+            }
+            guard ids != before else { return }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            let data: Data
+            do {
+                data = try encoder.encode(Contents(version: 1, ids: ids))
+            } catch {
+                throw PrivateFileError("cannot encode \(store.path)", reason: "\(error)")
+            }
+            try PrivateFiles.replace(store.path, with: Array(data))
+        }
+
+        /// Releases the lock without writing.
+        func close() { lock.unlock() }
+
+        /// The ids in the file; a missing file, or one that is not the store's JSON, is empty (it is rewritten at
+        /// the next change).
+        private static func read(_ path: String) throws(PrivateFileError) -> [String: Entry] {
+            guard let bytes = try PrivateFiles.contents(of: path),
+                let contents = try? JSONDecoder().decode(Contents.self, from: Data(bytes)), contents.version == 1
+            else { return [:] }
+            return contents.ids
+        }
     }
 
-    /// The remembered ids; an unreadable file counts as empty (it is rewritten on the next change).
-    func load() -> [String: Entry] {
-        guard let data = try? Data(contentsOf: fileURL),
-            let contents = try? JSONDecoder().decode(Contents.self, from: data), contents.version == 1
-        else { return [:] }
-        return contents.ids
-    }
-
-    private func save(_ ids: [String: Entry]) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(Contents(version: 1, ids: ids))
-        let temporary = directory + "/ids.json.\(getpid()).tmp"
-        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600])
-        else {
-            throw CommandFailure(.software, "cannot write \(temporary)")
-        }
-        guard rename(temporary, fileURL.path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw CommandFailure(.software, "cannot replace \(fileURL.path): \(reason)")
-        }
+    /// Takes the lock and reads the ids.
+    ///
+    /// - Throws: when the lock cannot be taken or the file exists and cannot be read.
+    func lock() throws(PrivateFileError) -> Session {
+        try Session(store: self)
     }
 }

@@ -20,21 +20,38 @@ struct LaterCommand {
             return .success
         }
         guard !records.isEmpty else { return .success }
-        // The center clears the store as it restores: make sure a server is there first, and put the toasts back
-        // if the server fails them.
+        // Make sure a server is there before anything leaves the store.
         _ = try BusAccess.withSender { $0.server }
+        // Take the toasts out of the store in one locked step (another process may be adding some right now),
+        // then show them all at once: the center hands every one of them to the presenter.
+        let taken: [ToastLaterRecord]
+        do {
+            taken = try store.update { records in
+                defer { records = [] }
+                return records
+            }
+        } catch {
+            throw CommandFailure(.ioError, "cannot take the toasts out of the Later store: \(error)")
+        }
+        guard !taken.isEmpty else { return .success }
         let desktop = DesktopNotificationPresenter(
             configuration: DesktopPresenterConfiguration(appName: "toastkit", callTimeout: .seconds(10)))
-        let center = ToastCenter(presenter: desktop, laterStore: store)
-        center.hostDidBecomeActive()
-        for record in records {
+        let center = ToastCenter(maxVisible: taken.count, presenter: desktop, laterStore: store)
+        for record in taken { center.present(record.makeMessage()) }
+        for (index, record) in taken.enumerated() {
             let serverID: UInt32
             do {
                 serverID = try await desktop.accepted(record.id)
-            } catch let error as DesktopPresentationError {
-                try? store.save(records)
-                throw BusAccess.failure(error)
             } catch {
+                // What was not shown goes back into the store, in front of anything kept meanwhile.
+                let rest = Array(taken[index...])
+                let restored = Result { () throws(LaterStoreProblem) in
+                    try store.update { records in
+                        records = rest + records.filter { kept in !rest.contains { $0.id == kept.id } }
+                    }
+                }
+                if case .failure(let problem) = restored { Output.error("warning: \(problem)") }
+                if let error = error as? DesktopPresentationError { throw BusAccess.failure(error) }
                 throw CommandFailure(.software, "internal error: \(error)")
             }
             if json {
@@ -42,7 +59,7 @@ struct LaterCommand {
                     "event": .string("presented"), "id": .string(record.id), "server_id": .integer(Int64(serverID)),
                 ])
             } else {
-                Output.line("\(record.id)\t\(serverID)\t\(record.title)")
+                Output.line("\(TerminalText.escape(record.id))\t\(serverID)\t\(TerminalText.escape(record.title))")
             }
         }
         return .success
@@ -57,7 +74,9 @@ struct LaterCommand {
                 "actions": .array(record.actions.map { .string($0.id) }),
             ])
         } else {
-            Output.line("\(record.id)\t\(record.status.rawValue)\t\(kept)\t\(record.title)")
+            Output.line(
+                "\(TerminalText.escape(record.id))\t\(record.status.rawValue)\t\(kept)\t\(TerminalText.escape(record.title))"
+            )
         }
     }
 }

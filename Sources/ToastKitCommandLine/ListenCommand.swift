@@ -51,6 +51,8 @@ struct ListenCommand {
             switch input {
             case .message(let message):
                 for line in formatter.lines(for: message) { Output.line(line) }
+                // Nobody reads any more (`listen | head -1`), or the disk is full: stop rather than lose lines.
+                if let failure = Output.lostOutput { throw failure }
             case .signal:
                 for line in formatter.flush() { Output.line(line) }
                 return .success
@@ -150,7 +152,8 @@ struct TrafficFormatter {
         line += " replaces=\(replaces)"
         if !icon.isEmpty { line += " icon=\(JSONValue.quote(icon))" }
         line += " actions=[" + actions.map(JSONValue.quote).joined(separator: ",") + "]"
-        line += " hints={" + hints.map { "\($0.0)=\(Self.text($0.1))" }.joined(separator: ",") + "}"
+        line +=
+            " hints={" + hints.map { "\(TerminalText.escape($0.0))=\(Self.text($0.1))" }.joined(separator: ",") + "}"
         line += " expire=\(expire)"
         if let error { line += " error=\(error)" }
         return line

@@ -1,28 +1,41 @@
 import Synchronization
 import ToastKit
 
-/// Wraps the desktop (or portal) presenter to see when the center closes a toast on it: an action's confirmation
-/// outlives the toast's terminal event, and the command must not exit before the center has closed it.
+/// Wraps the desktop (or portal) presenter to see what the center does with it and what it reports to the center:
+/// - when the center closes a toast (an action's confirmation outlives the toast's terminal event, and the command
+///   must not exit before the center has closed it);
+/// - the presenter's reports as they go to the center (the server leaving and coming back, screen-lock pauses),
+///   for ``Waiter``'s own limits;
+/// - a close the server did not explain (`NotificationClosed` reason 4 or an unknown one), which the model reports
+///   as a dismissal.
 final class ObservingPresenter: ToastPresenter {
     let desktop: any ToastPresenter
     /// Returns once what the center handed over for a toast has reached the service (a close included).
     let settle: @Sendable (String) async -> Void
+    /// The presenter's reports to the center, in order (one consumer).
+    let reports: AsyncStream<ToastPresenterReport>
+    private let reportContinuation: AsyncStream<ToastPresenterReport>.Continuation
 
     private struct State {
         var closedByCenter: Set<String> = []
         var closeWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+        var unexplainedCloses: [String: String] = [:]
     }
     private let state = Mutex(State())
 
     init(_ desktop: DesktopNotificationPresenter) {
         self.desktop = desktop
         settle = { id in _ = try? await desktop.accepted(id) }
+        (reports, reportContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     init(_ portal: PortalNotificationPresenter) {
         desktop = portal
         settle = { _ in await portal.flush() }
+        (reports, reportContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
+
+    deinit { reportContinuation.finish() }
 
     /// Waits until the center has closed `id` on the presenter, or `limit` has passed.
     func waitForClose(of id: String, limit: Duration) async {
@@ -41,6 +54,12 @@ final class ObservingPresenter: ToastPresenter {
         }
     }
 
+    /// What the server said when it last closed `id` for a reason it did not explain (reason 4, "undefined", or
+    /// an unknown number), or nil when its last close was an explained one.
+    func unexplainedClose(of id: String) -> String? {
+        state.withLock { $0.unexplainedCloses[id] }
+    }
+
     private func closed(_ id: String) {
         let waiters = state.withLock { state in
             state.closedByCenter.insert(id)
@@ -49,7 +68,26 @@ final class ObservingPresenter: ToastPresenter {
         for waiter in waiters { waiter.resume() }
     }
 
-    func connect(_ events: ToastPresenterEvents) { desktop.connect(events) }
+    /// Connects the wrapped presenter to the center through a sink that notes each report first.
+    func connect(_ events: ToastPresenterEvents) {
+        let observed = ToastPresenterEvents { [weak self] report in
+            if let self {
+                if case .closed(let id, let reason) = report {
+                    state.withLock { state in
+                        if case .other(let text) = reason {
+                            state.unexplainedCloses[id] =
+                                text ?? "closed by the notification server for a reason it did not give"
+                        } else {
+                            state.unexplainedCloses[id] = nil
+                        }
+                    }
+                }
+                reportContinuation.yield(report)
+            }
+            events.send(report)
+        }
+        desktop.connect(observed)
+    }
 
     func disconnect() { desktop.disconnect() }
     func show(_ presentation: ToastPresentation) { desktop.show(presentation) }
@@ -57,6 +95,7 @@ final class ObservingPresenter: ToastPresenter {
     func timerChanged(id: String, remaining: Duration?, isRunning: Bool) {
         desktop.timerChanged(id: id, remaining: remaining, isRunning: isRunning)
     }
+    func flush() async { await desktop.flush() }
 
     func close(id: String, reason: ToastCloseReason) {
         desktop.close(id: id, reason: reason)

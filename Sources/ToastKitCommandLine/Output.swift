@@ -1,9 +1,37 @@
 import Glibc
+import Synchronization
 
 /// Writes lines straight to the file descriptors with `write(2)`: every line reaches a pipe at once (no stdio
 /// buffering, so `-p` and `--json` lines can be read while the command still runs), and a closed pipe is an
 /// error return rather than a SIGPIPE (ignored at start).
+///
+/// A write to standard output that fails (a full disk, a closed pipe) is remembered: the command then ends with
+/// exit 74 (``lostOutput``) instead of an outcome that would claim its output was delivered. A failed write to
+/// standard error cannot be reported anywhere and is ignored.
 enum Output {
+    /// The `errno` of the first write to standard output that failed in this run, if any.
+    private static let standardOutputError = Mutex<Int32?>(nil)
+
+    /// The failure to report when something written to standard output was lost, or nil.
+    static var lostOutput: CommandFailure? {
+        standardOutputError.withLock { $0 }.map { error in
+            CommandFailure(.ioError, "cannot write to standard output: \(String(cString: strerror(error)))")
+        }
+    }
+
+    /// Forgets an earlier run's failed write (for ``ToastKitCommand/run(arguments:environment:)``).
+    static func startRun() {
+        standardOutputError.withLock { $0 = nil }
+    }
+
+    /// The exit code a command that ended with `code` really has: an outcome (0–5) whose output was lost becomes
+    /// 74, with its error line on stderr.
+    static func finalCode(_ code: ExitCode) -> ExitCode {
+        guard code.rawValue <= ExitCode.deferred.rawValue, let failure = lostOutput else { return code }
+        error(failure.message)
+        return failure.code
+    }
+
     /// Writes `line` and a newline to standard output.
     static func line(_ line: String) {
         write(1, line + "\n")
@@ -14,9 +42,9 @@ enum Output {
         write(1, object.serialized + "\n")
     }
 
-    /// Writes `toastkit: <message>` to standard error.
+    /// Writes `toastkit: <message>` to standard error, as one line (control characters escaped).
     static func error(_ message: String) {
-        write(2, "toastkit: \(message)\n")
+        write(2, "toastkit: \(TerminalText.escape(message))\n")
     }
 
     /// Writes text to standard output as it is.
@@ -32,7 +60,11 @@ enum Output {
                 Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
             }
             if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
+            if written <= 0 {
+                let error = written < 0 ? errno : EIO
+                if descriptor == 1 { standardOutputError.withLock { $0 = $0 ?? error } }
+                return
+            }
             offset += written
         }
     }
@@ -60,7 +92,9 @@ enum JSONValue: Sendable, Equatable {
         }
     }
 
-    /// A JSON string literal (RFC 8259): quotes, backslashes and control characters escaped.
+    /// A JSON string literal (RFC 8259): quotes, backslashes and control characters escaped — also the C1
+    /// controls and the bidirectional overrides (``TerminalText/isUnsafe(_:)``), so a quoted value is safe on a
+    /// terminal too.
     static func quote(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
@@ -70,7 +104,7 @@ enum JSONValue: Sendable, Equatable {
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
-            case let scalar where scalar.value < 0x20 || scalar.value == 0x7f:
+            case let scalar where TerminalText.isUnsafe(scalar):
                 let hex = String(scalar.value, radix: 16)
                 result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: result.unicodeScalars.append(scalar)
@@ -115,4 +149,42 @@ struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 extension JSONValue {
     /// A string, or null.
     static func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
+}
+
+/// Text for a terminal: what a terminal or a reader could take for something else — C0 controls (newline, ESC, …),
+/// DEL, the C1 controls (U+0080–U+009F; U+009B is a CSI on many terminals), the bidirectional marks, embeddings,
+/// overrides and isolates, and the Unicode line and paragraph separators — is written as a Swift-style escape
+/// (`\n`, `\t`, `\u{1B}`). Every human-readable line the tool prints goes through it, so text from a server, a
+/// stored toast or the command line can neither forge lines nor drive the terminal.
+enum TerminalText {
+    /// Whether `scalar` is escaped.
+    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00..<0x20, 0x7F...0x9F: true
+        case 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
+
+    /// `text` with every unsafe scalar escaped (the rest unchanged).
+    static func escape(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if isUnsafe(scalar) {
+                switch scalar {
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\t": out += "\\t"
+                case "\0": out += "\\0"
+                default:
+                    let hex = String(scalar.value, radix: 16, uppercase: true)
+                    out += "\\u{" + (hex.count == 1 ? "0" : "") + hex + "}"
+                }
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
 }

@@ -39,28 +39,34 @@ extension SendCommand {
         let events = center.events()
         let signals = SignalWatcher()
         center.present(message)
-        let portalID: String
-        do {
-            portalID = try await portal.accepted(id)
-        } catch let error as DesktopPresentationError {
-            throw BusAccess.failure(error)
-        } catch {
-            throw CommandFailure(.software, "internal error: \(error)")
-        }
-        if options.json {
-            Output.json(["event": .string("presented"), "id": .string(id), "portal_id": .string(portalID)])
-        } else if options.printID {
-            Output.line(portalID)
-        }
         guard options.waits else {
+            do {
+                announce(id: id, .portal(try await portal.accepted(id)))
+            } catch let error as DesktopPresentationError {
+                throw BusAccess.failure(error)
+            } catch {
+                throw CommandFailure(.software, "internal error: \(error)")
+            }
             // Reports (a degraded icon) reach the center, and the center's events the output, before the exit.
             await center.flush()
             return .success
         }
-        let waiter = Waiter(
-            id: id, serverID: 0, portalID: portalID, json: options.json, center: center, presenter: presenter,
+        let acceptance = Task { () -> Result<ServiceID, DesktopPresentationError> in
+            do {
+                return .success(.portal(try await portal.accepted(id)))
+            } catch let error as DesktopPresentationError {
+                return .failure(error)
+            } catch {
+                return .failure(DesktopPresentationError(.refused, reason: "\(error)"))
+            }
+        }
+        var waiter = Waiter(
+            id: id, json: options.json, center: center, presenter: presenter,
+            duration: try? message.duration.resolved(default: .standardDefault),
             confirmingActions: Set(
-                (options.actions + [options.tap].compactMap { $0 }).filter { $0.confirmation != nil }.map(\.id)))
-        return await waiter.wait(events: events, signals: signals.signals)
+                (options.actions + [options.tap].compactMap { $0 }).filter { $0.confirmation != nil }.map(\.id)),
+            onAccepted: { accepted in announce(id: id, accepted) })
+        waiter.throughPortal = true
+        return await waiter.wait(events: events, signals: signals.signals, acceptance: acceptance).code
     }
 }

@@ -40,19 +40,26 @@ struct SendCommand {
             }
         }
         let serverID: UInt32
-        if let key = options.id, let store = openIDStore() {
+        if let key = options.id {
+            // The lock is held from reading the remembered id to writing the new one: parallel runs with the same
+            // id replace one another in turn.
+            let session = openIDSession(for: key)
+            // A remembered id is only good on the server that gave it.
+            let remembered = session?.ids[key].flatMap { $0.server == sender.server ? $0.serverID : nil }
             do {
-                serverID = try store.withLockedIDs { ids in
-                    // A remembered id is only good on the server that gave it.
-                    let remembered = ids[key].flatMap { $0.server == sender.server ? $0.serverID : nil }
-                    let serverID = try show(replacing: options.replaceID ?? remembered ?? 0)
-                    ids[key] = IDStore.Entry(serverID: serverID, server: sender.server)
-                    return serverID
-                }
-            } catch let failure as CommandFailure {
-                throw failure
+                serverID = try show(replacing: options.replaceID ?? remembered ?? 0)
             } catch {
-                throw CommandFailure(.software, "cannot update \(store.fileURL.path): \(error)")
+                session?.close()
+                throw error
+            }
+            if let session {
+                session.record(key, serverID: serverID, server: sender.server)
+                do {
+                    try session.save(currentServer: sender.server)
+                } catch {
+                    // The toast is shown; only the replacing of the next run is lost.
+                    Self.cannotRemember(key, error.description)
+                }
             }
         } else {
             serverID = try show(replacing: options.replaceID ?? 0)
@@ -76,13 +83,27 @@ struct SendCommand {
         throw CommandFailure(.software, "internal error: the model did not show toast \"\(message.id)\"")
     }
 
-    /// With `--wait`: shows the toast through a center on the desktop presenter and waits for its end. Through the
-    /// notification portal (`--backend portal`, or in a sandbox) with or without `--wait`: see ``runThroughPortal()``.
+    /// With `--wait`: shows the toast through a center on the desktop presenter and waits for its end
+    /// (``Waiter``: every wait has an end). Through the notification portal (`--backend portal`, or in a sandbox)
+    /// with or without `--wait`: see ``runThroughPortal()``.
     func run() async throws(CommandFailure) -> ExitCode {
         if environment.backendChoice.backend == .portal { return try await runThroughPortal() }
         let message = try makeMessage()
         let id = message.id
         let desktop = DesktopNotificationPresenter(configuration: configuration)
+        if let replaceID = options.replaceID { desktop.adopt(serverID: replaceID, forToast: id) }
+        // --id: who the server is (the bus answers that, never the server) and the id store's lock, before
+        // anything waits on the server — until the signal watcher starts below, Ctrl-C ends the process at once.
+        var remembering: (key: String, session: IDStore.Session, owner: String)?
+        if let key = options.id {
+            let owner = try BusAccess.notificationServerOwner()
+            if let session = openIDSession(for: key) {
+                remembering = (key, session, owner)
+                if options.replaceID == nil, let entry = session.ids[key], entry.server == owner {
+                    desktop.adopt(serverID: entry.serverID, forToast: id)
+                }
+            }
+        }
         let presenter = ObservingPresenter(desktop)
         // The center stores a Later toast before it reports `.deferred`, so exiting on that event loses nothing.
         let laterStore = FileLaterStore.standard(environment: environment.variables)
@@ -90,84 +111,94 @@ struct SendCommand {
             defaultDuration: .standardDefault, maxVisible: 1, presenter: presenter, laterStore: laterStore)
         center.toastStyle(CommandLineStyle(options: options))
         center.onEvent = { event in
-            switch event {
-            case .degraded(_, let reason): Output.error("warning: \(reason)")
-            case .laterStoreProblem(let problem): Output.error("warning: \(problem)")
-            default: break
-            }
+            if case .degraded(_, let reason) = event { Output.error("warning: \(reason)") }
         }
         let events = center.events()
         let signals = SignalWatcher()
 
-        let serverID = try await present(message, center: center, desktop: desktop)
-        announce(id: id, serverID: serverID)
+        center.present(message)
+        let acceptance = Task { () -> Result<ServiceID, DesktopPresentationError> in
+            do {
+                return .success(.server(try await desktop.accepted(id)))
+            } catch let error as DesktopPresentationError {
+                return .failure(error)
+            } catch {
+                return .failure(DesktopPresentationError(.refused, reason: "\(error)"))
+            }
+        }
         let waiter = Waiter(
-            id: id, serverID: serverID, json: options.json, center: center, presenter: presenter,
+            id: id, json: options.json, center: center, presenter: presenter,
+            duration: try? message.duration.resolved(default: .standardDefault),
             confirmingActions: Set(
-                (options.actions + [options.tap].compactMap { $0 }).filter { $0.confirmation != nil }.map(\.id)))
-        return await waiter.wait(events: events, signals: signals.signals)
+                (options.actions + [options.tap].compactMap { $0 }).filter { $0.confirmation != nil }.map(\.id)),
+            onAccepted: { accepted in
+                guard case .server(let serverID) = accepted else { return }
+                if let remembering {
+                    remembering.session.record(remembering.key, serverID: serverID, server: remembering.owner)
+                    do {
+                        try remembering.session.save(currentServer: remembering.owner)
+                    } catch {
+                        Self.cannotRemember(remembering.key, "\(error)")
+                    }
+                }
+                announce(id: id, serverID: serverID)
+            })
+        let ending = await waiter.wait(events: events, signals: signals.signals, acceptance: acceptance)
+        if let remembering {
+            // Never accepted: the lock is still held, nothing to write. Accepted: the toast is gone now, and so is
+            // what its id means.
+            remembering.session.close()
+            if let serverID = ending.serviceID?.serverID { forget(remembering.key, serverID: serverID) }
+        }
+        return ending.code
+    }
+
+    /// Removes `key` from the id store if it still stands for `serverID` (its toast has ended).
+    private func forget(_ key: String, serverID: UInt32) {
+        do {
+            let session = try IDStore.open(environment: environment.variables).lock()
+            guard session.ids[key]?.serverID == serverID else {
+                session.close()
+                return
+            }
+            session.ids[key] = nil
+            try session.save(currentServer: nil)
+        } catch {
+            Output.error("warning: cannot forget --id \(key): \(error)")
+        }
     }
 
     /// Prints what `--json` or `-p` ask for once the server accepted the toast.
-    private func announce(id: String, serverID: UInt32) {
+    func announce(id: String, serverID: UInt32) {
+        announce(id: id, .server(serverID))
+    }
+
+    /// Prints what `--json` or `-p` ask for once the server (or the portal) accepted the toast.
+    func announce(id: String, _ accepted: ServiceID) {
         if options.json {
-            Output.json(["event": .string("presented"), "id": .string(id), "server_id": .integer(Int64(serverID))])
+            let key = if case .portal = accepted { "portal_id" } else { "server_id" }
+            Output.json(["event": .string("presented"), "id": .string(id), key: accepted.json])
         } else if options.printID {
-            Output.line(String(serverID))
+            Output.line(accepted.text)
         }
     }
 
-    /// The id store for `--id`, or nil (with a warning) when it cannot be used.
-    private func openIDStore() -> IDStore? {
+    /// The id store for `--id`, locked and read, or nil (with a warning) when it cannot be used: the toast is then
+    /// shown without replacing an earlier one.
+    private func openIDSession(for key: String) -> IDStore.Session? {
         do {
-            return try IDStore.open(environment: environment.variables)
-        } catch {
-            Output.error("warning: \(error.message); the toast will not replace earlier runs")
-            return nil
-        }
-    }
-
-    // MARK: - Presenting
-
-    /// Presents the toast (replacing the one remembered for `--id` or given with `-r`) and returns its server id
-    /// once the server accepted it.
-    private func present(
-        _ message: ToastMessage, center: ToastCenter, desktop: DesktopNotificationPresenter
-    ) async throws(CommandFailure) -> UInt32 {
-        let id = message.id
-        if let replaceID = options.replaceID { desktop.adopt(serverID: replaceID, forToast: id) }
-        guard options.id != nil, let store = openIDStore() else {
-            return try await accept(message, center: center, desktop: desktop)
-        }
-        // The server's unique name tells a remembered id from one of a server that has since restarted.
-        let owner = try BusAccess.withSender { $0.server }
-        do {
-            return try await store.withLockedIDs { ids in
-                if options.replaceID == nil, let entry = ids[id], entry.server == owner {
-                    desktop.adopt(serverID: entry.serverID, forToast: id)
-                }
-                let serverID = try await accept(message, center: center, desktop: desktop)
-                ids[id] = IDStore.Entry(serverID: serverID, server: owner)
-                return serverID
-            }
+            return try IDStore.open(environment: environment.variables).lock()
         } catch let failure as CommandFailure {
-            throw failure
+            Self.cannotRemember(key, failure.message)
         } catch {
-            throw CommandFailure(.software, "cannot update \(store.fileURL.path): \(error)")
+            Self.cannotRemember(key, "\(error)")
         }
+        return nil
     }
 
-    private func accept(
-        _ message: ToastMessage, center: ToastCenter, desktop: DesktopNotificationPresenter
-    ) async throws(CommandFailure) -> UInt32 {
-        center.present(message)
-        do {
-            return try await desktop.accepted(message.id)
-        } catch let error as DesktopPresentationError {
-            throw BusAccess.failure(error)
-        } catch {
-            throw CommandFailure(.software, "internal error: \(error)")
-        }
+    /// The warning for an id store that could not be used: the toast itself is not affected.
+    static func cannotRemember(_ key: String, _ reason: String) {
+        Output.error("warning: cannot remember --id \(key): \(reason); the next send --id \(key) shows a new toast")
     }
 
     // MARK: - The message

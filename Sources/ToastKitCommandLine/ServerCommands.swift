@@ -18,7 +18,7 @@ enum ServerCommands {
                 "backend_reason": .string(backend.reason),
             ])
         } else {
-            for name in names { Output.line(name) }
+            for name in names { Output.line(TerminalText.escape(name)) }
             Output.line("backend: \(backend)")
         }
         return .success
@@ -55,11 +55,11 @@ enum ServerCommands {
                 "backend": .string(backend.backend.rawValue), "backend_reason": .string(backend.reason),
             ])
         } else {
-            Output.line("name: \(information.name)")
-            Output.line("vendor: \(information.vendor)")
-            Output.line("version: \(information.version)")
-            Output.line("spec_version: \(information.specificationVersion)")
-            Output.line("bus_name: \(owner)")
+            Output.line("name: \(TerminalText.escape(information.name))")
+            Output.line("vendor: \(TerminalText.escape(information.vendor))")
+            Output.line("version: \(TerminalText.escape(information.version))")
+            Output.line("spec_version: \(TerminalText.escape(information.specificationVersion))")
+            Output.line("bus_name: \(TerminalText.escape(owner))")
             Output.line("backend: \(backend)")
         }
         return .success

@@ -37,7 +37,9 @@ public enum ToastKitCommand {
         }
         let environment = CommandEnvironment(nil, backend: backend)
         do throws(CommandFailure) {
-            if let code = try executeWithoutTasks(invocation, environment: environment) { exit(code.rawValue) }
+            if let code = try executeWithoutTasks(invocation, environment: environment) {
+                exit(Output.finalCode(code).rawValue)
+            }
         } catch {
             Output.error(error.message)
             exit(error.code.rawValue)
@@ -48,7 +50,7 @@ public enum ToastKitCommand {
         Task {
             let result: Int32
             do throws(CommandFailure) {
-                result = try await execute(invocation, environment: environment).rawValue
+                result = Output.finalCode(try await execute(invocation, environment: environment)).rawValue
             } catch {
                 Output.error(error.message)
                 result = error.code.rawValue
@@ -69,11 +71,14 @@ public enum ToastKitCommand {
     ///   - environment: The environment for the id store and the store of kept toasts; the process's by default.
     public static func run(arguments: [[UInt8]], environment: [String: String]? = nil) async -> Int32 {
         signal(SIGPIPE, SIG_IGN)
+        Output.startRun()
         do {
             let (backend, rest) = try CommandLineParser.globalOptions(arguments.map { Argument(bytes: $0) })
             let invocation = try CommandLineParser.parse(arguments: rest)
-            return try await execute(invocation, environment: CommandEnvironment(environment, backend: backend))
-                .rawValue
+            return Output.finalCode(
+                try await execute(invocation, environment: CommandEnvironment(environment, backend: backend))
+            )
+            .rawValue
         } catch {
             Output.error(error.message)
             return error.code.rawValue

@@ -92,6 +92,82 @@ import Testing
     }
 }
 
+extension BlockingConnectionTests {
+    /// A batch whose peer never answers ends after one timeout, not one per call, and says how long it waited.
+    @Test func unansweredCallsOfABatchShareOneDeadline() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let service = try await TestService.start(on: bus)
+        defer { service.connection.close() }
+        let destination = try BusName(validating: service.connection.uniqueName)
+        let (errors, elapsed) = try await onOwnThread {
+            let (connection, _) = try BlockingDBusConnection.connect(to: .address(bus.address))
+            defer { connection.close() }
+            let calls = (1...3).map { index in
+                DBusMethodCall(
+                    destination: destination, path: TestService.path, interface: TestService.interface,
+                    member: "Hold", arguments: [.int32(Int32(index))])
+            }
+            let started = ContinuousClock.now
+            let results = connection.call(calls, timeout: .seconds(2))
+            let errors = results.map { result -> DBusError? in
+                if case .failure(let error) = result { error } else { nil }
+            }
+            return (errors, ContinuousClock.now - started)
+        }
+        // One deadline: about 2 s for the batch, where one timeout per call took 6 s.
+        #expect(elapsed >= .seconds(2) && elapsed < .seconds(4), "took \(elapsed)")
+        for error in errors {
+            #expect(error?.name == DBusError.Name.noReply)
+            #expect(error?.message == "no reply within 2.0 seconds")
+            #expect(error?.isRecipientDisconnected == false)
+        }
+    }
+
+    /// A peer that leaves the bus with a call unanswered: the bus says so at once, and the error says it left
+    /// (it did not time out).
+    @Test func aPeerThatLeavesMidCallIsNotReportedAsATimeout() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let service = try await TestService.start(on: bus)
+        let destination = try BusName(validating: service.connection.uniqueName)
+        let call = DBusMethodCall(
+            destination: destination, path: TestService.path, interface: TestService.interface, member: "Hold")
+        let started = ContinuousClock.now
+        let blocking = Task {
+            try await onOwnThread { () -> DBusError? in
+                let (connection, _) = try BlockingDBusConnection.connect(to: .address(bus.address))
+                defer { connection.close() }
+                do throws(DBusError) {
+                    _ = try connection.call(call, timeout: .seconds(20))
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+        }
+        for await _ in service.heldCalls { break }
+        service.connection.close()
+        let error = try await blocking.value
+        #expect(error?.isRecipientDisconnected == true, "\(String(describing: error))")
+        #expect(error?.name == DBusError.Name.noReply)
+        #expect(ContinuousClock.now - started < .seconds(10))
+
+        // The same through the async connection.
+        let second = try await TestService.start(on: bus)
+        let client = try await bus.connect()
+        defer { client.close() }
+        let asyncCall = Task { try await second.call(from: client, "Hold", timeout: .seconds(20)) }
+        for await _ in second.heldCalls { break }
+        second.connection.close()
+        await #expect {
+            _ = try await asyncCall.value
+        } throws: { error in
+            (error as? DBusError)?.isRecipientDisconnected == true
+        }
+    }
+}
+
 /// The error's name, or nil for a reply.
 private func errorName(_ result: Result<DBusMessage, DBusError>) -> String? {
     if case .failure(let error) = result { error.name } else { nil }

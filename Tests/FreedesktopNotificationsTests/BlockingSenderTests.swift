@@ -155,4 +155,31 @@ import ToastModel
         #expect(unreachable?.kind == .busUnavailable)
         #expect(unreachable?.reason.hasPrefix("cannot reach the session bus: ") == true)
     }
+
+    /// A server that quits with our Notify unanswered left the bus: it did not time out, and a new server could
+    /// take the toast (`noServer`, the kind the center recovers from).
+    @Test func aServerThatLeavesMidCallIsReportedAsGoneNotAsSlow() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let server = try await FakeNotificationServer.start(on: bus, options: .init(notifyDelay: .seconds(60)))
+        let configuration = Self.configuration(bus)
+        let started = ContinuousClock.now
+        let sending = Task {
+            try await onOwnThread { () -> DesktopPresentationError? in
+                do throws(DesktopPresentationError) {
+                    _ = try BlockingNotificationSender(configuration: configuration).show(
+                        Self.presentation(ToastRequest(summary: "Hola")))
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+        }
+        _ = try await server.nextNotification()
+        server.stop()
+        let error = try await sending.value
+        #expect(error?.kind == .noServer)
+        #expect(error?.reason == "the notification server left the bus without answering")
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
 }

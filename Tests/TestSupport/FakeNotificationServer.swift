@@ -33,6 +33,8 @@ public final class FakeNotificationServer: Sendable {
             case wrongSignatures
             /// Replies with a D-Bus error to every call.
             case errorReplies
+            /// Never replies to any call (a hung server); the calls are held until the server stops.
+            case silent
         }
 
         /// The defaults: dunst's capabilities, unicast signals, immediate replies.
@@ -87,6 +89,8 @@ public final class FakeNotificationServer: Sendable {
         var live: [UInt32: String] = [:]
         var notifications: [Notification] = []
         var closes: [UInt32] = []
+        var held: [IncomingCall] = []
+        var delayedReplies: [Task<Void, Never>] = []
     }
 
     /// The server's connection (its unique name is the owner of `org.freedesktop.Notifications`).
@@ -120,6 +124,10 @@ public final class FakeNotificationServer: Sendable {
                 object.method(member) { call in
                     call.fail(DBusError(name: "org.toastkit.Test.Error.Broken", message: "broken server"))
                 }
+            }
+        case .silent?:
+            for member: MemberName in ["GetCapabilities", "GetServerInformation", "Notify", "CloseNotification"] {
+                object.method(member) { call in server.state.withLock { $0.held.append(call) } }
             }
         case nil:
             object.method("GetCapabilities") { call in call.reply([.strings(server.options.capabilities)]) }
@@ -172,6 +180,14 @@ public final class FakeNotificationServer: Sendable {
     public func stop() {
         connection.close()
         eventContinuation.finish()
+        let pending = state.withLock { state in
+            defer {
+                state.delayedReplies = []
+                state.held = []
+            }
+            return state.delayedReplies
+        }
+        for reply in pending { reply.cancel() }
     }
 
     /// Emits `ActionInvoked(id, key)`; `from` lets a test forge it from another connection.
@@ -219,10 +235,13 @@ public final class FakeNotificationServer: Sendable {
         }
         eventContinuation.yield(.notify(notification))
         if let delay = options.notifyDelay {
-            Task {
-                try? await Task.sleep(for: delay)
+            // Cancelled by `stop()`: a server that stops never answers, and the call is released (a reply task
+            // still sleeping when the test process ends would hold the call's message: a leak under valgrind).
+            let reply = Task {
+                guard (try? await Task.sleep(for: delay)) != nil else { return }
                 call.reply([.uint32(notification.id)])
             }
+            state.withLock { $0.delayedReplies.append(reply) }
         } else {
             call.reply([.uint32(notification.id)])
         }

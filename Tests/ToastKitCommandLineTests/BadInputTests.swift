@@ -71,6 +71,43 @@ import Testing
         }
     }
 
+    /// The whole of standard input must be UTF-8, as it must be free of NUL bytes — also what lies beyond the
+    /// 64 KiB cut, which is read and checked, then dropped.
+    @Test func invalidUTF8BeyondTheCutIsRefused() async throws {
+        try await withFakeServer { environment, server in
+            let env = environment.environment
+            var late = [UInt8](repeating: UInt8(ascii: "a"), count: 70_000)
+            late[69_000] = 0xFF
+            let invalid = try await toastkit(["send", "T", "-"], environment: env, stdin: late)
+            #expect(invalid.status == 65)
+            #expect(
+                invalid.error
+                    == "toastkit: MESSAGE from standard input is not valid UTF-8 (byte 0xff at offset 69000)\n")
+            let truncated = [UInt8](repeating: UInt8(ascii: "a"), count: 66_000) + [0xE2, 0x82]
+            let unfinished = try await toastkit(["send", "T", "-"], environment: env, stdin: truncated)
+            #expect(unfinished.status == 65)
+            #expect(
+                unfinished.error
+                    == "toastkit: MESSAGE from standard input is not valid UTF-8 (byte 0xe2 at offset 66000)\n")
+            #expect(server.notifications.count == 0)
+        }
+    }
+
+    /// The cut falls between characters as a person sees them: a flag (two regional indicators) is kept whole or
+    /// dropped whole, never split into a lone letter.
+    @Test func theStandardInputCutKeepsWholeCharacters() async throws {
+        try await withFakeServer { environment, server in
+            let text = String(repeating: "a", count: 65_529) + String(repeating: "🇪🇸", count: 10)
+            let run = try await toastkit(
+                ["send", "T", "-"], environment: environment.environment, stdin: Array(text.utf8))
+            #expect(run.status == 0, "\(run.error)")
+            let body = try #require(server.notifications.last).body
+            #expect(body.utf8.count == 65_532)
+            #expect(body.hasSuffix("aaa…"), "the flag is dropped whole: \(body.suffix(8).debugDescription)")
+            #expect(run.error == "toastkit: warning: message from stdin cut from 65609 to 65532 bytes\n")
+        }
+    }
+
     @Test func unknownStatusBadHintMissingIcon() async throws {
         try await withFakeServer { environment, server in
             let env = environment.environment

@@ -6,22 +6,55 @@ import ToastKit
 
 /// Standard input limits, JSON lines, the style's overrides and the bus-traffic lines (pure parts).
 @Suite(.timeLimit(.minutes(2))) struct FormattingTests {
-    @Test func standardInputIsCheckedAndCut() throws {
-        #expect(try MessageInput.decode(Array("l1\nl2\n\n".utf8), total: 7) == .init(text: "l1\nl2", warning: nil))
-        #expect(throws: CommandFailure.data("MESSAGE from standard input is not valid UTF-8 (byte 0xff at offset 2)")) {
-            try MessageInput.decode([0x61, 0x62, 0xFF], total: 3)
+    /// Standard input as `read(2)` hands it over, in chunks of `size` bytes.
+    private func readStandardInput(_ bytes: [UInt8], chunks size: Int = 65_536) throws(CommandFailure)
+        -> MessageInput.Result
+    {
+        var reader = StandardInputReader(limit: MessageInput.limit)
+        var start = 0
+        while start < bytes.count {
+            try reader.consume(bytes[start..<min(bytes.count, start + size)])
+            start += size
         }
-        let big = [UInt8](repeating: UInt8(ascii: "a"), count: MessageInput.limit + 4)
-        let cut = try MessageInput.decode(big, total: 8_388_608)
+        return try reader.finish()
+    }
+
+    @Test func standardInputIsCheckedAndCut() throws {
+        #expect(try readStandardInput(Array("l1\nl2\n\n".utf8)) == .init(text: "l1\nl2", warning: nil))
+        #expect(throws: CommandFailure.data("MESSAGE from standard input is not valid UTF-8 (byte 0xff at offset 2)")) {
+            try readStandardInput([0x61, 0x62, 0xFF])
+        }
+        let big = [UInt8](repeating: UInt8(ascii: "a"), count: 8_388_608)
+        let cut = try readStandardInput(big)
         #expect(cut.text.utf8.count == MessageInput.limit)
         #expect(cut.text.hasSuffix("…"))
         #expect(cut.warning == "warning: message from stdin cut from 8388608 to 65536 bytes")
         // A cut inside a multi-byte character keeps whole characters only.
         let accents = Array(String(repeating: "é", count: MessageInput.limit / 2 + 2).utf8)
-        let cutAccents = try MessageInput.decode(Array(accents.prefix(MessageInput.limit + 4)), total: accents.count)
+        let cutAccents = try readStandardInput(accents)
         #expect(cutAccents.text.utf8.count <= MessageInput.limit)
         #expect(cutAccents.text.dropLast().allSatisfy { $0 == "é" })
         #expect(MessageInput.limited(String(repeating: "x", count: 70_000)).text.utf8.count == MessageInput.limit)
+    }
+
+    /// A sequence split across two reads is checked as one: the validator keeps its state between chunks, and
+    /// reports what the whole-text check reports.
+    @Test(arguments: [1, 2, 3, 7])
+    func utf8IsCheckedAcrossChunkBoundaries(_ size: Int) throws {
+        let text = Array("añ€𝄞".utf8)
+        #expect(try readStandardInput(text, chunks: size).text == "añ€𝄞")
+        for bad: [UInt8] in [
+            [0x61, 0xE2, 0x82], [0x61, 0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+        ] {
+            let expected = try #require(UTF8Problem.first(in: bad))
+            #expect(
+                throws: CommandFailure.data(
+                    "MESSAGE from standard input is not valid UTF-8 (byte 0x\(expected.hexByte) at offset \(expected.offset))"
+                )
+            ) {
+                try readStandardInput(bad, chunks: size)
+            }
+        }
     }
 
     @Test func jsonLinesAreEscapedAndOrdered() {

@@ -200,4 +200,62 @@ struct ToastLaterTests {
             }
         }
     }
+
+    @Test("two centers on one file (two processes) both keep their toast: save merges what changed since load")
+    func concurrentKeepersOnOneFile() throws {
+        let folder = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("toastkit/later.json")
+        let first = FileLaterStore(url: url)
+        let second = FileLaterStore(url: url)
+        // Both read the (empty) list, then each adds its own record: the second save must not drop the first.
+        var seenByFirst = try first.load()
+        var seenBySecond = try second.load()
+        seenByFirst.append(ToastLaterRecord(message: Self.laterMessage(id: "A")))
+        seenBySecond.append(ToastLaterRecord(message: Self.laterMessage(id: "B")))
+        try first.save(seenByFirst)
+        try second.save(seenBySecond)
+        #expect(try FileLaterStore(url: url).load().map(\.id) == ["A", "B"])
+        // Clearing what one has seen leaves what the other added meanwhile.
+        let restoring = FileLaterStore(url: url)
+        _ = try restoring.load()
+        var third = try first.load()
+        third.append(ToastLaterRecord(message: Self.laterMessage(id: "C")))
+        try first.save(third)
+        try restoring.save([])
+        #expect(try FileLaterStore(url: url).load().map(\.id) == ["C"])
+        // update(_:) is one locked step.
+        let taken = try FileLaterStore(url: url).update { records -> [String] in
+            defer { records = [] }
+            return records.map(\.id)
+        }
+        #expect(taken == ["C"])
+        #expect(try FileLaterStore(url: url).load().isEmpty)
+    }
+
+    @Test("a store that cannot be written says where and why, and keeps the toast in memory")
+    func unwritableFileIsAClearProblem() throws {
+        let folder = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let blocker = folder.appendingPathComponent("file")
+        try Data().write(to: blocker)
+        let url = blocker.appendingPathComponent("toastkit/later.json")
+        let clock = ManualClock()
+        let presenter = RecordingPresenter()
+        let center = ToastCenter(presenter: presenter, clock: clock, laterStore: FileLaterStore(url: url))
+        let log = EventLog(clock: clock)
+        center.onEvent = { log.append($0) }
+        center.present(Self.laterMessage())
+        presenter.invokeAction("later", on: "M")
+        let problems = log.events.compactMap { event -> LaterStoreProblem? in
+            if case .laterStoreProblem(let problem) = event { return problem }
+            return nil
+        }
+        #expect(
+            problems.map(\.description) == [
+                "later store \(url.path) is unwritable: cannot create \(blocker.path)/toastkit: Not a directory"
+            ])
+        center.hostDidBecomeActive()
+        #expect(center.liveToastIDs == ["M"], "it comes back in this process")
+    }
 }

@@ -1,17 +1,45 @@
 public import FoundationEssentials
+import Synchronization
 
 /// Stores kept toasts in a small JSON file, by default `$XDG_STATE_HOME/toastkit/later.json`
 /// (`~/.local/state/toastkit/later.json` when `XDG_STATE_HOME` is unset).
 ///
-/// Writes are atomic (a temporary file renamed over the old one). A file that cannot be decoded or read is
-/// renamed to `later.json.corrupt-<UTC timestamp>` — set aside, never deleted — and reported.
+/// Safe with other processes and against crashes:
+/// - Every read and write holds an exclusive `flock` on `<file>.lock` beside the file, so processes that keep
+///   toasts at the same moment wait for each other instead of overwriting each other's records.
+/// - A write goes to a temporary file (mode 0600) that is flushed to disk (`fsync`) and renamed over the old
+///   file: a process killed at any moment leaves the old list or the new one, never a torn file.
+/// - The file is private: mode 0600, in a folder created with mode 0700 (``standard(environment:)`` also makes an
+///   existing `toastkit` folder 0700 if it was open to others; an existing file is made 0600 when read).
+/// - ``save(_:)`` applies the change made since this store value's last ``load()`` to what is in the file *now*
+///   (see there), so the center's load-change-save keeps records other processes added in between;
+///   ``update(_:)`` does the whole read-change-write under the lock.
+///
+/// A file that cannot be decoded or read is renamed to `later.json.corrupt-<UTC timestamp>` — set aside, never
+/// deleted — and reported. A file that cannot be written is reported as ``LaterStoreProblem/Kind/unwritable``
+/// with the path and the system's reason (for example `cannot write …: No space left on device`).
 public struct FileLaterStore: LaterStore {
     /// The file.
     public let url: URL
+    /// Whether the file's folder is the store's own, made private (0700) even when it already exists.
+    private let ownsFolder: Bool
+    /// What this value (and its copies) last read or wrote, by id: the base ``save(_:)`` compares against.
+    private let lastSeen: Snapshot
 
-    /// Creates a store at `url`.
+    private final class Snapshot: Sendable {
+        let records = Mutex<[String: ToastLaterRecord]?>(nil)
+    }
+
+    /// Creates a store at `url`. Folders missing on its path are created with mode 0700; an existing folder's
+    /// mode is left alone.
     public init(url: URL) {
+        self.init(url: url, ownsFolder: false)
+    }
+
+    private init(url: URL, ownsFolder: Bool) {
         self.url = url
+        self.ownsFolder = ownsFolder
+        self.lastSeen = Snapshot()
     }
 
     /// The default location for `environment`: `$XDG_STATE_HOME/toastkit/later.json`, else
@@ -35,11 +63,12 @@ public struct FileLaterStore: LaterStore {
             .appendingPathComponent("later.json")
     }
 
-    /// The store at ``defaultURL(environment:)``.
+    /// The store at ``defaultURL(environment:)``. Its `toastkit` folder is the store's own: it is made private
+    /// (0700) when it was open to others, and refused when it belongs to another user.
     public static func standard(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> FileLaterStore {
-        FileLaterStore(url: defaultURL(environment: environment))
+        FileLaterStore(url: defaultURL(environment: environment), ownsFolder: true)
     }
 
     private struct FileContents: Codable {
@@ -47,19 +76,124 @@ public struct FileLaterStore: LaterStore {
         var toasts: [ToastLaterRecord]
     }
 
-    /// Reads the file; a missing file is empty.
+    private var path: String { url.path }
+    private var folder: String { PrivateFiles.parent(of: url.path) }
+    private var lockPath: String { url.path + ".lock" }
+
+    /// Reads the file (under the lock); a missing file is empty.
     public func load() throws(LaterStoreProblem) -> [ToastLaterRecord] {
-        let data: Data
-        do {
-            guard FileManager.default.fileExists(atPath: url.path) else { return [] }
-            data = try Data(contentsOf: url)
+        guard folderExists else {
+            remember([])
+            return []
+        }
+        let lock = try takeLock(for: .unreadable)
+        defer { lock.unlock() }
+        let records = try read()
+        remember(records)
+        return records
+    }
+
+    /// Writes `records` as the change since this value's last ``load()`` (or ``save(_:)``), under the lock:
+    /// records added or changed since then are written (replacing a record with the same id), records removed
+    /// since then are removed (unless another process has changed them meanwhile), and records that other
+    /// processes added meanwhile are kept. Without an earlier load, `records` replaces the file's contents.
+    public func save(_ records: [ToastLaterRecord]) throws(LaterStoreProblem) {
+        let base = lastSeen.records.withLock { $0 }
+        try update { current in
+            guard let base else {
+                current = records
+                return
+            }
+            Self.apply(from: base, to: records, onto: &current)
+        }
+    }
+
+    /// Reads, changes and writes the kept toasts as one step, holding the lock throughout, so no other process
+    /// can write in between.
+    ///
+    /// - Returns: what `body` returns. The file is written only when `body` changed the records.
+    public func update<T>(_ body: (inout [ToastLaterRecord]) throws(LaterStoreProblem) -> T) throws(LaterStoreProblem)
+        -> T
+    {
+        do throws(PrivateFileError) {
+            try PrivateFiles.prepareFolder(folder, tighten: ownsFolder)
         } catch {
-            throw problem(.unreadable, detail: "\(error)", setAside: true)
+            throw problem(.unwritable, detail: error.description, setAside: false)
+        }
+        let lock = try takeLock(for: .unwritable)
+        defer { lock.unlock() }
+        var setAside: LaterStoreProblem?
+        let before: [ToastLaterRecord]
+        do {
+            before = try read()
+        } catch  where error.setAsideAt != nil {
+            // Set aside: the new list starts empty, and the problem is still reported once it is written.
+            setAside = error
+            before = []
+        }
+        var records = before
+        let result = try body(&records)
+        if records != before || setAside != nil {
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            do {
+                let data = try encoder.encode(FileContents(version: 1, toasts: records))
+                try PrivateFiles.replace(path, with: Array(data))
+            } catch let error as PrivateFileError {
+                throw problem(.unwritable, detail: error.description, setAside: false)
+            } catch {
+                throw problem(.unwritable, detail: "cannot encode the kept toasts: \(error)", setAside: false)
+            }
+        }
+        remember(records)
+        if let setAside { throw setAside }
+        return result
+    }
+
+    /// Applies the change from `base` to `records` onto `current` (see ``save(_:)``).
+    private static func apply(
+        from base: [String: ToastLaterRecord], to records: [ToastLaterRecord], onto current: inout [ToastLaterRecord]
+    ) {
+        let kept = Set(records.map(\.id))
+        current.removeAll { record in !kept.contains(record.id) && base[record.id] == record }
+        for record in records where base[record.id] != record {
+            if let index = current.firstIndex(where: { $0.id == record.id }) {
+                current[index] = record
+            } else {
+                current.append(record)
+            }
+        }
+    }
+
+    private var folderExists: Bool { PrivateFiles.isFolder(folder) }
+
+    private func remember(_ records: [ToastLaterRecord]) {
+        let byID = Dictionary(records.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+        lastSeen.records.withLock { $0 = byID }
+    }
+
+    private func takeLock(for kind: LaterStoreProblem.Kind) throws(LaterStoreProblem) -> PrivateFiles.Lock {
+        do {
+            return try PrivateFiles.Lock(lockPath)
+        } catch {
+            throw problem(kind, detail: error.description, setAside: false)
+        }
+    }
+
+    /// Reads and decodes the file; the caller holds the lock. Unreadable or undecodable data is set aside.
+    private func read() throws(LaterStoreProblem) -> [ToastLaterRecord] {
+        let bytes: [UInt8]
+        do {
+            guard let contents = try PrivateFiles.contents(of: path) else { return [] }
+            bytes = contents
+        } catch {
+            throw problem(.unreadable, detail: error.description, setAside: true)
         }
         do {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .iso8601
-            let contents = try decoder.decode(FileContents.self, from: data)
+            let contents = try decoder.decode(FileContents.self, from: Data(bytes))
             guard contents.version == 1 else {
                 throw problem(.corrupt, detail: "unknown version \(contents.version)", setAside: true)
             }
@@ -68,21 +202,6 @@ public struct FileLaterStore: LaterStore {
             throw problem
         } catch {
             throw problem(.corrupt, detail: "\(error)", setAside: true)
-        }
-    }
-
-    /// Writes the file atomically, creating its folder.
-    public func save(_ records: [ToastLaterRecord]) throws(LaterStoreProblem) {
-        do {
-            try FileManager.default.createDirectory(
-                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let encoder = JSONEncoder()
-            encoder.dateEncodingStrategy = .iso8601
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            let data = try encoder.encode(FileContents(version: 1, toasts: records))
-            try data.write(to: url, options: .atomic)
-        } catch {
-            throw problem(.unwritable, detail: "\(error)", setAside: false)
         }
     }
 

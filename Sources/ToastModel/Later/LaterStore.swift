@@ -9,6 +9,23 @@ public protocol LaterStore: Sendable {
     func load() throws(LaterStoreProblem) -> [ToastLaterRecord]
     /// Replaces the kept toasts with `records`.
     func save(_ records: [ToastLaterRecord]) throws(LaterStoreProblem)
+    /// Reads, changes and writes the kept toasts as one step: a store shared between processes
+    /// (``FileLaterStore``) lets no one write in between. The default loads, calls `body`, and saves when
+    /// `body` changed the records.
+    func update<T>(_ body: (inout [ToastLaterRecord]) throws(LaterStoreProblem) -> T) throws(LaterStoreProblem) -> T
+}
+
+extension LaterStore {
+    /// Loads, calls `body`, and saves when `body` changed the records.
+    public func update<T>(_ body: (inout [ToastLaterRecord]) throws(LaterStoreProblem) -> T) throws(LaterStoreProblem)
+        -> T
+    {
+        let before = try load()
+        var records = before
+        let result = try body(&records)
+        if records != before { try save(records) }
+        return result
+    }
 }
 
 /// A problem with the store of kept toasts. Reported as ``ToastEvent/laterStoreProblem(_:)``; never a crash.

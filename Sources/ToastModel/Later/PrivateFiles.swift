@@ -1,0 +1,203 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+// Small POSIX helpers for the package's private state files (the Later store here, the CLI's id store): private
+// folders and files, an exclusive lock for read-modify-write, and writes that a crash cannot tear.
+
+/// Why a private file or folder could not be used: the path, and the system's reason.
+package struct PrivateFileError: Error, Sendable, CustomStringConvertible {
+    /// What was being done, with the path, e.g. `cannot write /x/later.json`.
+    package var action: String
+    /// The reason, e.g. `No space left on device`.
+    package var reason: String
+
+    /// An error for `action` (with its path) failing because of `reason`.
+    package init(_ action: String, reason: String) {
+        self.action = action
+        self.reason = reason
+    }
+
+    /// The error for `action` failing with the current `errno`.
+    package static func errno(_ action: String) -> PrivateFileError {
+        PrivateFileError(action, reason: String(cString: strerror(lastError())))
+    }
+
+    /// `action: reason`.
+    package var description: String { "\(action): \(reason)" }
+}
+
+/// The calling thread's `errno` (a function, so that names in the types below do not hide it).
+private func lastError() -> Int32 { errno }
+
+/// Folders and files only this user can read: folders 0700, files 0600.
+package enum PrivateFiles {
+    /// Creates `path` and its missing parents with mode 0700. When `tighten` is set, an existing `path` owned by
+    /// this user is made 0700 if it was open to others (a folder owned by someone else, or that is not a folder,
+    /// is refused); parents that already exist are left as they are.
+    package static func prepareFolder(_ path: String, tighten: Bool) throws(PrivateFileError) {
+        var missing: [String] = []
+        var current = path
+        while !current.isEmpty, current != "/", !exists(current) {
+            missing.append(current)
+            current = parent(of: current)
+        }
+        for folder in missing.reversed() {
+            if mkdir(folder, 0o700) != 0 && lastError() != EEXIST {
+                throw .errno("cannot create \(folder)")
+            }
+        }
+        var info = stat()
+        guard lstat(path, &info) == 0 else { throw .errno("cannot use \(path)") }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw PrivateFileError("cannot use \(path)", reason: "it is not a folder")
+        }
+        guard tighten else { return }
+        guard info.st_uid == geteuid() else {
+            throw PrivateFileError(
+                "refusing to use \(path)", reason: "it belongs to uid \(info.st_uid), not \(geteuid())")
+        }
+        if info.st_mode & 0o077 != 0, chmod(path, 0o700) != 0 {
+            throw .errno("cannot make \(path) private")
+        }
+    }
+
+    /// The folder part of `path` (`/` for a top-level name).
+    package static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let head = String(path[..<slash])
+        return head.isEmpty ? "/" : head
+    }
+
+    /// Whether `path` is a folder (following symbolic links).
+    package static func isFolder(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+
+    private static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// Reads the whole file at `path`; `nil` when it does not exist (or a folder on its path does not). A file
+    /// owned by this user that others could read is made 0600.
+    ///
+    /// - Throws: when the file exists but cannot be read, or is not a regular file.
+    package static func contents(of path: String) throws(PrivateFileError) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else {
+            if lastError() == ENOENT || lastError() == ENOTDIR { return nil }
+            throw .errno("cannot read \(path)")
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .errno("cannot read \(path)") }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw PrivateFileError("cannot read \(path)", reason: "it is not a regular file")
+        }
+        if info.st_uid == geteuid(), info.st_mode & 0o077 != 0 { _ = fchmod(descriptor, 0o600) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(info.st_size))
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if lastError() == EINTR { continue }
+                throw .errno("cannot read \(path)")
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: buffer[0..<count])
+        }
+    }
+
+    /// Replaces the file at `path` with `bytes` so that a crash at any moment leaves the old file or the new one,
+    /// never a mix: a temporary file (mode 0600) in the same folder is written and flushed to disk (`fsync`), then
+    /// renamed over `path`, and the folder is flushed. The caller holds the file's ``Lock``; temporary files left
+    /// by a writer that was killed are removed first.
+    package static func replace(_ path: String, with bytes: [UInt8]) throws(PrivateFileError) {
+        let folder = parent(of: path)
+        let name = String(path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...])
+        removeTemporaries(of: name, in: folder)
+        let temporary = "\(folder)/\(name).\(getpid()).tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { throw .errno("cannot write \(temporary)") }
+        var closed = false
+        defer { if !closed { close(descriptor) } }
+        do throws(PrivateFileError) {
+            var offset = 0
+            while offset < bytes.count {
+                let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+                if written < 0 {
+                    if lastError() == EINTR { continue }
+                    throw .errno("cannot write \(temporary)")
+                }
+                offset += written
+            }
+            guard fsync(descriptor) == 0 else { throw .errno("cannot write \(temporary)") }
+            closed = true
+            guard close(descriptor) == 0 else { throw .errno("cannot write \(temporary)") }
+            guard rename(temporary, path) == 0 else { throw .errno("cannot replace \(path)") }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        // The rename is durable once the folder is flushed too.
+        let directory = open(folder, O_RDONLY | O_CLOEXEC | O_DIRECTORY)
+        if directory >= 0 {
+            _ = fsync(directory)
+            close(directory)
+        }
+    }
+
+    /// Removes `<name>.<pid>.tmp` files: only a writer holding the lock makes one, so any found under the lock
+    /// were left by a writer that died.
+    private static func removeTemporaries(of name: String, in folder: String) {
+        guard let directory = opendir(folder) else { return }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard entryName.hasPrefix(name + "."), entryName.hasSuffix(".tmp") else { continue }
+            let middle = entryName.dropFirst(name.count + 1).dropLast(4)
+            guard !middle.isEmpty, middle.allSatisfy(\.isNumber) else { continue }
+            unlink("\(folder)/\(entryName)")
+        }
+    }
+
+    /// An exclusive `flock` on a lock file (created with mode 0600), held until ``unlock()`` or the end of the
+    /// value's life; other processes (and other descriptors in this one) wait for it.
+    package final class Lock {
+        private var descriptor: Int32
+
+        /// Takes the lock on `path`, waiting for it as long as another holder keeps it.
+        package init(_ path: String) throws(PrivateFileError) {
+            descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard descriptor >= 0 else { throw .errno("cannot open \(path)") }
+            var info = stat()
+            if fstat(descriptor, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 != 0 {
+                _ = fchmod(descriptor, 0o600)
+            }
+            while flock(descriptor, LOCK_EX) != 0 {
+                guard lastError() == EINTR else {
+                    let error = PrivateFileError.errno("cannot lock \(path)")
+                    close(descriptor)
+                    descriptor = -1
+                    throw error
+                }
+            }
+        }
+
+        /// Releases the lock (closing the descriptor).
+        package func unlock() {
+            guard descriptor >= 0 else { return }
+            close(descriptor)
+            descriptor = -1
+        }
+
+        deinit { unlock() }
+    }
+}

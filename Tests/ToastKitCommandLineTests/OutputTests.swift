@@ -1,0 +1,164 @@
+import DBus
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// What the tool prints for people: control characters never reach the terminal raw, a lost write is an error, and
+/// each outcome says what it is.
+@Suite(.timeLimit(.minutes(2))) struct OutputTests {
+    private func withFakeServer(
+        _ options: FakeNotificationServer.Options = .init(),
+        _ body: (BusOnlyEnvironment, FakeNotificationServer) async throws -> Void
+    ) async throws {
+        let environment = try BusOnlyEnvironment()
+        defer { environment.stop() }
+        let server = try await FakeNotificationServer.start(on: environment.bus, options: options)
+        defer { server.stop() }
+        try await body(environment, server)
+    }
+
+    /// The bytes a terminal acts on: C0 controls (ESC, newline, carriage return…), DEL and the C1 controls.
+    private func hasRawControl(_ text: String) -> Bool {
+        text.unicodeScalars.contains { scalar in
+            (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || (0x7F...0x9F).contains(scalar.value)
+        }
+    }
+
+    // MARK: - Item 12: control characters
+
+    @Test func listenEscapesHintKeysAndValues() async throws {
+        try await withFakeServer(.init(unicastSignals: false)) { environment, _ in
+            let env = environment.environment
+            let listener = try ToolProcess.start([Array("listen".utf8)], environment: env)
+            _ = await listener.nextErrorLine()
+            let sent = try await toastkit(
+                ["send", "-h", "string:x\u{1B}[2J\nnotify id=7:v\u{9B}1m", "Hola"], environment: env)
+            #expect(sent.status == 0, "\(sent.error)")
+            let line = await listener.nextLine()
+            listener.signal(SIGINT)
+            let rest = await listener.finish()
+            #expect(rest.output.isEmpty, "one line per Notify, nothing forged after it: \(rest.output)")
+            #expect(!hasRawControl(line), "\(line.debugDescription)")
+            #expect(line.contains(#"x\u{1B}[2J\nnotify id=7="v\u009b1m""#), "\(line)")
+        }
+    }
+
+    @Test func laterListAndShowEscapeTitlesAndIDs() async throws {
+        try await withFakeServer { environment, server in
+            let env = environment.environment
+            let title = "Rojo\u{1B}[31m\r\nfalso\u{9B}"
+            let waiting = try ToolProcess.start(
+                ["send", "-p", "-d", "indefinite", "-A", "later", "--id", "x\u{7}y", title].map { Array($0.utf8) },
+                environment: env)
+            let notification = try await server.nextNotification()
+            _ = await waiting.nextLine()
+            try server.emitActionInvoked(id: notification.id, key: "later")
+            let deferred = await waiting.finish()
+            #expect(deferred.status == 5, "\(deferred.error)")
+
+            let list = try await toastkit(["later"], environment: env)
+            #expect(list.status == 0, "\(list.error)")
+            #expect(!hasRawControl(list.output), "\(list.output.debugDescription)")
+            #expect(list.lines.count == 2, "one line and the final newline: \(list.output.debugDescription)")
+            #expect(list.output.hasPrefix("x\\u{07}y\tnormal\t"))
+            #expect(list.output.hasSuffix("\tRojo\\u{1B}[31m\\r\\nfalso\\u{9B}\n"))
+
+            let show = try await toastkit(["later", "--show"], environment: env)
+            #expect(show.status == 0, "\(show.error)")
+            #expect(!hasRawControl(show.output), "\(show.output.debugDescription)")
+            #expect(show.output.hasSuffix("\tRojo\\u{1B}[31m\\r\\nfalso\\u{9B}\n"))
+        }
+    }
+
+    @Test func serverInfoCapabilitiesAndErrorsEscapeWhatTheServerSays() async throws {
+        let options = FakeNotificationServer.Options(
+            capabilities: ["body", "x-\u{1B}]0;owned\u{7}"], name: "evil\u{1B}[2J\u{9B}H")
+        try await withFakeServer(options) { environment, _ in
+            let env = environment.environment
+            let info = try await toastkit(["server-info"], environment: env)
+            #expect(info.status == 0)
+            #expect(!hasRawControl(info.output), "\(info.output.debugDescription)")
+            #expect(info.lines.first == "name: evil\\u{1B}[2J\\u{9B}H")
+            let capabilities = try await toastkit(["capabilities"], environment: env)
+            #expect(!hasRawControl(capabilities.output), "\(capabilities.output.debugDescription)")
+            #expect(capabilities.lines.contains("x-\\u{1B}]0;owned\\u{07}"))
+            // A value the person typed, echoed in an error: C1 controls are escaped as C0 ones are.
+            let status = try await toastkit(["send", "-s", "a\u{9B}31m", "T"], environment: env)
+            #expect(status.status == 65)
+            #expect(!hasRawControl(status.error), "\(status.error.debugDescription)")
+            #expect(status.error.hasPrefix("toastkit: -s/--status a\\u{9B}31m: unknown status"))
+        }
+    }
+
+    // MARK: - Item 13: a lost write is an error
+
+    /// Runs `toastkit` with standard output on /dev/full (every write fails with ENOSPC); returns the exit status
+    /// and stderr.
+    private func runIntoFullDevice(_ arguments: [String], environment: [String: String]) throws -> (Int32, String) {
+        let full = open("/dev/full", O_WRONLY | O_CLOEXEC)
+        guard full >= 0 else {
+            throw TestEnvironmentError("cannot open /dev/full: \(String(cString: strerror(errno)))")
+        }
+        defer { close(full) }
+        let stderr = try PipePair()
+        let child = try ChildProcess.spawn(
+            ToolProcess.binary, arguments, environment: environment, fileDescriptors: [1: full, 2: stderr.writeEnd])
+        stderr.closeWriteEnd()
+        let error = String(decoding: stderr.readAll(), as: UTF8.self)
+        return (child.wait(), error)
+    }
+
+    @Test func outputThatCannotBeWrittenIsAnIOError() async throws {
+        try await withFakeServer { environment, server in
+            let env = environment.environment
+            let printID = try await onOwnThread {
+                try self.runIntoFullDevice(["send", "-p", "Hola"], environment: env)
+            }
+            #expect(printID.0 == 74, "\(printID.1)")
+            #expect(printID.1 == "toastkit: cannot write to standard output: No space left on device\n")
+            #expect(server.notifications.count == 1, "the toast was shown; its id was lost")
+
+            let quiet = try await onOwnThread { try self.runIntoFullDevice(["send", "Hola"], environment: env) }
+            #expect(quiet.0 == 0, "nothing to print, nothing lost: \(quiet.1)")
+
+            let json = try await onOwnThread {
+                try self.runIntoFullDevice(["send", "--wait", "--json", "-d", "0.2", "Hola"], environment: env)
+            }
+            #expect(json.0 == 74, "\(json.1)")
+            #expect(json.1.hasSuffix("toastkit: cannot write to standard output: No space left on device\n"))
+
+            let version = try await onOwnThread { try self.runIntoFullDevice(["--version"], environment: env) }
+            #expect(version.0 == 74)
+        }
+    }
+
+    @Test func listenStopsWhenItsOutputIsGone() async throws {
+        try await withFakeServer(.init(unicastSignals: false)) { environment, _ in
+            let env = environment.environment
+            let stdout = try PipePair()
+            let stderr = try PipePair()
+            let child = try ChildProcess.spawn(
+                ToolProcess.binary, ["listen"], environment: env,
+                fileDescriptors: [1: stdout.writeEnd, 2: stderr.writeEnd])
+            stdout.closeWriteEnd()
+            stderr.closeWriteEnd()
+            #expect(stderr.readLine() == "toastkit: listening for notifications on the session bus (Ctrl-C stops)")
+            // The reader goes away (as `toastkit listen | head -1` after one line); the next line cannot be written.
+            shutdown(stdout.readEnd, Int32(SHUT_RD))
+            let sent = try await toastkit(["send", "Hola"], environment: env)
+            #expect(sent.status == 0)
+            // A watchdog, so a tool that never notices keeps this test from hanging.
+            let watchdog = Task {
+                try await Task.sleep(for: .seconds(20))
+                child.signal(SIGKILL)
+            }
+            let status = try await onOwnThread { child.wait() }
+            watchdog.cancel()
+            #expect(status == 74)
+            #expect(
+                String(decoding: stderr.readAll(), as: UTF8.self)
+                    == "toastkit: cannot write to standard output: Broken pipe\n")
+        }
+    }
+}
