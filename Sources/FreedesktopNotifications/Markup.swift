@@ -37,7 +37,10 @@ public enum BodyMarkup {
     /// Keeps the allowed tags (with only their allowed attributes) and escapes everything else, for a server with
     /// `body-markup`. Unbalanced or unknown tags become visible text, never markup. Takes time in proportion to the
     /// length of `text`, whatever it holds.
-    public static func sanitize(_ text: String) -> String {
+    ///
+    /// - Parameter allowingLinks: Whether `<a href>` is kept; pass false for a server without `body-hyperlinks`
+    ///   (GNOME Shell, mako and swaync draw the tag as text): the link's text stays, the tag goes.
+    public static func sanitize(_ text: String, allowingLinks: Bool = true) -> String {
         var out = ""
         var open: [String] = []
         // How many of each tag are open, so a closing tag that matches nothing costs no scan of the stack.
@@ -47,7 +50,9 @@ public enum BodyMarkup {
             case .text(let value):
                 out += escape(unescapeEntities(value))
             case .tag(let raw, let name, let closing, let attributes):
-                if allowedTags.contains(name) {
+                if name == "a", !allowingLinks {
+                    continue
+                } else if allowedTags.contains(name) {
                     if closing {
                         if openCount[name, default: 0] > 0, let index = open.lastIndex(of: name) {
                             // Close what was opened inside, in order, so the result is well formed. The scan from

@@ -103,7 +103,13 @@ public enum NotificationMapping {
         switch (configuration.markup, hasMarkup) {
         case (.plainText, true): body = BodyMarkup.escape(body)
         case (.plainText, false): break
-        case (.basic, true): body = BodyMarkup.sanitize(body)
+        case (.basic, true):
+            let links = capabilities.has("body-hyperlinks")
+            let sanitized = BodyMarkup.sanitize(body, allowingLinks: links)
+            if !links, sanitized != BodyMarkup.sanitize(body) {
+                degradations.append("the server has no body-hyperlinks: links shown as their text")
+            }
+            body = sanitized
         case (.basic, false):
             let stripped = BodyMarkup.strip(body)
             if stripped != body { degradations.append("the server has no body-markup: markup stripped") }

@@ -13,7 +13,10 @@ func markupTimes(size: Int, repeats: Int) -> String {
     var pairs: [(String, String)] = [("bytes", String(size)), ("repeats", String(repeats))]
     var checksum = 0
     for (name, text) in inputs {
-        for (operation, function) in [("sanitize", BodyMarkup.sanitize), ("strip", BodyMarkup.strip)] {
+        let operations: [(String, (String) -> String)] = [
+            ("sanitize", { BodyMarkup.sanitize($0) }), ("strip", BodyMarkup.strip),
+        ]
+        for (operation, function) in operations {
             var best = Double.infinity
             for _ in 0..<repeats {
                 let started = monotonicMicroseconds()

@@ -1,5 +1,6 @@
 import FreedesktopNotifications
 import Testing
+import ToastModel
 
 /// The body-markup subset: what is kept, what is escaped, and that hostile input costs time in proportion to its
 /// length (issue 12: 64 KB of `<` took about 43 s, a quadratic search for `>`).
@@ -72,5 +73,24 @@ import Testing
     @Test func aRepeatedAttributeIsKeptOnce() {
         #expect(BodyMarkup.sanitize("<a href='x' href='y'>l</a>") == "<a href=\"x\">l</a>")
         #expect(BodyMarkup.sanitize("<img alt=a src=b alt=c>") == "<img alt=\"a\" src=\"b\"/>")
+    }
+
+    @Test func aServerWithoutHyperlinksGetsTheLinksTextAndItIsReported() throws {
+        let body = #"<b>Negrita</b> y <a href="https://example.org/">enlace</a>"#
+        #expect(BodyMarkup.sanitize(body, allowingLinks: false) == "<b>Negrita</b> y enlace")
+        var configuration = DesktopPresenterConfiguration(appName: "t")
+        configuration.markup = .basic
+        let noLinks = ServerCapabilities(["body", "body-markup"])
+        let mapped = try NotificationMapping.notify(
+            ToastRequest(summary: "x", body: body), expireTimeout: nil, capabilities: noLinks,
+            configuration: configuration)
+        #expect(mapped.call.body == "<b>Negrita</b> y enlace")
+        #expect(mapped.degradations == ["the server has no body-hyperlinks: links shown as their text"])
+        let links = ServerCapabilities(["body", "body-markup", "body-hyperlinks"])
+        let kept = try NotificationMapping.notify(
+            ToastRequest(summary: "x", body: body), expireTimeout: nil, capabilities: links,
+            configuration: configuration)
+        #expect(kept.call.body == body)
+        #expect(kept.degradations.isEmpty)
     }
 }
