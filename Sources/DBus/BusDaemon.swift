@@ -66,6 +66,16 @@ public struct BusDaemon: Sendable {
         return result
     }
 
+    /// The Unix user id of the process behind a connection (`GetConnectionUnixUser`): how a service on the session
+    /// bus checks that a caller is its own user.
+    public func connectionUnixUser(of name: String) async throws -> UInt32 {
+        let reply = try await call("GetConnectionUnixUser", [.string(name)])
+        guard let uid = try reply.arguments("u")[0].uint32Value else {
+            throw DBusError(name: DBusError.Name.failed, message: "GetConnectionUnixUser answered no uid")
+        }
+        return uid
+    }
+
     /// Adds a match rule for this connection (`AddMatch`). Prefer ``DBusConnection/signals(matching:)``, whose
     /// rule lives exactly as long as the subscription.
     public func addMatch(_ rule: MatchRule) async throws {

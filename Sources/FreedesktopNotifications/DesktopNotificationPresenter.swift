@@ -151,6 +151,13 @@ public final class DesktopNotificationPresenter: ToastPresenter {
             }
             carryOut(actions)
         }
+        await reportsDelivered()
+    }
+
+    /// Returns once every report made so far (failures, degradations, actions, closes) has been handed to the
+    /// center, without waiting for calls in flight: a service that has just seen a toast accepted uses it to know
+    /// that what the server's answer set off has reached the center.
+    public func reportsDelivered() async {
         // Reports go to the center in order on their own task: one more, behind them, marks that they are through.
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             reports.yield { continuation.resume() }

@@ -11,6 +11,8 @@ struct CloseCommand {
         case .serverID(let serverID):
             try BusAccess.withSender { sender throws(DesktopPresentationError) in try sender.close(serverID: serverID) }
         case .id(let id):
+            // The agent owns the connection that sent its toasts (GNOME Shell closes only those).
+            if try closeThroughAgent(id) { return .success }
             let store = try IDStore.open(environment: environment.variables)
             let session: IDStore.Session
             do {
@@ -35,7 +37,15 @@ struct CloseCommand {
                 }
             } catch {
                 session.close()
-                throw error
+                guard error.message.contains("InvalidArgs") || error.message.contains("Invalid notification ID") else {
+                    throw error
+                }
+                // GNOME Shell: only the connection that sent a notification may close it while it is connected.
+                throw CommandFailure(
+                    error.code,
+                    "\(error.message) (the server closes a notification only for the program that showed it while "
+                        + "that one runs; toasts sent through the agent — without --no-agent — can be closed from "
+                        + "anywhere)")
             }
             session.ids[id] = nil
             do {

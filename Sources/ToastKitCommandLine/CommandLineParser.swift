@@ -55,7 +55,37 @@ enum CommandLineParser {
             return .serverInfo(json: try jsonOnly(rest, command: "server-info"))
         case .listen:
             return .listen(json: try jsonOnly(rest, command: "listen"))
+        case .list:
+            return .list(json: try jsonOnly(rest, command: "list"))
+        case .wait:
+            let split = try SplitArguments(rest, specs: Specs.wait, command: "wait")
+            try noPositionals(split, command: "wait")
+            guard let option = split.options.last(where: { $0.spec.long == "id" }) else {
+                throw .usage("wait: missing --id ID; see toastkit wait --help")
+            }
+            let id = try option.text()
+            guard !id.isEmpty else { throw .data("--id: the id is empty") }
+            return .wait(id: id, json: split.has("json"))
+        case .agent:
+            return .agent(try parseAgent(rest))
         }
+    }
+
+    // MARK: - agent
+
+    private static func parseAgent(_ arguments: ArraySlice<Argument>) throws(CommandFailure) -> AgentOptions {
+        let split = try SplitArguments(arguments, specs: Specs.agent, command: "agent")
+        try noPositionals(split, command: "agent")
+        var options = AgentOptions()
+        for option in split.options {
+            let value = try option.text()
+            switch option.spec.long {
+            case "idle-timeout": options.idleTimeout = try AgentOptions.idleTimeout(value, source: "--idle-timeout")
+            case "max-visible": options.maxVisible = try AgentOptions.maxVisible(value, source: "--max-visible")
+            default: options.replace = true
+            }
+        }
+        return options
     }
 
     static var commandList: String { Command.allCases.map(\.rawValue).joined(separator: ", ") }
@@ -145,6 +175,8 @@ enum CommandLineParser {
             options.message = message.text == "-" ? .standardInput : .text(try message.text(as: "MESSAGE"))
         }
         var confirmations: [(id: String, text: String, raw: String)] = []
+        var commands: [(id: String, command: String, raw: String)] = []
+        var shell = false
         var durationSeen = false
         var expireSeen = false
         for option in split.options {
@@ -210,6 +242,18 @@ enum CommandLineParser {
             case "category": options.category = try option.text()
             case "hint": options.hints.append(try HintParser.parse(try option.text()))
             case "transient": options.transient = true
+            case "on-action":
+                let value = try option.text()
+                let (id, command) = splitPair(value)
+                guard let command, !id.isEmpty, !command.isEmpty else {
+                    throw .data("\(flag) \(value): expected ID=COMMAND")
+                }
+                guard !commands.contains(where: { $0.id == id }) else {
+                    throw .usage("\(flag): more than one command for action \"\(id)\"")
+                }
+                commands.append((id, command, value))
+            case "shell": shell = true
+            case "no-agent": options.noAgent = true
             case "print-id": options.printID = true
             case "replace-id":
                 let value = try option.text()
@@ -239,6 +283,16 @@ enum CommandLineParser {
                 throw .usage(
                     "--confirm \(confirmation.raw): no -A/--action or --tap has the id \"\(confirmation.id)\"")
             }
+        }
+        for command in commands {
+            guard ids.contains(command.id) else {
+                throw .usage("--on-action \(command.raw): no -A/--action or --tap has the id \"\(command.id)\"")
+            }
+            options.onAction[command.id] = try ActionCommand.argv(command.command, shell: shell)
+        }
+        if shell && commands.isEmpty { throw .usage("--shell applies to --on-action commands; none is given") }
+        if options.noAgent && !commands.isEmpty {
+            throw .usage("--on-action needs the toast agent (its commands run after send exits); drop --no-agent")
         }
         return options
     }
@@ -326,6 +380,18 @@ enum Specs {
         OptionSpec(short: "p", long: "print-id", takesValue: false),
         OptionSpec(short: "r", long: "replace-id", takesValue: true),
         OptionSpec(short: "t", long: "expire-time", takesValue: true),
+        OptionSpec(short: nil, long: "on-action", takesValue: true),
+        OptionSpec(short: nil, long: "shell", takesValue: false),
+        OptionSpec(short: nil, long: "no-agent", takesValue: false),
+    ]
+    static let wait: [OptionSpec] = [
+        OptionSpec(short: nil, long: "id", takesValue: true),
+        OptionSpec(short: nil, long: "json", takesValue: false),
+    ]
+    static let agent: [OptionSpec] = [
+        OptionSpec(short: nil, long: "idle-timeout", takesValue: true),
+        OptionSpec(short: nil, long: "max-visible", takesValue: true),
+        OptionSpec(short: nil, long: "replace", takesValue: false),
     ]
     static let close: [OptionSpec] = [
         OptionSpec(short: nil, long: "id", takesValue: true),

@@ -9,6 +9,9 @@ enum HelpText {
         case .capabilities?: capabilities
         case .serverInfo?: serverInfo
         case .listen?: listen
+        case .wait?: wait
+        case .list?: list
+        case .agent?: agent
         }
     }
 
@@ -43,6 +46,9 @@ enum HelpText {
             capabilities    Print what the notification server can do.
             server-info     Print the notification server's name, vendor and version.
             listen          Watch the notification traffic on the session bus.
+            wait            Wait for the end of a toast sent earlier with --id (through the agent).
+            list            List the live toasts (through the agent) and the ones kept for Later.
+            agent           Run the per-user toast agent (started on demand by send).
 
         OPTIONS:
           --backend auto|notifications|portal
@@ -65,6 +71,9 @@ enum HelpText {
     static let send = """
         OVERVIEW: Show a toast on the desktop's notification server.
         Without --wait (and without actions) the command returns as soon as the server accepted the toast.
+        The toast goes through the per-user agent (`toastkit agent`, started on demand), so its duration holds,
+        --id replaces it and --on-action runs after this command has exited; if no agent can be reached within
+        2 s, the toast is shown directly, with a warning.
 
         USAGE: toastkit send [options] TITLE [MESSAGE]
 
@@ -82,9 +91,18 @@ enum HelpText {
           -A, --action ID=LABEL     An action button; repeat for a second one (first leading, second trailing).
                                     `-A later` is the built-in Later action, `-A dismiss` the built-in Dismiss;
                                     `-A LABEL` alone uses its position (0, 1) as the id, as notify-send does.
-                                    Actions imply --wait.
+                                    Actions imply --wait, unless --on-action is given.
               --tap ID[=LABEL]      The action for clicking the toast (server key "default"); implies --wait.
               --confirm ID=TEXT     After action ID, show TEXT briefly in place of the toast.
+              --on-action ID=COMMAND
+                                    Run COMMAND when action ID is invoked, even after this command has exited
+                                    (the agent runs it). COMMAND is split into words as a shell would (quotes,
+                                    backslashes) and run without a shell; its environment has TOASTKIT_ACTION,
+                                    TOASTKIT_ID and TOASTKIT_ACTIVATION_TOKEN; its output goes to
+                                    $XDG_STATE_HOME/toastkit/actions.log.
+              --shell               Run the --on-action commands with /bin/sh -c instead.
+              --no-agent            Show the toast directly, without the agent (also TOASTKIT_NO_AGENT=1): it
+                                    then lives only as long as this command waits.
           -w, --wait                Stay until the toast ends: print the invoked action's id as the first line,
                                     exit with the outcome's code; SIGINT/SIGTERM close the toast. A toast with
                                     a duration ends on time whatever the server does; if the server leaves,
@@ -124,6 +142,9 @@ enum HelpText {
           --id ID           The string id given to `toastkit send --id`.
           --server-id N     The server's notification number (as printed by `send -p`).
           --help            Show this help.
+
+        A toast sent through the agent is closed by the agent (the connection that sent it, which GNOME Shell
+        requires); one sent directly is closed by its server number from the --id store.
 
         EXIT CODES: 0 closed; 64 usage error; 65 unknown id; 69 no bus or no notification server; 74 the --id
         store cannot be read.
@@ -200,6 +221,73 @@ enum HelpText {
           --help            Show this help.
 
         EXIT CODES: 0 stopped by SIGINT/SIGTERM; 64 usage error; 69 no bus, or the bus went away.
+
+        """
+
+    static let wait = """
+        OVERVIEW: Wait for the end of a toast sent through the agent (`toastkit send --id ID`, or the id printed by
+        `send --json`), print it as `send --wait` does (the invoked action's id, or --json events) and exit with
+        its code. A toast that ended recently answers at once. SIGINT and SIGTERM stop waiting and leave the
+        toast on screen. If the agent stops meanwhile, it is started again and the wait goes on.
+
+        USAGE: toastkit wait --id ID [--json]
+
+        ARGUMENTS:
+          (none)
+
+        OPTIONS:
+          --id ID           The toast's id.
+          --json            One JSON object per line: action, closed, deferred, failed.
+          --help            Show this help.
+
+        EXIT CODES: as `send --wait` (0 action, 2 dismissed, 3 expired, 4 closed, 5 deferred); 65 no toast with
+        this id is live or ended recently; 69 no bus, or the agent cannot be started; 130/143 interrupted.
+
+        """
+
+    static let list = """
+        OVERVIEW: List the toasts the agent holds, front first (state front, shown or waiting, with the time left
+        and the title), then the toasts kept with Later (state kept). Tab-separated: id, state, time left,
+        title. With no agent running, only the kept ones.
+
+        USAGE: toastkit list [--json]
+
+        ARGUMENTS:
+          (none)
+
+        OPTIONS:
+          --json            One JSON object per line: id, state, title, status, remaining, running, server_id.
+          --help            Show this help.
+
+        EXIT CODES: 0 done; 64 usage error; 65 unreadable Later store; 69 the agent failed.
+
+        """
+
+    static let agent = """
+        OVERVIEW: The per-user toast agent: one toast center and one connection to the notification server for
+        every `toastkit send` of this user, as org.toastkit.Agent1 on the session bus (docs/agent.md). `send`
+        starts it on demand (D-Bus activation, or detached); it exits after its idle time with no live toast.
+        Live toasts are saved in $XDG_RUNTIME_DIR/toastkit/agent.json after every change: an agent started
+        after a crash adopts them with the time they had left. SIGINT, SIGTERM and SIGHUP save and exit.
+
+        USAGE: toastkit agent [--idle-timeout SECONDS] [--max-visible N] [--replace]
+
+        ARGUMENTS:
+          (none)
+
+        OPTIONS:
+          --idle-timeout SECONDS
+                            Exit after this long with no live toast and no caller (default 60; 0: never).
+          --max-visible N   How many toasts are on screen at once, 1 to 10 (default 1: one front toast, a
+                            queue behind it).
+          --replace         Take over from a running agent (it exits; its toasts are adopted).
+          --help            Show this help.
+
+        The config file $XDG_CONFIG_HOME/toastkit/agent.conf (~/.config/toastkit/agent.conf) takes the same
+        settings, one `key = value` a line (max-visible, idle-timeout; # starts a comment); the options win.
+
+        EXIT CODES: 0 stopped (idle, signal, replaced, or another agent already runs); 64 usage error; 65 bad
+        config file; 69 no session bus; 74 the state folder cannot be used.
 
         """
 }

@@ -18,6 +18,12 @@ enum Invocation: Sendable, Equatable {
     case serverInfo(json: Bool)
     /// `toastkit listen`.
     case listen(json: Bool)
+    /// `toastkit agent`.
+    case agent(AgentOptions)
+    /// `toastkit wait --id ID`.
+    case wait(id: String, json: Bool)
+    /// `toastkit list`.
+    case list(json: Bool)
 }
 
 /// The commands.
@@ -28,6 +34,9 @@ enum Command: String, Sendable, CaseIterable {
     case capabilities
     case serverInfo = "server-info"
     case listen
+    case wait
+    case list
+    case agent
 }
 
 /// What `toastkit close` closes.
@@ -39,7 +48,7 @@ enum CloseTarget: Sendable, Equatable {
 }
 
 /// Where the message comes from.
-enum MessageSource: Sendable, Equatable {
+enum MessageSource: Sendable, Equatable, Codable {
     /// The argument itself.
     case text(String)
     /// Standard input (`-`).
@@ -47,7 +56,7 @@ enum MessageSource: Sendable, Equatable {
 }
 
 /// How long the toast stays, as given on the command line.
-enum DurationOption: Sendable, Equatable {
+enum DurationOption: Sendable, Equatable, Codable {
     /// `-d SECONDS|auto|indefinite`.
     case duration(ToastDuration)
     /// `-t MS` (notify-send's milliseconds; -1 the default, 0 never).
@@ -68,7 +77,7 @@ enum DurationOption: Sendable, Equatable {
 }
 
 /// One action from `-A`/`--tap`.
-struct ActionOption: Sendable, Equatable {
+struct ActionOption: Sendable, Equatable, Codable {
     /// The id printed when it is invoked.
     var id: String
     /// The label; `nil` uses the built-in label (`later`, `dismiss`, or "Open" for `--tap`).
@@ -78,7 +87,7 @@ struct ActionOption: Sendable, Equatable {
 }
 
 /// The icon, as given: a theme name or a file.
-enum IconOption: Sendable, Equatable {
+enum IconOption: Sendable, Equatable, Codable {
     /// A theme icon name (SF Symbol names are mapped).
     case name(String)
     /// A file path, as given (checked and made absolute when the command runs).
@@ -86,7 +95,7 @@ enum IconOption: Sendable, Equatable {
 }
 
 /// Everything `toastkit send` takes.
-struct SendOptions: Sendable, Equatable {
+struct SendOptions: Sendable, Equatable, Codable {
     var title: String
     var message: MessageSource?
     var status: ToastStatus = .normal
@@ -105,17 +114,23 @@ struct SendOptions: Sendable, Equatable {
     var transient = false
     var printID = false
     var replaceID: UInt32?
+    /// `--on-action ID=COMMAND`: the program and arguments (already split, or `/bin/sh -c` with `--shell`) for
+    /// each action id.
+    var onAction: [String: [String]] = [:]
+    /// `--no-agent`: the direct path, even when the agent could be used.
+    var noAgent = false
 
     init(title: String) {
         self.title = title
     }
 
-    /// Whether the command stays until the toast ends: `--wait`, or any action (as notify-send's `-A`).
-    var waits: Bool { wait || tap != nil || !actions.isEmpty }
+    /// Whether the command stays until the toast ends: `--wait`, or any action (as notify-send's `-A`) unless
+    /// `--on-action` hands the actions to the agent.
+    var waits: Bool { wait || (onAction.isEmpty && (tap != nil || !actions.isEmpty)) }
 }
 
 /// One `-h TYPE:NAME:VALUE`.
-struct Hint: Sendable, Equatable {
+struct Hint: Sendable, Equatable, Codable {
     var name: String
     var value: ToastHintValue
 }

@@ -87,7 +87,18 @@ struct SendCommand {
     /// (``Waiter``: every wait has an end). Through the notification portal (`--backend portal`, or in a sandbox)
     /// with or without `--wait`: see ``runThroughPortal()``.
     func run() async throws(CommandFailure) -> ExitCode {
-        if environment.backendChoice.backend == .portal { return try await runThroughPortal() }
+        if environment.backendChoice.backend == .portal {
+            if !options.onAction.isEmpty {
+                throw .unavailable("--on-action needs the toast agent, which is not used with the notification portal")
+            }
+            return try await runThroughPortal()
+        }
+        if let code = try await runThroughAgent() { return code }
+        return try await runDirectly()
+    }
+
+    /// `send --wait` on the direct path: this process's own center, waiting for the toast's end.
+    func runDirectly() async throws(CommandFailure) -> ExitCode {
         let message = try makeMessage()
         let id = message.id
         let desktop = DesktopNotificationPresenter(configuration: configuration)
@@ -204,6 +215,11 @@ struct SendCommand {
     // MARK: - The message
 
     func makeMessage() throws(CommandFailure) -> ToastMessage {
+        try Self.message(for: options, text: try messageText())
+    }
+
+    /// The message's text: the argument, or standard input for `-`; cut at the limit with a warning.
+    func messageText() throws(CommandFailure) -> String? {
         var text: String?
         switch options.message {
         case .standardInput?:
@@ -217,7 +233,11 @@ struct SendCommand {
         case nil:
             text = nil
         }
-        if text?.isEmpty == true { text = nil }
+        return text?.isEmpty == true ? nil : text
+    }
+
+    /// The toast for `options` with message `text`, checked: the tool and the agent build it the same way.
+    static func message(for options: SendOptions, text: String?) throws(CommandFailure) -> ToastMessage {
         var swipe = ToastSwipeActions()
         if let first = options.actions.first { swipe.leading = Self.action(first) }
         if options.actions.count > 1 { swipe.trailing = Self.action(options.actions[1]) }
@@ -226,7 +246,7 @@ struct SendCommand {
             status: options.status,
             title: options.title,
             message: text,
-            icon: try icon(),
+            icon: try icon(options.icon),
             duration: options.duration?.toastDuration ?? .automatic,
             tapAction: options.tap.map { Self.action($0, tap: true) },
             swipeActions: options.actions.isEmpty ? nil : swipe)
@@ -257,8 +277,9 @@ struct SendCommand {
         return action
     }
 
-    private func icon() throws(CommandFailure) -> ToastIcon? {
-        switch options.icon {
+    /// The icon: a theme name as it is, a file checked and made absolute.
+    static func icon(_ option: IconOption?) throws(CommandFailure) -> ToastIcon? {
+        switch option {
         case nil: return nil
         case .name(let name)?: return .system(name)
         case .path(let path)?:

@@ -98,7 +98,9 @@ public enum ToastKitCommand {
             Output.line("toastkit \(ToolVersion.current)")
             return .success
         case .send(let options) where !options.waits && environment.backendChoice.backend != .portal:
-            return try SendCommand(options: options, environment: environment).runWithoutWaiting()
+            return try SendCommand(options: options, environment: environment).runWithoutWaitingPreferringAgent()
+        case .list(let json):
+            return try ListCommand(json: json, environment: environment).run()
         case .close(let target):
             return try CloseCommand(target: target, environment: environment).run()
         case .capabilities(let json):
@@ -115,8 +117,12 @@ public enum ToastKitCommand {
     {
         if let code = try executeWithoutTasks(invocation, environment: environment) { return code }
         switch invocation {
-        case .help, .version, .close, .capabilities, .serverInfo:
+        case .help, .version, .close, .capabilities, .serverInfo, .list:
             preconditionFailure("\(invocation) runs without tasks")
+        case .agent(let options):
+            return try await AgentCommand.run(options, environment: environment)
+        case .wait(let id, let json):
+            return try await WaitCommand(id: id, json: json, environment: environment).run()
         case .send(let options):
             return try await SendCommand(options: options, environment: environment).run()
         case .later(let show, let json):
@@ -146,6 +152,12 @@ struct CommandEnvironment: Sendable {
             if let value = given?[name] ?? getenv(name).map({ String(cString: $0) }) { found[name] = value }
         }
         return backend.choice(environment: snap)
+    }
+
+    /// One variable, without reading the whole environment.
+    func variable(_ name: String) -> String? {
+        if let given { return given[name] }
+        return getenv(name).map { String(cString: $0) }
     }
 
     /// The variables.

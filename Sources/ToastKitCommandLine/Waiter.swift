@@ -284,12 +284,23 @@ struct Waiter {
     private func finish(
         _ outcome: ToastOutcome, emit: (String, KeyValuePairs<String, JSONValue>) -> Void
     ) -> ExitCode {
+        Self.finish(outcome, unexplainedClose: presenter.unexplainedClose(of: id), emit: emit)
+    }
+
+    /// Prints the end of a toast (its JSON event, and its error line for a failure) and returns the exit code: the
+    /// one place `send --wait` and `wait --id` (through the agent) turn an outcome into what the script sees.
+    ///
+    /// - Parameter unexplainedClose: The server's words when it closed the toast for a reason that is not the
+    ///   person's (the model counts that as a dismissal).
+    static func finish(
+        _ outcome: ToastOutcome, unexplainedClose: String?, emit: (String, KeyValuePairs<String, JSONValue>) -> Void
+    ) -> ExitCode {
         switch outcome {
         case .actionInvoked:
             return .success
         case .dismissed:
             // The model counts every close it cannot explain as a dismissal; the server said it was not the person.
-            if let detail = presenter.unexplainedClose(of: id) {
+            if let detail = unexplainedClose {
                 emit("closed", ["reason": .string("server"), "detail": .string(detail)])
                 Output.error(detail)
                 return .closed

@@ -81,7 +81,8 @@ public final class NotificationEnvironment: Sendable {
     public var waylandDisplay: String? { support.waylandDisplay }
 
     /// The environment a child process needs to use this desktop: the bus, the display, `NOTIFY_HARNESS_DIR`, and
-    /// private `XDG_RUNTIME_DIR` and `XDG_STATE_HOME` folders (for `toastkit`'s id map and Later store).
+    /// private `XDG_RUNTIME_DIR`, `XDG_STATE_HOME` and `XDG_CONFIG_HOME` folders (for `toastkit`'s id map, Later
+    /// store, agent state and agent config).
     public var environment: [String: String] {
         var env = ProcessInfo.processInfo.environment
         for name in ["DISPLAY", "WAYLAND_DISPLAY", "SWAYSOCK", "DBUS_STARTER_ADDRESS", "DBUS_STARTER_BUS_TYPE"] {
@@ -94,6 +95,7 @@ public final class NotificationEnvironment: Sendable {
         env["NOTIFY_HARNESS_DIR"] = directory
         env["XDG_RUNTIME_DIR"] = "\(directory)/runtime"
         env["XDG_STATE_HOME"] = "\(directory)/state"
+        env["XDG_CONFIG_HOME"] = "\(directory)/config"
         return env
     }
 

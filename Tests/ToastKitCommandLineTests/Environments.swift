@@ -21,9 +21,16 @@ struct BusOnlyEnvironment {
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         environment["XDG_RUNTIME_DIR"] = "\(directory)/runtime"
         environment["XDG_STATE_HOME"] = "\(directory)/state"
+        environment["XDG_CONFIG_HOME"] = "\(directory)/config"
         environment["LANGUAGE"] = "en"
-        self.environment = environment
+        var direct = environment
+        direct["TOASTKIT_NO_AGENT"] = "1"
+        self.environment = direct
+        agentEnvironment = environment
     }
+
+    /// The environment in which `send` goes through the agent (``environment`` pins the direct path).
+    let agentEnvironment: [String: String]
 
     func stop() {
         bus.stop()
@@ -32,8 +39,17 @@ struct BusOnlyEnvironment {
 }
 
 extension NotificationEnvironment {
-    /// The tool's environment on this desktop, with English built-in labels.
+    /// The tool's environment on this desktop, with English built-in labels, on the direct path
+    /// (`TOASTKIT_NO_AGENT=1`): the suites written before the agent pin what a lone `toastkit` does.
     var toolEnvironment: [String: String] {
+        var environment = agentEnvironment
+        environment["TOASTKIT_NO_AGENT"] = "1"
+        return environment
+    }
+
+    /// The tool's environment on this desktop, with English built-in labels, where `send` goes through the agent
+    /// (started on demand in the desktop's private folders).
+    var agentEnvironment: [String: String] {
         var environment = self.environment
         environment["LANGUAGE"] = "en"
         return environment

@@ -137,10 +137,11 @@ import ToastKit
     @Test func usageErrors() {
         expectFailure(
             [], .usage,
-            "toastkit: missing command (send, close, later, capabilities, server-info, listen); see toastkit --help")
+            "toastkit: missing command (send, close, later, capabilities, server-info, listen, wait, list, agent); see toastkit --help"
+        )
         expectFailure(
             ["sned"], .usage,
-            #"toastkit: unknown command "sned" (send, close, later, capabilities, server-info, listen); see toastkit --help"#
+            #"toastkit: unknown command "sned" (send, close, later, capabilities, server-info, listen, wait, list, agent); see toastkit --help"#
         )
         expectFailure(["send"], .usage, "toastkit: send: missing TITLE; see toastkit send --help")
         expectFailure(
@@ -179,7 +180,8 @@ import ToastKit
             ["listen", "--xml"], .usage, "toastkit: listen: unknown option --xml; see toastkit listen --help")
         expectFailure(
             ["help", "nope"], .usage,
-            #"toastkit: help: unknown command "nope" (send, close, later, capabilities, server-info, listen)"#)
+            #"toastkit: help: unknown command "nope" (send, close, later, capabilities, server-info, listen, wait, list, agent)"#
+        )
     }
 
     @Test func valueErrors() {

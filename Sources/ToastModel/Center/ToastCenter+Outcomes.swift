@@ -19,6 +19,13 @@ extension ToastCenter {
         await drained()
     }
 
+    /// Returns once the events of everything the center has been told so far — by the app and by the presenter's
+    /// reports already handed over — have been delivered to ``onEvent`` and the subscribers (by whichever thread was
+    /// delivering them). Unlike ``flush()`` it does not wait for the presenter.
+    public func eventsDelivered() async {
+        await drained()
+    }
+
     /// Returns once the center's queued work has been carried out (by whichever thread was doing it).
     private func drained() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -189,6 +189,12 @@ public final class ToastCenter: Sendable {
     /// The ids of live toasts, front first.
     public var liveToastIDs: [String] { state.withLock { $0.stack.liveToastIDs } }
 
+    /// Every toast and confirmation the center holds, front first, with its remaining time now and whether its
+    /// timer runs (for a service that lists its toasts, or saves them to carry on after a restart).
+    public var entryStates: [ToastStack.EntryState] {
+        state.withLock { $0.stack.entryStates(now: time.now()) }
+    }
+
     // MARK: - Presenter
 
     /// The attached presenter, if any.

@@ -94,7 +94,7 @@ public enum ToastUrgency: UInt8, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// A typed hint value. The cases are the D-Bus types the freedesktop hints use.
-public enum ToastHintValue: Sendable, Hashable {
+public enum ToastHintValue: Sendable, Hashable, Codable {
     /// A byte (`y`).
     case byte(UInt8)
     /// A boolean (`b`).

@@ -1,0 +1,374 @@
+import DBus
+import ToastKit
+
+/// The `toastkit agent`'s D-Bus interface, `org.toastkit.Agent1` at `/org/toastkit/Agent1` on the session bus: its
+/// names, errors and introspection data, and the codec of its one structured argument, the toast (`a{sv}`). Both
+/// the agent and the `toastkit` commands that talk to it use this file; docs/agent.md describes it for other
+/// clients.
+enum AgentInterface {
+    /// The agent's well-known name.
+    static let busName: BusName = "org.toastkit.Agent1"
+    /// Its object.
+    static let path: ObjectPath = "/org/toastkit/Agent1"
+    /// Its interface.
+    static let interface: InterfaceName = "org.toastkit.Agent1"
+
+    /// The errors the agent answers with.
+    enum ErrorName {
+        /// The toast cannot be shown as given (a missing title, a NUL byte, a bad hint…): `toastkit` exits 65.
+        static let invalidToast = "org.toastkit.Agent1.Error.InvalidToast"
+        /// No notification server, or it refused: `toastkit` exits 69.
+        static let unavailable = "org.toastkit.Agent1.Error.Unavailable"
+        /// No toast with this id is live or ended recently.
+        static let unknownToast = "org.toastkit.Agent1.Error.UnknownToast"
+        /// The caller is not the agent's own user.
+        static let accessDenied = "org.toastkit.Agent1.Error.AccessDenied"
+    }
+
+    /// A call of `member` on the agent.
+    static func call(_ member: MemberName, _ arguments: [DBusValue] = []) -> DBusMethodCall {
+        DBusMethodCall(destination: busName, path: path, interface: interface, member: member, arguments: arguments)
+    }
+
+    /// The introspection data of the interface (docs/agent.md quotes it).
+    static let introspection = """
+        <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
+        <node name="/org/toastkit/Agent1">
+          <interface name="org.toastkit.Agent1">
+            <method name="Present">
+              <arg name="toast" type="a{sv}" direction="in"/>
+              <arg name="id" type="s" direction="out"/>
+              <arg name="shown" type="a{sv}" direction="out"/>
+            </method>
+            <method name="Close">
+              <arg name="id" type="s" direction="in"/>
+              <arg name="closed" type="b" direction="out"/>
+            </method>
+            <method name="Wait">
+              <arg name="id" type="s" direction="in"/>
+              <arg name="outcome" type="s" direction="out"/>
+              <arg name="details" type="a{sv}" direction="out"/>
+            </method>
+            <method name="List">
+              <arg name="toasts" type="aa{sv}" direction="out"/>
+            </method>
+            <method name="GetInfo">
+              <arg name="info" type="a{sv}" direction="out"/>
+            </method>
+            <signal name="Event">
+              <arg name="id" type="s"/>
+              <arg name="kind" type="s"/>
+              <arg name="details" type="a{sv}"/>
+            </signal>
+          </interface>
+          <interface name="org.freedesktop.DBus.Introspectable">
+            <method name="Introspect"><arg name="data" type="s" direction="out"/></method>
+          </interface>
+        </node>
+        """
+}
+
+/// A toast as `toastkit send` hands it to the agent: the send options with what only the sending process can know
+/// resolved — the message text (standard input read), the icon file's absolute path, the built-in labels in the
+/// sender's language — plus the commands to run on actions.
+struct AgentRequest: Sendable, Equatable, Codable {
+    /// The send options (`message` is text, `icon` a theme name or an absolute path).
+    var options: SendOptions
+    /// `--on-action ID=COMMAND`: the program and arguments to run when action `ID` is invoked.
+    var onAction: [String: [String]] = [:]
+    /// Whether `Present` answers only once the toast is on screen (with its server id), also when it waits behind
+    /// the front toast: for `-p`, `--json` and `--wait`. Otherwise a queued toast is answered at once.
+    var awaitShown = false
+
+    /// The keys of the `a{sv}`, and their types.
+    enum Key {
+        static let id = "id"  // s
+        static let title = "title"  // s, required
+        static let message = "message"  // s
+        static let status = "status"  // s: normal success warning error notification
+        static let icon = "icon"  // s: a theme icon name
+        static let iconFile = "icon-file"  // s: an absolute path
+        static let duration = "duration"  // d seconds, or s "auto" / "indefinite"
+        static let actions = "actions"  // a(sss): id, label, confirmation ("" for none)
+        static let tap = "tap"  // (sss)
+        static let appName = "app-name"  // s
+        static let appIcon = "app-icon"  // s
+        static let urgency = "urgency"  // s: low normal critical
+        static let category = "category"  // s
+        static let hints = "hints"  // a{sv}: y b i u d s values
+        static let transient = "transient"  // b
+        static let replaceID = "replace-id"  // u
+        static let onAction = "on-action"  // a{sas}: action id → program and arguments
+        static let awaitShown = "await-shown"  // b
+
+        static let all: Set<String> = [
+            id, title, message, status, icon, iconFile, duration, actions, tap, appName, appIcon, urgency, category,
+            hints, transient, replaceID, onAction, awaitShown,
+        ]
+    }
+
+    /// The `a{sv}` argument of `Present`.
+    var dictionary: DBusValue {
+        var entries: [(String, DBusValue)] = [(Key.title, .string(options.title))]
+        if let id = options.id { entries.append((Key.id, .string(id))) }
+        if case .text(let text)? = options.message { entries.append((Key.message, .string(text))) }
+        if options.status != .normal { entries.append((Key.status, .string(options.status.rawValue))) }
+        switch options.icon {
+        case .name(let name)?: entries.append((Key.icon, .string(name)))
+        case .path(let path)?: entries.append((Key.iconFile, .string(path)))
+        case nil: break
+        }
+        switch options.duration?.toastDuration {
+        case .automatic?, nil: break
+        case .indefinite?: entries.append((Key.duration, .string("indefinite")))
+        case .seconds(let seconds)?: entries.append((Key.duration, .double(seconds)))
+        }
+        if !options.actions.isEmpty {
+            entries.append((Key.actions, .array("(sss)", options.actions.map(Self.encode))))
+        }
+        if let tap = options.tap { entries.append((Key.tap, Self.encode(tap))) }
+        if let appName = options.appName { entries.append((Key.appName, .string(appName))) }
+        if let appIcon = options.appIcon { entries.append((Key.appIcon, .string(appIcon))) }
+        if let urgency = options.urgency { entries.append((Key.urgency, .string(Self.name(of: urgency)))) }
+        if let category = options.category { entries.append((Key.category, .string(category))) }
+        if !options.hints.isEmpty {
+            entries.append((Key.hints, .variantDictionary(options.hints.map { ($0.name, $0.value.dbusValue) })))
+        }
+        if options.transient { entries.append((Key.transient, .boolean(true))) }
+        if let replaceID = options.replaceID { entries.append((Key.replaceID, .uint32(replaceID))) }
+        if awaitShown { entries.append((Key.awaitShown, .boolean(true))) }
+        if !onAction.isEmpty {
+            entries.append(
+                (
+                    Key.onAction,
+                    .dictionary(
+                        key: "s", value: "as",
+                        onAction.sorted { $0.key < $1.key }.map { DBusDictEntry(.string($0.key), .strings($0.value)) })
+                ))
+        }
+        return .variantDictionary(entries)
+    }
+
+    /// A request for `options`, with commands for its actions.
+    init(options: SendOptions, onAction: [String: [String]] = [:]) {
+        self.options = options
+        self.onAction = onAction
+    }
+
+    /// Reads `Present`'s argument; every key is checked (a service any local process may call).
+    ///
+    /// - Throws: ``AgentRequestError`` naming the key and what is wrong with it.
+    init(_ value: DBusValue) throws(AgentRequestError) {
+        guard let entries = value.variantDictionaryValue else {
+            throw AgentRequestError("the toast must be a{sv}, not \(value.signature)")
+        }
+        if let unknown = entries.keys.sorted().first(where: { !Key.all.contains($0) }) {
+            throw AgentRequestError("unknown key \"\(unknown)\"")
+        }
+        func string(_ key: String) throws(AgentRequestError) -> String? {
+            guard let value = entries[key] else { return nil }
+            guard let text = value.stringValue, case .string = value else {
+                throw AgentRequestError("\(key) must be a string (s), not \(value.signature)")
+            }
+            return text
+        }
+        guard let title = try string(Key.title) else { throw AgentRequestError("title is missing") }
+        var options = SendOptions(title: title)
+        options.id = try string(Key.id)
+        options.message = try string(Key.message).map(MessageSource.text)
+        if let status = try string(Key.status) {
+            guard let value = ToastStatus(rawValue: status) else {
+                throw AgentRequestError("status \"\(status)\" is not normal, success, warning, error or notification")
+            }
+            options.status = value
+        }
+        if let name = try string(Key.icon) { options.icon = .name(name) }
+        if let path = try string(Key.iconFile) {
+            guard path.hasPrefix("/") else { throw AgentRequestError("icon-file must be an absolute path: \(path)") }
+            options.icon = .path(path)
+        }
+        if let duration = entries[Key.duration] {
+            switch duration {
+            case .double(let seconds) where seconds >= 0 && seconds <= ToastDuration.maximumSeconds:
+                options.duration = .duration(.seconds(seconds))
+            case .string("auto"): options.duration = .duration(.automatic)
+            case .string("indefinite"): options.duration = .duration(.indefinite)
+            default:
+                throw AgentRequestError(
+                    "duration must be a number of seconds from 0 to \(Int(ToastDuration.maximumSeconds)) (d), "
+                        + "\"auto\" or \"indefinite\"; not \(duration)")
+            }
+        }
+        if let actions = entries[Key.actions] {
+            guard case .array(let signature, let items) = actions, signature.rawValue == "(sss)" else {
+                throw AgentRequestError("actions must be a(sss), not \(actions.signature)")
+            }
+            guard items.count <= 2 else { throw AgentRequestError("actions: at most two, got \(items.count)") }
+            options.actions = try items.map(Self.decodeAction)
+        }
+        if let tap = entries[Key.tap] { options.tap = try Self.decodeAction(tap) }
+        options.appName = try string(Key.appName)
+        options.appIcon = try string(Key.appIcon)
+        if let urgency = try string(Key.urgency) {
+            guard let value = ["low": ToastUrgency.low, "normal": .normal, "critical": .critical][urgency] else {
+                throw AgentRequestError("urgency \"\(urgency)\" is not low, normal or critical")
+            }
+            options.urgency = value
+        }
+        options.category = try string(Key.category)
+        if let hints = entries[Key.hints] {
+            guard let dictionary = hints.variantDictionaryValue else {
+                throw AgentRequestError("hints must be a{sv}, not \(hints.signature)")
+            }
+            options.hints = try dictionary.sorted { $0.key < $1.key }.map { (name, value) throws(AgentRequestError) in
+                Hint(name: name, value: try Self.hintValue(value, name: name))
+            }
+        }
+        if let transient = entries[Key.transient] {
+            guard let value = transient.boolValue else {
+                throw AgentRequestError("transient must be a boolean (b), not \(transient.signature)")
+            }
+            options.transient = value
+        }
+        if let awaitShown = entries[Key.awaitShown] {
+            guard let value = awaitShown.boolValue else {
+                throw AgentRequestError("await-shown must be a boolean (b), not \(awaitShown.signature)")
+            }
+            self.awaitShown = value
+        }
+        if let replaceID = entries[Key.replaceID] {
+            guard let value = replaceID.uint32Value else {
+                throw AgentRequestError("replace-id must be u, not \(replaceID.signature)")
+            }
+            options.replaceID = value
+        }
+        self.options = options
+        if let commands = entries[Key.onAction] {
+            guard case .dictionary(let key, let value, let pairs) = commands, key.rawValue == "s",
+                value.rawValue == "as"
+            else { throw AgentRequestError("on-action must be a{sas}, not \(commands.signature)") }
+            for pair in pairs {
+                guard let id = pair.key.stringValue, let argv = pair.value.stringsValue, !argv.isEmpty,
+                    !argv[0].isEmpty
+                else { throw AgentRequestError("on-action: each action needs a program to run") }
+                let actionIDs = options.actions.map(\.id) + (options.tap.map { [$0.id] } ?? [])
+                guard actionIDs.contains(id) else {
+                    throw AgentRequestError("on-action \"\(id)\": the toast has no action with this id")
+                }
+                onAction[id] = argv
+            }
+        }
+    }
+
+    private static func encode(_ action: ActionOption) -> DBusValue {
+        .structure([.string(action.id), .string(action.label ?? ""), .string(action.confirmation ?? "")])
+    }
+
+    private static func decodeAction(_ value: DBusValue) throws(AgentRequestError) -> ActionOption {
+        guard let fields = value.structValue, fields.count == 3, let id = fields[0].stringValue,
+            let label = fields[1].stringValue, let confirmation = fields[2].stringValue
+        else { throw AgentRequestError("an action must be (sss): id, label, confirmation; not \(value.signature)") }
+        guard !id.isEmpty else { throw AgentRequestError("an action's id is empty") }
+        return ActionOption(
+            id: id, label: label.isEmpty ? nil : label, confirmation: confirmation.isEmpty ? nil : confirmation)
+    }
+
+    private static func hintValue(_ value: DBusValue, name: String) throws(AgentRequestError) -> ToastHintValue {
+        switch value {
+        case .byte(let byte): .byte(byte)
+        case .boolean(let bool): .bool(bool)
+        case .int32(let int): .int32(int)
+        case .uint32(let int): .uint32(int)
+        case .double(let double): .double(double)
+        case .string(let string): .string(string)
+        default: throw AgentRequestError("hint \"\(name)\": a y, b, i, u, d or s value, not \(value.signature)")
+        }
+    }
+
+    static func name(of urgency: ToastUrgency) -> String {
+        switch urgency {
+        case .low: "low"
+        case .normal: "normal"
+        case .critical: "critical"
+        }
+    }
+}
+
+/// What is wrong with a toast sent to the agent, in words.
+struct AgentRequestError: Error, Sendable, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// How a toast ended, as the agent's `Wait` answers and its `Event` signal says: the outcome's name and details.
+struct AgentOutcome: Sendable, Equatable {
+    /// `action`, `dismissed`, `expired`, `closed`, `replaced`, `deferred` or `failed`.
+    var name: String
+    /// `action` (s), `activation_token` (s), `server_id` (u), `reason` (s), `kept` (b, for deferred), `invalid` (b).
+    var details: [String: DBusValue]
+
+    init(name: String, details: [String: DBusValue] = [:]) {
+        self.name = name
+        self.details = details
+    }
+
+    /// The outcome of `ToastOutcome`, with what the agent knows besides.
+    init(_ outcome: ToastOutcome, serverID: UInt32?, activationToken: String?, unexplained: String?) {
+        var details: [String: DBusValue] = [:]
+        if let serverID { details["server_id"] = .uint32(serverID) }
+        switch outcome {
+        case .actionInvoked(let actionID):
+            name = "action"
+            details["action"] = .string(actionID)
+            if let activationToken { details["activation_token"] = .string(activationToken) }
+        case .dismissed:
+            if let unexplained {
+                name = "closed"
+                details["detail"] = .string(unexplained)
+            } else {
+                name = "dismissed"
+            }
+        case .expired: name = "expired"
+        case .closedByApp: name = "closed"
+        case .replaced: name = "replaced"
+        case .deferred: name = "deferred"
+        case .failed(let failure):
+            name = "failed"
+            switch failure {
+            case .invalid(let error):
+                details["reason"] = .string(SendCommand.describe(error))
+                details["invalid"] = .boolean(true)
+            case .presenter(let reason): details["reason"] = .string(reason)
+            }
+        }
+        self.details = details
+    }
+
+    /// The model's outcome this stands for, and the server's words for a close that was not the person's; nil for
+    /// `failed` (its reason and `invalid` flag say more) and for a name this version does not know.
+    var toastOutcome: (outcome: ToastOutcome, unexplainedClose: String?)? {
+        switch name {
+        case "action": details["action"]?.stringValue.map { (.actionInvoked(actionID: $0), nil) }
+        case "dismissed": (.dismissed, nil)
+        case "expired": (.expired, nil)
+        case "closed":
+            if let detail = details["detail"]?.stringValue { (.dismissed, detail) } else { (.closedByApp, nil) }
+        case "replaced": (.replaced, nil)
+        case "deferred": (.deferred, nil)
+        default: nil
+        }
+    }
+
+    /// The `Wait` reply's arguments.
+    var arguments: [DBusValue] {
+        [.string(name), .variantDictionary(details.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })]
+    }
+
+    /// Reads a `Wait` reply.
+    init(reply: DBusMessage) throws(DBusError) {
+        let values = try reply.arguments("sa{sv}")
+        name = values[0].stringValue ?? ""
+        details = values[1].variantDictionaryValue ?? [:]
+    }
+}

@@ -1,0 +1,85 @@
+import Glibc
+
+/// Starts programs for the agent: the agent itself (detached, from `send`) and `--on-action` commands (from the
+/// agent). Always with a clean signal mask and default dispositions for the signals `toastkit` handles or ignores,
+/// so its own handling never leaks into the program.
+enum Spawn {
+    /// Starts `argv` (`argv[0]` looked up on `PATH` when it has no slash) with `environment`; standard input is
+    /// `/dev/null`, standard output and errors go to `output` (or `/dev/null`). `newSession` puts it in a session
+    /// of its own (`setsid`), so the terminal's Ctrl-C and hang-up never reach it.
+    ///
+    /// - Returns: the process id, or the `errno` of the failure.
+    static func start(
+        _ argv: [String], environment: [String: String], output: Int32?, newSession: Bool
+    ) -> Result<pid_t, Errno> {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let output {
+            posix_spawn_file_actions_adddup2(&actions, output, 1)
+            posix_spawn_file_actions_adddup2(&actions, output, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+        // POSIX_SPAWN_SETSID (glibc 2.26), which the Glibc module does not export without _GNU_SOURCE.
+        if newSession { flags |= 0x80 }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
+
+        var pid: pid_t = 0
+        let result = withCStrings(argv) { arguments in
+            withCStrings(environment.map { "\($0.key)=\($0.value)" }) { variables in
+                posix_spawnp(&pid, argv[0], &actions, &attributes, arguments, variables)
+            }
+        }
+        return result == 0 ? .success(pid) : .failure(Errno(result))
+    }
+
+    /// Opens `path` for appending (created 0600, never through a symbolic link), or nil.
+    static func openLog(_ path: String) -> Int32? {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        return descriptor >= 0 ? descriptor : nil
+    }
+
+    /// Appends `line` to an open log.
+    static func append(_ line: String, to descriptor: Int32) {
+        _ = line.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
+    }
+
+    /// The current time, UTC, as `2026-12-01T10:00:00Z`.
+    static func timestamp() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+}
+
+/// An `errno` value with its text.
+struct Errno: Error, Sendable, CustomStringConvertible {
+    var code: Int32
+    init(_ code: Int32) { self.code = code }
+    var description: String { String(cString: strerror(code)) }
+}
+
+/// Calls `body` with a NULL-terminated C array of `strings`.
+private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
+    var pointers = strings.map { strdup($0) }
+    pointers.append(nil)
+    defer { for pointer in pointers { free(pointer) } }
+    return body(pointers)
+}

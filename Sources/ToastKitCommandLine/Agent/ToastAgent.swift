@@ -1,0 +1,536 @@
+import DBus
+import Dispatch
+import FoundationEssentials
+import Glibc
+import Synchronization
+import ToastKit
+import ToastModel
+
+/// The per-user toast service (`toastkit agent`): one ``ToastCenter`` and one connection to the notification server
+/// for every script of the user, on the session bus as `org.toastkit.Agent1` (docs/agent.md).
+///
+/// What a script's toast gets from it, after the script has gone: its duration holds (the center closes it on time,
+/// on every server, GNOME Shell included); `--id` replaces across runs; toasts of separate scripts share one front
+/// toast and one queue; `--on-action` commands run when their action is invoked; `toastkit wait --id` and `close
+/// --id` reach the toast through the connection that sent it. Live toasts are saved (crash-safe) in
+/// `$XDG_RUNTIME_DIR/toastkit/agent.json` after every change, and an agent started after a crash adopts them with
+/// the time they had left.
+final class ToastAgent: Sendable {
+    /// What the agent keeps for a live toast.
+    struct Live: Sendable {
+        var request: AgentRequest
+        var serverID: UInt32?
+        var activationToken: String?
+    }
+
+    private struct State {
+        var live: [String: Live] = [:]
+        /// How recently ended toasts ended, with the agent's details (bounded).
+        var ended: [String: AgentOutcome] = [:]
+        var endedOrder: [String] = []
+        /// Callers already checked: unique name → same user.
+        var callers: [String: Bool] = [:]
+        /// Calls being served (`Present`, `Wait`): the agent is not idle while one runs.
+        var busy = 0
+        var idleSerial: UInt64 = 0
+        /// `Present` calls waiting for their queued toast to be shown (or to end).
+        var shownWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    }
+
+    let connection: DBusConnection
+    let center: ToastCenter
+    let desktop: DesktopNotificationPresenter
+    let observer: ObservingPresenter
+    let settings: AgentSettings
+    private let ownerChanges: NameOwnerChanges
+    private let style: AgentStyle
+    private let store: AgentStore
+    private let actionLog: String
+    private let state = Mutex(State())
+    private let saving = Mutex(())
+    private let finished: AsyncStream<Void>.Continuation
+    /// Ends when the agent should exit (idle, or asked to).
+    let exits: AsyncStream<Void>
+
+    private init(
+        connection: DBusConnection, settings: AgentSettings, store: AgentStore, ownerChanges: NameOwnerChanges,
+        environment: [String: String]
+    ) {
+        self.connection = connection
+        self.settings = settings
+        self.ownerChanges = ownerChanges
+        self.store = store
+        desktop = DesktopNotificationPresenter(
+            configuration: DesktopPresenterConfiguration(
+                appName: "toastkit", bus: .session, callTimeout: .seconds(10)))
+        observer = ObservingPresenter(desktop)
+        style = AgentStyle()
+        center = ToastCenter(
+            defaultDuration: .standardDefault, maxVisible: settings.maxVisible, presenter: observer,
+            laterStore: FileLaterStore.standard(environment: environment))
+        center.toastStyle(style)
+        actionLog = ActionCommand.logPath(environment: environment)
+        (exits, finished) = AsyncStream.makeStream()
+    }
+
+    // MARK: - Start
+
+    /// Connects, takes `org.toastkit.Agent1`, adopts the toasts a previous agent left, and serves.
+    ///
+    /// - Returns: nil when another agent already owns the name (and `replace` was not asked for).
+    static func start(settings: AgentSettings, environment: [String: String]) async throws(CommandFailure)
+        -> ToastAgent?
+    {
+        let connection: DBusConnection
+        do {
+            connection = try await DBusConnection.connect(to: .session)
+        } catch {
+            throw .unavailable("cannot reach the session bus: \(error)")
+        }
+        let store: AgentStore
+        do {
+            store = try AgentStore.open(environment: environment)
+        } catch {
+            connection.close()
+            throw CommandFailure(.ioError, "\(error.description) (the agent's saved toasts)")
+        }
+        let flags: NameRequestFlags =
+            settings.replace ? [.replaceExisting, .doNotQueue] : [.doNotQueue, .allowReplacement]
+        let agent: ToastAgent
+        do {
+            let changes = try await connection.bus.nameOwnerChanges(of: AgentInterface.busName)
+            agent = ToastAgent(
+                connection: connection, settings: settings, store: store, ownerChanges: changes,
+                environment: environment)
+            agent.export()
+            let reply = try await connection.bus.requestName(AgentInterface.busName, flags: flags)
+            guard reply == .primaryOwner || reply == .alreadyOwner else {
+                connection.close()
+                return nil
+            }
+        } catch {
+            connection.close()
+            throw .unavailable("cannot take \(AgentInterface.busName): \(error)")
+        }
+        agent.watchEvents()
+        await agent.adoptSavedToasts()
+        agent.checkIdle()
+        return agent
+    }
+
+    /// Returns when another agent has taken the name (`toastkit agent --replace`).
+    func nameLost() async {
+        let me = connection.uniqueName
+        do {
+            for try await change in ownerChanges where change.newOwner != me { return }
+        } catch {}
+    }
+
+    /// Closes the connection (the name goes with it); live toasts stay saved for the next agent. `save` is false
+    /// once another agent took over: the file is its now.
+    func stop(save: Bool = true) {
+        if save { self.save() }
+        connection.close()
+    }
+
+    // MARK: - The interface
+
+    private func export() {
+        var object = DBusObject(interface: AgentInterface.interface)
+        object.asyncMethod("Present") { [weak self] message in
+            guard let self else { throw Self.gone }
+            return try await self.serve(message) { try await self.present(message) }
+        }
+        object.asyncMethod("Close") { [weak self] message in
+            guard let self else { throw Self.gone }
+            return try await self.serve(message) { try self.close(message) }
+        }
+        object.asyncMethod("Wait") { [weak self] message in
+            guard let self else { throw Self.gone }
+            return try await self.serve(message) { try await self.wait(message) }
+        }
+        object.asyncMethod("List") { [weak self] message in
+            guard let self else { throw Self.gone }
+            return try await self.serve(message) { self.list() }
+        }
+        object.asyncMethod("GetInfo") { [weak self] message in
+            guard let self else { throw Self.gone }
+            return try await self.serve(message) { self.info() }
+        }
+        connection.export(object, at: AgentInterface.path)
+        var introspectable = DBusObject(interface: "org.freedesktop.DBus.Introspectable")
+        introspectable.method("Introspect") { call in call.reply([.string(AgentInterface.introspection)]) }
+        connection.export(introspectable, at: AgentInterface.path)
+    }
+
+    private static let gone = DBusError(name: DBusError.Name.failed, message: "the agent is stopping")
+
+    /// Runs one call: checks the caller is this user, counts it as activity.
+    private func serve(_ message: DBusMessage, _ body: () async throws -> [DBusValue]) async throws -> [DBusValue] {
+        try await checkCaller(message.sender)
+        state.withLock { $0.busy += 1 }
+        defer {
+            state.withLock { $0.busy -= 1 }
+            checkIdle()
+        }
+        return try await body()
+    }
+
+    /// The session bus is per user, but any process that reaches it could call: only this user's may.
+    private func checkCaller(_ sender: String?) async throws {
+        guard let sender else { throw Self.denied("no sender") }
+        if let known = state.withLock({ $0.callers[sender] }) {
+            if known { return }
+            throw Self.denied(sender)
+        }
+        let uid = try await connection.bus.connectionUnixUser(of: sender)
+        let same = uid == getuid()
+        state.withLock { state in
+            if state.callers.count > 4096 { state.callers = [:] }
+            state.callers[sender] = same
+        }
+        if !same { throw Self.denied("\(sender) (uid \(uid))") }
+    }
+
+    private static func denied(_ who: String) -> DBusError {
+        DBusError(
+            name: AgentInterface.ErrorName.accessDenied, message: "only uid \(getuid()) may use this agent, not \(who)")
+    }
+
+    /// `Present(a{sv}) → (s id, a{sv} shown)`.
+    private func present(_ message: DBusMessage) async throws -> [DBusValue] {
+        let request: AgentRequest
+        let toast: ToastMessage
+        do {
+            request = try AgentRequest(try message.arguments("a{sv}")[0])
+        } catch let error as AgentRequestError {
+            throw DBusError(name: AgentInterface.ErrorName.invalidToast, message: error.description)
+        } catch let error as DBusError {
+            throw DBusError(name: DBusError.Name.invalidArgs, message: error.message)
+        }
+        do throws(CommandFailure) {
+            var text: String?
+            if case .text(let value)? = request.options.message { text = value }
+            toast = try SendCommand.message(for: request.options, text: text)
+        } catch {
+            throw DBusError(name: AgentInterface.ErrorName.invalidToast, message: error.message)
+        }
+        let id = toast.id
+        style.set(
+            CommandLineStyle(options: request.options), appName: request.options.appName,
+            appIcon: request.options.appIcon, for: id)
+        if let replaceID = request.options.replaceID { desktop.adopt(serverID: replaceID, forToast: id) }
+        state.withLock { $0.live[id] = Live(request: request) }
+        center.present(toast)
+        await center.eventsDelivered()
+        if !isOnPresenter(id) {
+            // Behind the front toast (or already over): answer now, or once it is shown when the sender needs the
+            // server's id.
+            guard request.awaitShown, state.withLock({ $0.live[id] != nil }) else {
+                save()
+                return [.string(id), .variantDictionary(queuedOrEnded(id))]
+            }
+            await shown(id)
+        }
+        let serverID: UInt32
+        do {
+            serverID = try await desktop.accepted(id)
+        } catch let error as DesktopPresentationError {
+            // Closed before the server answered (a duration of 0, a close): its end says the rest.
+            if error.kind == .notPresented { return [.string(id), .variantDictionary(queuedOrEnded(id))] }
+            let name =
+                error.kind == .invalidInput
+                ? AgentInterface.ErrorName.invalidToast : AgentInterface.ErrorName.unavailable
+            throw DBusError(name: name, message: error.reason)
+        }
+        // What the presenter reported on the way (a degraded feature) has reached the center by now.
+        await desktop.reportsDelivered()
+        await center.eventsDelivered()
+        state.withLock { $0.live[id]?.serverID = serverID }
+        save()
+        var shown: [(String, DBusValue)] = [("server_id", .uint32(serverID))]
+        let degradations = style.takeWarnings(for: id)
+        if !degradations.isEmpty { shown.append(("warnings", .strings(degradations))) }
+        return [.string(id), .variantDictionary(shown)]
+    }
+
+    /// Whether the center has handed toast `id` to the presenter.
+    private func isOnPresenter(_ id: String) -> Bool {
+        center.entryStates.first { $0.id == id }?.isOnPresenter ?? false
+    }
+
+    /// `Present`'s details for a toast not on screen: `queued` while it waits, `ended` (the outcome's name) once
+    /// it is over.
+    private func queuedOrEnded(_ id: String) -> [(String, DBusValue)] {
+        let (live, ended) = state.withLock { ($0.live[id] != nil, $0.ended[id]) }
+        if live {
+            let warnings = style.takeWarnings(for: id)
+            return [("queued", .boolean(true))] + (warnings.isEmpty ? [] : [("warnings", .strings(warnings))])
+        }
+        return [("ended", .string(ended?.name ?? "closed"))]
+    }
+
+    /// Returns once toast `id` is on the presenter or has ended.
+    private func shown(_ id: String) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            state.withLock { $0.shownWaiters[id, default: []].append(continuation) }
+            // It may have been shown (or ended) before the waiter was in place.
+            if isOnPresenter(id) || state.withLock({ $0.live[id] == nil }) { resumeShownWaiters(id) }
+        }
+    }
+
+    private func resumeShownWaiters(_ id: String) {
+        for waiter in state.withLock({ $0.shownWaiters.removeValue(forKey: id) ?? [] }) { waiter.resume() }
+    }
+
+    /// `Close(s id) → (b closed)`: false when no toast with this id is live.
+    private func close(_ message: DBusMessage) throws -> [DBusValue] {
+        guard let id = try message.arguments("s")[0].stringValue else { return [.boolean(false)] }
+        let live = center.liveToastIDs.contains(id)
+        if live { center.dismiss(id: id) }
+        return [.boolean(live)]
+    }
+
+    /// `Wait(s id) → (s outcome, a{sv} details)`: answers when the toast ends (at once for one that ended
+    /// recently).
+    private func wait(_ message: DBusMessage) async throws -> [DBusValue] {
+        guard let id = try message.arguments("s")[0].stringValue else { return [] }
+        if let ended = state.withLock({ $0.live[id] == nil ? $0.ended[id] : nil }) { return ended.arguments }
+        let outcome: ToastOutcome
+        do {
+            outcome = try await center.outcome(of: id)
+        } catch is ToastCenterError {
+            throw DBusError(
+                name: AgentInterface.ErrorName.unknownToast, message: "no toast \"\(id)\" is live or ended recently")
+        }
+        // The agent's record of the end (the server id, the activation token) is written as the end is delivered.
+        await center.eventsDelivered()
+        let record = state.withLock { $0.ended[id] }
+        return AgentOutcome(
+            outcome, serverID: record?.details["server_id"]?.uint32Value,
+            activationToken: record?.details["activation_token"]?.stringValue,
+            unexplained: observer.unexplainedClose(of: id)
+        ).arguments
+    }
+
+    /// `List() → aa{sv}`: the live toasts, front first, then the kept ones (Later).
+    private func list() -> [DBusValue] {
+        let states = center.entryStates.filter { !$0.isConfirmation }
+        let live = state.withLock { $0.live }
+        var items: [DBusValue] = []
+        for (index, entry) in states.enumerated() {
+            var fields: [(String, DBusValue)] = [
+                ("id", .string(entry.id)),
+                (
+                    "state",
+                    .string(index == 0 && entry.isOnPresenter ? "front" : entry.isOnPresenter ? "shown" : "waiting")
+                ),
+                ("running", .boolean(entry.isRunning)),
+            ]
+            if let remaining = entry.remaining { fields.append(("remaining", .double(remaining.seconds))) }
+            if let toast = live[entry.id] {
+                fields.append(("title", .string(toast.request.options.title)))
+                fields.append(("status", .string(toast.request.options.status.rawValue)))
+                if let serverID = toast.serverID { fields.append(("server_id", .uint32(serverID))) }
+            }
+            items.append(.variantDictionary(fields))
+        }
+        return [.array("a{sv}", items)]
+    }
+
+    /// `GetInfo() → a{sv}`.
+    private func info() -> [DBusValue] {
+        [
+            .variantDictionary([
+                ("version", .string(ToolVersion.current)), ("pid", .uint32(UInt32(getpid()))),
+                ("uid", .uint32(getuid())), ("live", .uint32(UInt32(center.liveToastIDs.count))),
+                ("max_visible", .uint32(UInt32(settings.maxVisible))),
+                ("idle_timeout", .double(settings.idleTimeout?.seconds ?? 0)),
+            ])
+        ]
+    }
+
+    // MARK: - Events
+
+    /// Follows the center: actions run their commands, ends are recorded for `Wait`, every change is saved and
+    /// announced with the `Event` signal.
+    private func watchEvents() {
+        center.onEvent = { [weak self] event in
+            guard let self else { return }
+            switch event {
+            case .degraded(let id?, let reason):
+                style.warn(reason, for: id)
+            case .actionInvoked(let id, let actionID, let token):
+                let command = state.withLock { state -> [String]? in
+                    state.live[id]?.activationToken = token
+                    return state.live[id]?.request.onAction[actionID]
+                }
+                if let command {
+                    _ = ActionCommand.run(
+                        command, action: actionID, toastID: id, activationToken: token, log: actionLog)
+                }
+                announce(id, "action", ["action": .string(actionID), "activation_token": .string(token ?? "")])
+            case .shown(let id):
+                resumeShownWaiters(id)
+                // Its timer starts now: what a restarted agent must know.
+                save()
+            case .ended(let id, let outcome):
+                // A replacement (`send --id` again) has already put the new toast in `live`: keep it.
+                let replaced = outcome == .replaced
+                let ended = state.withLock { state -> AgentOutcome in
+                    let live = replaced ? state.live[id] : state.live.removeValue(forKey: id)
+                    let ended = AgentOutcome(
+                        outcome, serverID: live?.serverID, activationToken: live?.activationToken,
+                        unexplained: observer.unexplainedClose(of: id))
+                    if state.ended.updateValue(ended, forKey: id) == nil { state.endedOrder.append(id) }
+                    if state.endedOrder.count > 256 { state.ended[state.endedOrder.removeFirst()] = nil }
+                    return ended
+                }
+                if !replaced {
+                    style.forget(id)
+                    resumeShownWaiters(id)
+                }
+                save()
+                announce(id, "ended", ["outcome": .string(ended.name)].merging(ended.details) { first, _ in first })
+                checkIdle()
+            case .presented(let id):
+                announce(id, "presented", [:])
+            default:
+                break
+            }
+        }
+    }
+
+    private func announce(_ id: String, _ kind: String, _ details: [String: DBusValue]) {
+        try? connection.emitSignal(
+            path: AgentInterface.path, interface: AgentInterface.interface, member: "Event",
+            arguments: [
+                .string(id), .string(kind),
+                .variantDictionary(details.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),
+            ])
+    }
+
+    // MARK: - Saving and adopting
+
+    /// Writes the live toasts with their remaining time (best effort: a failure is noted on stderr).
+    private func save() {
+        // One write at a time, each with a fresh snapshot: an older state never lands after a newer one.
+        saving.withLock { _ in write() }
+    }
+
+    private func write() {
+        let live = state.withLock { $0.live }
+        let states = Dictionary(
+            center.entryStates.filter { !$0.isConfirmation }.map { ($0.id, $0) },
+            uniquingKeysWith: { first, _ in first })
+        let saved = live.map { id, toast in
+            AgentStore.Saved(
+                request: toast.request, id: id, serverID: toast.serverID,
+                remaining: states[id]?.remaining?.seconds, running: states[id]?.isRunning ?? false)
+        }
+        do {
+            try store.save(saved)
+        } catch {
+            Output.error("warning: \(error)")
+        }
+    }
+
+    /// Shows again the toasts a previous agent saved, in place (their server ids adopted), with the time they had
+    /// left (minus the time since, for the one whose timer ran).
+    private func adoptSavedToasts() async {
+        let (saved, savedAt) = store.load()
+        let elapsed = max(0, AgentStore.now() - savedAt)
+        for item in saved {
+            var request = item.request
+            request.options.id = item.id
+            if let remaining = item.remaining {
+                let left = item.running ? remaining - elapsed : remaining
+                // Its time ran out while no agent was there: close it (an expiry the next agent carries out).
+                request.options.duration = .duration(.seconds(max(0.05, left)))
+            }
+            var text: String?
+            if case .text(let value)? = request.options.message { text = value }
+            guard let toast = try? SendCommand.message(for: request.options, text: text) else { continue }
+            style.set(
+                CommandLineStyle(options: request.options), appName: request.options.appName,
+                appIcon: request.options.appIcon, for: item.id)
+            if let serverID = item.serverID { desktop.adopt(serverID: serverID, forToast: item.id) }
+            state.withLock { $0.live[item.id] = Live(request: request, serverID: item.serverID) }
+            center.present(toast)
+        }
+        guard !saved.isEmpty else { return }
+        await center.flush()
+        state.withLock { state in
+            for id in state.live.keys {
+                if let serverID = desktop.serverID(ofToast: id) { state.live[id]?.serverID = serverID }
+            }
+        }
+        save()
+    }
+
+    // MARK: - Idle
+
+    /// Starts the idle countdown when nothing is live and no call is served; any activity stops it.
+    private func checkIdle() {
+        let serial = state.withLock { state -> UInt64? in
+            state.idleSerial &+= 1
+            return state.busy == 0 && state.live.isEmpty ? state.idleSerial : nil
+        }
+        guard let serial, let timeout = settings.idleTimeout else { return }
+        Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            guard let self else { return }
+            let still = state.withLock { $0.idleSerial == serial && $0.busy == 0 && $0.live.isEmpty }
+            if still { finished.finish() }
+        }
+    }
+}
+
+/// The agent's style: each toast's own `send` options (urgency, category, hints, transient, app name and icon) on
+/// top of the standard theme, and the degradations reported for it until its `Present` answers.
+final class AgentStyle: ToastStyle, Sendable {
+    private struct Entry {
+        var style: CommandLineStyle
+        var appName: String?
+        var appIcon: String?
+        var warnings: [String] = []
+    }
+
+    private let entries = Mutex<[String: Entry]>([:])
+
+    func set(_ style: CommandLineStyle, appName: String?, appIcon: String?, for id: String) {
+        entries.withLock { $0[id] = Entry(style: style, appName: appName, appIcon: appIcon) }
+    }
+
+    func forget(_ id: String) {
+        _ = entries.withLock { $0.removeValue(forKey: id) }
+    }
+
+    func warn(_ reason: String, for id: String) {
+        entries.withLock { $0[id]?.warnings.append(reason) }
+    }
+
+    func takeWarnings(for id: String) -> [String] {
+        entries.withLock { entries in
+            defer { entries[id]?.warnings = [] }
+            return entries[id]?.warnings ?? []
+        }
+    }
+
+    func makeRequest(for toast: PresentedToast) -> ToastRequest {
+        guard let entry = entries.withLock({ $0[toast.id] }) else {
+            return ThemedToastStyle(theme: .standard).makeRequest(for: toast)
+        }
+        var request = entry.style.makeRequest(for: toast)
+        request.appName = entry.appName.flatMap { $0.isEmpty ? nil : $0 }
+        request.appIcon = entry.appIcon.flatMap { $0.isEmpty ? nil : $0 }
+        return request
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,373 @@
+import DBus
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// The agent (issue 13) end to end: the built `toastkit` on real servers, each `send` a process of its own that
+/// exits, the agent started on demand, a bus monitor reading what reaches the server.
+@Suite(.timeLimit(.minutes(2))) struct AgentEndToEndTests {
+    private func withDesktop(
+        _ server: NotificationServerKind = .dunst, _ body: (NotificationEnvironment, BusWatcher) async throws -> Void
+    ) async throws {
+        let desktop = try await NotificationEnvironment.start(server: server)
+        defer { desktop.stop() }
+        let watcher = try await BusWatcher(bus: desktop.bus.address)
+        defer { watcher.stop() }
+        try await body(desktop, watcher)
+    }
+
+    @Test func twoScriptsToastsQueueBehindOneFrontToast() async throws {
+        try await withDesktop { desktop, watcher in
+            let env = desktop.agentEnvironment
+            let first = try await toastkit(["send", "--id", "a", "-d", "1", "Primero"], environment: env)
+            #expect(first.status == 0, "\(first.error)")
+            let (notifyA, idA) = try await watcher.nextNotifyAndReply()
+            #expect(notifyA.summary == "Primero")
+            // A second script while the first toast is on screen: it answers at once, and its toast waits.
+            let second = try await toastkit(["send", "--id", "b", "-d", "1", "Segundo"], environment: env)
+            #expect(second.status == 0, "\(second.error)")
+            let list = try await toastkit(["list"], environment: env)
+            #expect(list.lines.first?.hasPrefix("a\tfront\t") == true, "\(list.output)")
+            #expect(list.lines.dropFirst().first?.hasPrefix("b\twaiting\t1.0s\tSegundo") == true, "\(list.output)")
+            // Both scripts have exited: the agent closes the first on time, then shows the second.
+            #expect(try await watcher.nextClose(of: idA) == idA, "the front toast is closed after its second")
+            let (notifyB, idB) = try await watcher.nextNotifyAndReply()
+            #expect(notifyB.summary == "Segundo")
+            #expect(try await watcher.nextClose(of: idB) == idB)
+            let empty = try await toastkit(["list"], environment: env)
+            #expect(empty.output.isEmpty, "\(empty.output)")
+        }
+    }
+
+    @Test func onActionRunsItsCommandAfterTheSenderExited() async throws {
+        try await withDesktop { desktop, watcher in
+            let env = desktop.agentEnvironment
+            let out = "\(desktop.directory)/out dir"
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            // Without a shell: the words are split as a shell would, quotes kept together, nothing expanded.
+            let send = try await toastkit(
+                [
+                    "send", "--id", "mail", "-A", "archive=Archivar", "-d", "indefinite",
+                    "--on-action", "archive=touch '\(out)/$HOME'", "Correo nuevo",
+                ], environment: env)
+            #expect(send.status == 0, "--on-action does not wait: \(send.error)")
+            let (notify, _) = try await watcher.nextNotifyAndReply()
+            #expect(notify.actionList == ["archive", "Archivar"])
+            try await desktop.waitUntilDisplayed(1)
+            try desktop.dunstctl("action", "0")
+            let flag = "\(out)/$HOME"
+            _ = try await Deadline.run(within: .seconds(5), "the action's command") {
+                while !FileManager.default.fileExists(atPath: flag) { try await Task.sleep(for: .milliseconds(20)) }
+                return true
+            }
+            let log = try String(contentsOfFile: "\(desktop.directory)/state/toastkit/actions.log", encoding: .utf8)
+            #expect(log.contains("toast mail, action archive: touch \(out)/$HOME"), "\(log)")
+
+            // With --shell: the environment tells the command which toast and action it is.
+            let file = "\(desktop.directory)/env.txt"
+            let shell = try await toastkit(
+                [
+                    "send", "--id", "ci", "--tap", "open", "--shell", "-d", "indefinite",
+                    "--on-action", "open=echo \"$TOASTKIT_ACTION $TOASTKIT_ID [$TOASTKIT_ACTIVATION_TOKEN]\" > \(file)",
+                    "Build listo",
+                ], environment: env)
+            #expect(shell.status == 0, "\(shell.error)")
+            _ = try await watcher.nextNotifyAndReply()
+            try await desktop.waitUntilDisplayed(1)
+            try desktop.dunstctl("action", "0")
+            let text = try await Deadline.run(within: .seconds(5), "the shell command's output") { () -> String? in
+                while true {
+                    if let text = try? String(contentsOfFile: file, encoding: .utf8), text.hasSuffix("\n") {
+                        return text
+                    }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            #expect(text == "open ci []\n", "dunst sends no activation token")
+        }
+    }
+
+    @Test func waitByIDReattachesAndExitsWithTheOutcome() async throws {
+        try await withDesktop { desktop, watcher in
+            let env = desktop.agentEnvironment
+            let send = try await toastkit(
+                [
+                    "send", "--id", "job", "-A", "retry=Reintentar", "--on-action", "retry=true", "-d", "indefinite",
+                    "Falló la copia",
+                ], environment: env)
+            #expect(send.status == 0, "\(send.error)")
+            let (_, id) = try await watcher.nextNotifyAndReply()
+            let wait = try ToolProcess.start(
+                ["wait", "--id", "job", "--json"].map { Array($0.utf8) }, environment: env)
+            try await desktop.waitUntilDisplayed(1)
+            try desktop.dunstctl("action", "0")
+            let waited = await wait.finish()
+            #expect(waited.status == 0, "\(waited.error)")
+            #expect(
+                waited.output
+                    == #"{"event":"action","id":"job","server_id":\#(id),"action":"retry","activation_token":null}"#
+                    + "\n")
+            // Ended recently: answered at once, the same way.
+            let again = try await toastkit(["wait", "--id", "job"], environment: env)
+            #expect(again.status == 0 && again.output == "retry\n", "\(again.output) \(again.error)")
+            // Dismissed: 2.
+            _ = try await toastkit(["send", "--id", "d", "-d", "indefinite", "Ciérrame"], environment: env)
+            _ = try await watcher.nextNotifyAndReply()
+            let dismissed = try ToolProcess.start(["wait", "--id", "d"].map { Array($0.utf8) }, environment: env)
+            try await desktop.waitUntilDisplayed(1)
+            try desktop.dunstctl("close")
+            #expect(await dismissed.finish().status == 2)
+            // An id the agent does not know: 65, said clearly.
+            let unknown = try await toastkit(["wait", "--id", "nunca"], environment: env)
+            #expect(unknown.status == 65)
+            #expect(unknown.error == "toastkit: no toast \"nunca\" is live or ended recently\n")
+        }
+    }
+
+    @Test func sendWaitThroughTheAgentPrintsWhatTheDirectPathPrints() async throws {
+        try await withDesktop { desktop, watcher in
+            for (env, path) in [(desktop.agentEnvironment, "agent"), (desktop.toolEnvironment, "direct")] {
+                // An action: its id on stdout, exit 0.
+                let action = try ToolProcess.start(
+                    ["send", "--id", "q", "-A", "yes=Sí", "-A", "no=No", "¿Seguro?"].map { Array($0.utf8) },
+                    environment: env)
+                let (_, questionID) = try await watcher.nextNotifyAndReply()
+                try await desktop.waitUntilDisplayed(1)
+                try desktop.chooseInContextMenu("\\[\(questionID),yes\\]$")
+                try desktop.dunstctl("context")
+                let chosen = await action.finish()
+                #expect(chosen.status == 0 && chosen.output == "yes\n", "\(path): \(chosen.output) \(chosen.error)")
+
+                // Expired, in JSON: presented, then closed/expired, exit 3.
+                let expired = try await toastkit(
+                    ["send", "--wait", "--json", "--id", "e", "-d", "1", "Copiado"], environment: env)
+                let (_, id) = try await watcher.nextNotifyAndReply()
+                #expect(expired.status == 3, "\(path): \(expired.error)")
+                #expect(
+                    expired.lines == [
+                        #"{"event":"presented","id":"e","server_id":\#(id)}"#,
+                        #"{"event":"closed","id":"e","server_id":\#(id),"reason":"expired"}"#, "",
+                    ], "\(path)")
+
+                // SIGINT while waiting: the toast is closed, exit 130.
+                let interrupted = try ToolProcess.start(
+                    ["send", "--wait", "-d", "indefinite", "Esperando"].map { Array($0.utf8) }, environment: env)
+                let (_, waitingID) = try await watcher.nextNotifyAndReply()
+                interrupted.signal(SIGINT)
+                #expect(await interrupted.finish().status == 130, "\(path)")
+                #expect(try await watcher.nextClose(of: waitingID) == waitingID, "\(path): Ctrl-C closed the toast")
+            }
+        }
+    }
+
+    @Test func aKilledAgentsToastIsAdoptedByTheNextOne() async throws {
+        try await withDesktop { desktop, watcher in
+            let env = desktop.agentEnvironment
+            let send = try await toastkit(["send", "--id", "k", "-d", "3", "Sobrevive"], environment: env)
+            #expect(send.status == 0, "\(send.error)")
+            let (_, id) = try await watcher.nextNotifyAndReply()
+            let bus = try await desktop.bus.connect()
+            defer { bus.close() }
+            let info = try await bus.call(
+                destination: "org.toastkit.Agent1", path: "/org/toastkit/Agent1", interface: "org.toastkit.Agent1",
+                member: "GetInfo")
+            let pid = try #require(info.arguments("a{sv}")[0].variantDictionaryValue?["pid"]?.uint32Value)
+            let changes = try await bus.bus.nameOwnerChanges(of: "org.toastkit.Agent1")
+            let killedAt = ContinuousClock.now
+            kill(Int32(pid), SIGKILL)
+            _ = try await Deadline.run(within: .seconds(5), "the killed agent's name released") {
+                for try await change in changes where change.newOwner == nil { return true }
+                return nil
+            }
+            // The next command starts a new agent, which shows the toast again in place with the time it had left
+            // and closes it on time.
+            let wait = try await toastkit(["wait", "--id", "k", "--json"], environment: env)
+            let elapsed = ContinuousClock.now - killedAt
+            #expect(wait.status == 3, "\(wait.error)")
+            #expect(wait.output == #"{"event":"closed","id":"k","server_id":\#(id),"reason":"expired"}"# + "\n")
+            #expect(elapsed < .seconds(4), "ended \(elapsed) after the kill, within the 3 s it had")
+            let (adopted, sameID) = try await watcher.nextNotifyAndReply()
+            #expect(adopted.replacesID == id && sameID == id, "shown again in place")
+            #expect(try await watcher.nextClose(of: id) == id)
+        }
+    }
+
+    @Test func aHundredConcurrentSendsAreAllAnswered() async throws {
+        try await withDesktop { desktop, watcher in
+            let env = desktop.agentEnvironment
+            // Start the agent first, so that the hundred race only for its attention.
+            #expect(
+                try await toastkit(["send", "-d", "indefinite", "--id", "front", "Delante"], environment: env).status
+                    == 0)
+            let results = try await withThrowingTaskGroup(of: ToolProcess.Result.self) { group in
+                for index in 0..<100 {
+                    group.addTask {
+                        try await toastkit(["send", "--id", "n\(index)", "Toast \(index)"], environment: env)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.allSatisfy { $0.status == 0 }, "\(results.filter { $0.status != 0 }.map(\.error))")
+            let list = try await toastkit(["list"], environment: env)
+            #expect(list.lines.filter { $0.contains("\twaiting\t") }.count == 100, "\(list.output)")
+            #expect(list.lines.first?.hasPrefix("front\tfront\t") == true)
+        }
+    }
+
+    @Test func badInputOverDBusGetsAnErrorAndTheAgentStaysUp() async throws {
+        try await withDesktop { desktop, _ in
+            let env = desktop.agentEnvironment
+            #expect(try await toastkit(["send", "-d", "0.2", "Arranca"], environment: env).status == 0)
+            let bus = try await desktop.bus.connect()
+            defer { bus.close() }
+            func present(_ fields: [(String, DBusValue)]) async -> String {
+                do {
+                    _ = try await bus.call(
+                        destination: "org.toastkit.Agent1", path: "/org/toastkit/Agent1",
+                        interface: "org.toastkit.Agent1", member: "Present", arguments: [.variantDictionary(fields)])
+                    return "ok"
+                } catch let error as DBusError {
+                    return "\(error.name): \(error.message)"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            let invalid = "org.toastkit.Agent1.Error.InvalidToast"
+            #expect(await present([("title", .int32(5))]) == "\(invalid): title must be a string (s), not i")
+            #expect(
+                await present([("title", .string("x")), ("colour", .string("red"))])
+                    == "\(invalid): unknown key \"colour\"")
+            #expect(await present([("message", .string("x"))]) == "\(invalid): title is missing")
+            #expect(
+                await present([("title", .string("x")), ("status", .string("loud"))])
+                    == "\(invalid): status \"loud\" is not normal, success, warning, error or notification")
+            #expect(
+                await present([
+                    ("title", .string("x")),
+                    ("actions", .array("(sss)", [.structure([.string(""), .string("a"), .string("")])])),
+                ])
+                    == "\(invalid): an action's id is empty")
+            #expect(
+                await present([
+                    ("title", .string("x")),
+                    (
+                        "on-action",
+                        .dictionary(key: "s", value: "as", [DBusDictEntry(.string("go"), .strings(["true"]))])
+                    ),
+                ])
+                    == "\(invalid): on-action \"go\": the toast has no action with this id")
+            // A huge title: refused or shown, never a crash.
+            let huge = await present([
+                ("title", .string(String(repeating: "x", count: 1_000_000))), ("duration", .double(0.1)),
+            ])
+            #expect(huge == "ok" || huge.hasPrefix(invalid), "\(huge.prefix(200))")
+            // A flood of calls from one connection: every one is answered.
+            let answers = await withTaskGroup(of: String.self) { group in
+                for index in 0..<500 {
+                    group.addTask { await present([("title", .int32(Int32(index)))]) }
+                }
+                return await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(answers.count == 500 && answers.allSatisfy { $0.hasPrefix(invalid) })
+            let info = try await bus.call(
+                destination: "org.toastkit.Agent1", path: "/org/toastkit/Agent1", interface: "org.toastkit.Agent1",
+                member: "GetInfo")
+            #expect(try info.arguments("a{sv}")[0].variantDictionaryValue?["version"] != nil, "still up")
+        }
+    }
+
+    @Test func theAgentExitsWhenIdleAndHonoursItsConfigFile() async throws {
+        try await withDesktop { desktop, watcher in
+            let env = desktop.agentEnvironment
+            let config = "\(desktop.directory)/config/toastkit"
+            try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+            try "# two at once\nmax-visible = 2\nidle-timeout = 0.5\n".write(
+                toFile: "\(config)/agent.conf", atomically: true, encoding: .utf8)
+            let bus = try await desktop.bus.connect()
+            defer { bus.close() }
+            let changes = try await bus.bus.nameOwnerChanges(of: "org.toastkit.Agent1")
+            let agent = try ToolProcess.start(["agent"].map { Array($0.utf8) }, environment: env)
+            _ = try await Deadline.run(within: .seconds(5), "the agent's name") {
+                for try await change in changes where change.newOwner != nil { return true }
+                return nil
+            }
+            _ = try await toastkit(["send", "-d", "0.3", "Uno"], environment: env)
+            _ = try await toastkit(["send", "-d", "0.3", "Dos"], environment: env)
+            let (one, _) = try await watcher.nextNotifyAndReply()
+            let (two, _) = try await watcher.nextNotifyAndReply()
+            #expect([one.summary, two.summary] == ["Uno", "Dos"], "max-visible = 2: both at once")
+            // Both end, then half a second with nothing live: the agent exits 0 by itself.
+            let run = await agent.finish()
+            #expect(run.status == 0, "\(run.error)")
+
+            try "max-visible = 11\n".write(toFile: "\(config)/agent.conf", atomically: true, encoding: .utf8)
+            let bad = try await toastkit(["agent"], environment: env)
+            #expect(bad.status == 65)
+            #expect(
+                bad.error == "toastkit: \(config)/agent.conf:1: max-visible 11: expected a whole number from 1 to 10\n")
+        }
+    }
+}
+
+extension OneAtATime {
+    /// The agent on GNOME Shell 43, which ignores `expire_timeout` and closes a notification only for the
+    /// connection that sent it.
+    @Suite(.timeLimit(.minutes(3)))
+    struct AgentOnGNOMEShellTests {
+        @Test func aScriptsOneSecondToastIsGoneAfterAboutASecond() async throws {
+            let desktop = try await NotificationEnvironment.start(server: .gnomeShell)
+            defer { desktop.stop() }
+            let watcher = try await BusWatcher(bus: desktop.bus.address)
+            defer { watcher.stop() }
+            let env = desktop.agentEnvironment
+
+            let send = try await toastkit(["send", "-d", "1", "Copiado"], environment: env)
+            #expect(send.status == 0, "\(send.error)")
+            let (_, id) = try await watcher.nextNotifyAndReply()
+            let shown = ContinuousClock.now
+            #expect(try await desktop.waitForPopups(1)?.first?.title == "Copiado", "the banner")
+            // The script has exited; the agent closes the toast on time.
+            #expect(try await watcher.nextClose(of: id) == id)
+            let elapsed = ContinuousClock.now - shown
+            #expect(elapsed >= .milliseconds(700) && elapsed <= .milliseconds(2000), "closed \(elapsed) after Notify")
+            #expect(try await watcher.nextClosed(id) == 3)
+            #expect(try await desktop.waitForPopups(0) != nil, "the banner is gone")
+
+            // close --id while a `send --wait` waits: through the agent, the connection that sent it.
+            let waiting = try ToolProcess.start(
+                ["send", "--wait", "--id", "job", "-d", "indefinite", "Trabajando"].map { Array($0.utf8) },
+                environment: env)
+            let (_, jobID) = try await watcher.nextNotifyAndReply()
+            #expect(try await desktop.waitForPopups(1)?.first?.title == "Trabajando")
+            let close = try await toastkit(["close", "--id", "job"], environment: env)
+            #expect(close.status == 0, "close --id: \(close.error)")
+            #expect(try await watcher.nextClosed(jobID) == 3)
+            #expect(try await desktop.waitForPopups(0) != nil, "the banner is gone")
+            let run = await waiting.finish()
+            #expect(run.status == 4, "the waiting send: closed by another program (\(run.error))")
+
+            // Two scripts queue: the second toast comes once the first is gone.
+            _ = try await toastkit(["send", "-d", "1", "Primero"], environment: env)
+            _ = try await toastkit(["send", "-d", "1", "Segundo"], environment: env)
+            let (first, firstID) = try await watcher.nextNotifyAndReply()
+            #expect(first.summary == "Primero")
+            #expect(try await watcher.nextClose(of: firstID) == firstID)
+            let (second, secondID) = try await watcher.nextNotifyAndReply()
+            #expect(second.summary == "Segundo")
+            #expect(try await watcher.nextClose(of: secondID) == secondID)
+        }
+    }
+}
+
+extension BusWatcher {
+    /// The next client's `CloseNotification` of notification `id` (a close of another one is left for later), and
+    /// the id it closed.
+    func nextClose(of id: UInt32) async throws -> UInt32 {
+        let message = try await next("CloseNotification of \(id)") {
+            $0.kind == .methodCall && $0.member == "CloseNotification"
+                && $0.destination == "org.freedesktop.Notifications" && $0.body.first == .uint32(id)
+        }
+        return message.body.first?.uint32Value ?? 0
+    }
+}
