@@ -12,6 +12,7 @@
 #   P4 peak RSS of the CLI vs notify-send; the library's RSS after 1k, 10k, 100k toasts
 #   P5 CPU time of a process holding one indefinite toast over S seconds
 #   P6 replace storm: one id replaced N times in a loop: the library (latest wins) vs a C loop sending them all
+#   P7 the agent's cold start: `toastkit send` when no agent runs and the bus activates one (service file), vs warm
 # Defaults: 3 rounds × 10,000 calls, window 64, 200 hyperfine runs, 1,000 action iterations, 10 s idle (~3 min on
 # 2 cores). --quick: 1 round × 2,000 calls, 50 runs, 300 iterations, checkpoints 1k,10k,30k, 3 s idle (~40 s).
 # Release binaries come from `swift build -c release`; the C programs are built into .build/bench-c/.
@@ -20,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=3 calls=10000 window=64 runs=200 iterations=1000 checkpoints=1000,10000,100000 idle=10
-only=P1,P2,P3,P4,P5,P6
+only=P1,P2,P3,P4,P5,P6,P7
 scratch=()
 keep=""
 while [[ $# -gt 0 ]]; do
@@ -73,7 +74,7 @@ benchmark="$(swift build -c release --static-swift-stdlib --show-bin-path "${scr
 server="$c_dir/instant-notifications-server"
 python=(/usr/bin/python3 scripts/benchmarks/python-notify-loop.py)
 
-# --- Private bus: own config, no service activation, killed by pid on exit ---------------------------------------
+# --- Private bus: own config, killed by pid on exit; it may activate one service, the toastkit agent -------------
 work="$(mktemp -d "${TMPDIR:-/tmp}/toastkit-bench.XXXXXX")"
 daemon_pid=""
 server_pid=""
@@ -109,17 +110,21 @@ cat >"$work/bus.conf" <<CONF
   <limit name="max_incoming_bytes">1000000000</limit>
   <limit name="max_outgoing_bytes">1000000000</limit>
   <limit name="max_message_size">100000000</limit>
+  <servicedir>$work/services</servicedir>
 </busconfig>
 CONF
+mkdir -p "$work/services"
+sed "s|@BINDIR@|$(dirname "$toastkit")|" scripts/dbus/org.toastkit.Agent1.service.in >"$work/services/org.toastkit.Agent1.service"
+# The CLI and the agent keep their state under the XDG folders: fresh ones, so runs never touch the real ones (set
+# before the bus starts: an activated agent inherits the bus's environment).
+mkdir -m 700 "$work/runtime" "$work/state" "$work/config"
+export XDG_RUNTIME_DIR="$work/runtime" XDG_STATE_HOME="$work/state" XDG_CONFIG_HOME="$work/config"
 dbus-daemon --config-file="$work/bus.conf" --nofork --print-address=1 >"$work/address" 2>"$work/daemon.log" &
 daemon_pid=$!
 for _ in $(seq 100); do [[ -s "$work/address" ]] && break; sleep 0.05; done
 address="$(head -n 1 "$work/address")"
 [[ -n "$address" ]] || { echo "bench.sh: dbus-daemon did not start:" >&2; cat "$work/daemon.log" >&2; exit 1; }
 export DBUS_SESSION_BUS_ADDRESS="$address"
-# The CLI keeps its id store under XDG_RUNTIME_DIR: a fresh one, so runs never touch the real one.
-mkdir -m 700 "$work/runtime"
-export XDG_RUNTIME_DIR="$work/runtime"
 
 "$server" >"$work/server.out" &
 server_pid=$!
@@ -135,11 +140,31 @@ started=$(date +%s)
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); $(uname -r)"
 echo "   bus $address; instant server pid $server_pid; libdbus $(pkg-config --modversion dbus-1)"
 
+# The agent's pid, asked of the bus (never of the agent: that would start one).
+agent_pid() {
+    dbus-send --session --print-reply=literal --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+        org.freedesktop.DBus.GetConnectionUnixProcessID string:org.toastkit.Agent1 2>/dev/null | awk '{print $2}'
+}
+# Stops the agent, if one runs, and returns once its name is free (for P7's cold starts).
+cat >"$work/stop-agent.sh" <<'STOP'
+#!/usr/bin/env bash
+pid="$(dbus-send --session --print-reply=literal --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+    org.freedesktop.DBus.GetConnectionUnixProcessID string:org.toastkit.Agent1 2>/dev/null | awk '{print $2}')"
+[[ -n "$pid" ]] && kill "$pid"
+while dbus-send --session --print-reply=literal --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+    org.freedesktop.DBus.NameHasOwner string:org.toastkit.Agent1 | grep -q true; do sleep 0.002; done
+rm -f "$XDG_RUNTIME_DIR/toastkit/agent.json" # nothing for the next agent to adopt: a clean cold start
+STOP
+chmod +x "$work/stop-agent.sh"
+
 # --- P1 --------------------------------------------------------------------------------------------------------
 if wants P1; then
     echo "== P1: one toast from a script, whole process (hyperfine -N, $runs runs, warm-up 10)"
+    # Through the agent, each send replaces the one toast `bench` (a Notify with replaces_id, as a script that
+    # updates its status does); the agent is started (activated) by the warm-up.
     hyperfine -N --warmup 10 --runs "$runs" --style basic --export-json "$work/p1.json" \
-        -n "toastkit send" "$toastkit send Benchmark 'A toast from a script'" \
+        -n "toastkit send (agent)" "$toastkit send --id bench Benchmark 'A toast from a script'" \
+        -n "toastkit send --no-agent" "$toastkit send --no-agent Benchmark 'A toast from a script'" \
         -n "notify-send" "notify-send Benchmark 'A toast from a script'" \
         -n "gdbus call" "gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications --method org.freedesktop.Notifications.Notify -- gdbus 0 '' Benchmark 'A toast from a script' '[]' '{\"urgency\": <byte 1>}' -1" \
         -n "C one-shot" "$c_dir/raw-notify-oneshot Benchmark 'A toast from a script'" \
@@ -209,15 +234,19 @@ if wants P5; then
     idle_pids+=($!)
     notify-send --wait --expire-time 0 Holding 'An indefinite toast' >/dev/null &
     idle_pids+=($!)
+    "$toastkit" send --id holding --duration indefinite Holding 'An indefinite toast' >/dev/null
+    agent_pid="$(agent_pid)"
     "$benchmark" idle --seconds "$idle" >"$work/p5-library.json" &
     library_pid=$!
     sleep 1 # past start-up: measure the holding only
-    before=("$(cpu_ns "${idle_pids[0]}")" "$(cpu_ns "${idle_pids[1]}")")
+    before=("$(cpu_ns "${idle_pids[0]}")" "$(cpu_ns "${idle_pids[1]}")" "$(cpu_ns "$agent_pid")")
     sleep "$idle"
-    after=("$(cpu_ns "${idle_pids[0]}")" "$(cpu_ns "${idle_pids[1]}")")
+    after=("$(cpu_ns "${idle_pids[0]}")" "$(cpu_ns "${idle_pids[1]}")" "$(cpu_ns "$agent_pid")")
     wait "$library_pid"
     record P5 "toastkit send --wait" "{\"cpu_us\":$(((after[0] - before[0]) / 1000)),\"wall_s\":$idle}"
     record P5 "notify-send --wait" "{\"cpu_us\":$(((after[1] - before[1]) / 1000)),\"wall_s\":$idle}"
+    record P5 "toastkit agent" "{\"cpu_us\":$(((after[2] - before[2]) / 1000)),\"wall_s\":$idle}"
+    "$toastkit" close --id holding
     record P5 "library" "$(cat "$work/p5-library.json")"
     for pid in "${idle_pids[@]}"; do
         kill "$pid" 2>/dev/null || true
@@ -232,6 +261,24 @@ if wants P6; then
     for _ in $(seq "$rounds"); do
         record P6 C "$("$c_dir/raw-libdbus-client" --method replace --calls "$calls" --window "$window" --warmup 1000)"
         record P6 "Swift library" "$("$benchmark" replace --calls "$calls" --warmup 1000)"
+    done
+fi
+
+# --- P7 --------------------------------------------------------------------------------------------------------
+if wants P7; then
+    cold_runs=$((runs < 50 ? runs : 50))
+    echo "== P7: the agent's cold start through D-Bus activation ($cold_runs runs) vs a running agent"
+    hyperfine -N --runs "$cold_runs" --style basic --export-json "$work/p7-cold.json" \
+        --prepare "$work/stop-agent.sh" \
+        -n "toastkit send, no agent running (the bus starts one)" "$toastkit send --id cold -d 0.5 Cold 'start'" \
+        >"$work/p7.log" 2>&1 || { cat "$work/p7.log" >&2; exit 1; }
+    hyperfine -N --warmup 5 --runs "$cold_runs" --style basic --export-json "$work/p7-warm.json" \
+        -n "toastkit send, agent running" "$toastkit send --id cold -d 0.5 Cold 'start'" \
+        -n "notify-send" "notify-send -t 500 Cold 'start'" \
+        >>"$work/p7.log" 2>&1 || { cat "$work/p7.log" >&2; exit 1; }
+    for part in cold warm; do
+        record P7 "$part" "$(/usr/bin/python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))))' \
+            "$work/p7-$part.json")"
     done
 fi
 

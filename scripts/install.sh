@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs toastkit: builds it in release mode, then copies the binary, the man page and the bash, zsh and fish
-# completions under PREFIX (default /usr/local).
+# Installs toastkit: builds it in release mode, then copies the binary, the man page, the bash, zsh and fish
+# completions, and the agent's D-Bus activation file and systemd user unit under PREFIX (default /usr/local).
 # Usage: scripts/install.sh [PREFIX]        e.g. scripts/install.sh ~/.local
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,12 +15,20 @@ fi
 binary="$(scripts/build-cli.sh)" # one fully static executable: it needs no library at run time
 
 install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions" \
-    "$prefix/share/zsh/vendor-completions" "$prefix/share/fish/vendor_completions.d"
+    "$prefix/share/zsh/vendor-completions" "$prefix/share/fish/vendor_completions.d" \
+    "$prefix/share/dbus-1/services" "$prefix/share/systemd/user"
 install -m 0755 "$binary" "$prefix/bin/toastkit"
 install -m 0644 docs/toastkit.1 "$prefix/share/man/man1/toastkit.1"
 install -m 0644 scripts/completions/toastkit.bash "$prefix/share/bash-completion/completions/toastkit"
 install -m 0644 scripts/completions/_toastkit "$prefix/share/zsh/vendor-completions/_toastkit"
 install -m 0644 scripts/completions/toastkit.fish "$prefix/share/fish/vendor_completions.d/toastkit.fish"
+# The agent: the session bus starts it on demand (through systemd where the bus activates services that way).
+bindir="$(cd "$prefix/bin" && pwd)"
+for unit in dbus-1/services/org.toastkit.Agent1.service systemd/user/toastkit-agent.service; do
+    sed "s|@BINDIR@|$bindir|g" "scripts/dbus/$(basename "$unit").in" >"$prefix/share/$unit.tmp"
+    chmod 0644 "$prefix/share/$unit.tmp"
+    mv "$prefix/share/$unit.tmp" "$prefix/share/$unit"
+done
 
 echo "installed toastkit $("$prefix/bin/toastkit" --version | cut -d' ' -f2) under $prefix:"
 echo "  $prefix/bin/toastkit"
@@ -28,6 +36,8 @@ echo "  $prefix/share/man/man1/toastkit.1"
 echo "  $prefix/share/bash-completion/completions/toastkit"
 echo "  $prefix/share/zsh/vendor-completions/_toastkit"
 echo "  $prefix/share/fish/vendor_completions.d/toastkit.fish"
+echo "  $prefix/share/dbus-1/services/org.toastkit.Agent1.service"
+echo "  $prefix/share/systemd/user/toastkit-agent.service"
 case ":$PATH:" in
 *":$prefix/bin:"*) ;;
 *) echo "note: $prefix/bin is not on PATH" ;;

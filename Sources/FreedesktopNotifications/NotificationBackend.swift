@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 public import ToastModel
 
 /// Which D-Bus service shows the toasts: the desktop's notification server, or the notification portal that
@@ -89,10 +90,15 @@ public enum Sandbox: String, Sendable, Hashable, CaseIterable {
     public static func detect(
         environment: [String: String]? = nil, fileExists: ((String) -> Bool)? = nil
     ) -> Sandbox? {
-        let environment = environment ?? ProcessInfo.processInfo.environment
-        let fileExists = fileExists ?? { FileManager.default.fileExists(atPath: $0) }
+        // A plain access(2) and two getenv(3): this runs in every `toastkit send`, and FileManager and the whole
+        // environment dictionary cost more than the rest of the check.
+        let fileExists: (String) -> Bool = fileExists ?? { access($0, F_OK) == 0 }
         if fileExists("/.flatpak-info") { return .flatpak }
-        if let snap = environment["SNAP"], !snap.isEmpty, let name = environment["SNAP_NAME"], !name.isEmpty {
+        func variable(_ name: String) -> String? {
+            if let environment { return environment[name] }
+            return getenv(name).map { String(cString: $0) }
+        }
+        if let snap = variable("SNAP"), !snap.isEmpty, let name = variable("SNAP_NAME"), !name.isEmpty {
             return .snap
         }
         return nil

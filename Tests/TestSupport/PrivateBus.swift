@@ -20,18 +20,28 @@ public final class PrivateBus: Sendable {
     }
 
     /// Starts a daemon and waits until it accepts connections.
-    public static func start() throws -> PrivateBus {
+    ///
+    /// - Parameters:
+    ///   - serviceDirectory: A folder of D-Bus service files the bus may activate (none by default).
+    ///   - environment: The daemon's environment, which activated services inherit (nil: the test's).
+    public static func start(
+        serviceDirectory: String? = nil, environment: [String: String]? = nil
+    ) throws -> PrivateBus {
         let daemon = try Tools.require("dbus-daemon", package: "dbus-daemon")
         let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-bus")
         let template = try String(
             contentsOfFile: "\(NotificationEnvironment.repositoryRoot)/scripts/harness/session-bus.conf",
             encoding: .utf8)
-        let config = template.replacingOccurrences(of: "@DIRECTORY@", with: directory)
+        var config = template.replacingOccurrences(of: "@DIRECTORY@", with: directory)
+        if let serviceDirectory {
+            config = config.replacingOccurrences(
+                of: "</busconfig>", with: "  <servicedir>\(serviceDirectory)</servicedir>\n</busconfig>")
+        }
         try config.write(toFile: "\(directory)/bus.conf", atomically: true, encoding: .utf8)
         let output = try PipePair()
         let process = try ChildProcess.spawn(
             daemon, ["--config-file=\(directory)/bus.conf", "--nofork", "--print-address=1"],
-            environment: ProcessInfo.processInfo.environment, fileDescriptors: [1: output.writeEnd])
+            environment: environment ?? ProcessInfo.processInfo.environment, fileDescriptors: [1: output.writeEnd])
         output.closeWriteEnd()
         // The daemon prints its address once it listens.
         let address = output.readLine().trimmingCharacters(in: .whitespacesAndNewlines)

@@ -15,12 +15,16 @@ enum AgentClient {
     static let presentTimeout: Duration = .seconds(15)
 
     /// Why a command does not go through the agent, or nil when it may.
-    static func bypassReason(_ options: SendOptions, environment: CommandEnvironment) -> String? {
+    ///
+    /// - Parameter portalChecked: The caller has already found that the portal is not used.
+    static func bypassReason(
+        _ options: SendOptions, environment: CommandEnvironment, portalChecked: Bool = false
+    ) -> String? {
         if options.noAgent { return "--no-agent" }
         if let value = environment.variable("TOASTKIT_NO_AGENT"), !value.isEmpty, value != "0" {
             return "TOASTKIT_NO_AGENT is set"
         }
-        if environment.backendChoice.backend == .portal {
+        if !portalChecked, environment.backendChoice.backend == .portal {
             return "the notification portal is used (\(environment.backendChoice.reason))"
         }
         return nil
@@ -203,13 +207,15 @@ enum AgentClient {
 extension AgentRequest {
     /// The request `toastkit send` hands the agent: what only the sender knows resolved — the message text (read
     /// from standard input, cut at the limit), the icon file's absolute path (checked), the built-in labels in the
-    /// sender's language — and the toast checked as the direct path checks it, so bad input fails before any call.
+    /// sender's language. The agent checks the toast as the direct path does (the same function, the same words)
+    /// and gives it an id when it has none.
     init(sending options: SendOptions, text: String?) throws(CommandFailure) {
-        let message = try SendCommand.message(for: options, text: text)
         var resolved = options
         resolved.message = text.map(MessageSource.text)
-        if case .file(let path)? = message.icon { resolved.icon = .path(path) }
-        let labels = ToastLabels.current
+        if case .file(let path)? = try SendCommand.icon(options.icon) { resolved.icon = .path(path) }
+        // Built-in labels only where an action has no label of its own (reading the locale costs a little).
+        let builtIn = (options.actions + (options.tap.map { [$0] } ?? [])).contains { $0.label == nil }
+        let labels = builtIn ? ToastLabels.current : ToastLabels(language: .english)
         func label(_ action: ActionOption, tap: Bool) -> ActionOption {
             var action = action
             guard action.label == nil else { return action }
@@ -224,7 +230,6 @@ extension AgentRequest {
         resolved.tap = options.tap.map { label($0, tap: true) }
         // -t is carried as the duration it stands for.
         if let duration = options.duration { resolved.duration = .duration(duration.toastDuration) }
-        resolved.id = message.id
         self.init(options: resolved, onAction: options.onAction)
         awaitShown = options.printID || options.json || options.waits
     }

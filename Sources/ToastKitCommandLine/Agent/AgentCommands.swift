@@ -52,7 +52,8 @@ extension SendCommand {
 
     /// `send` without waiting: through the agent when it may be used (see ``AgentClient``), else directly.
     func runWithoutWaitingPreferringAgent() throws(CommandFailure) -> ExitCode {
-        if let reason = AgentClient.bypassReason(options, environment: environment) {
+        // Only called when the portal is not used (``ToastKitCommand``).
+        if let reason = AgentClient.bypassReason(options, environment: environment, portalChecked: true) {
             if !options.onAction.isEmpty { throw Self.noAgentForCommands(reason) }
             return try runWithoutWaiting()
         }
@@ -84,7 +85,7 @@ extension SendCommand {
         }
         let text = try messageText()
         let request = try AgentRequest(sending: options, text: text)
-        let id = request.options.id ?? ""
+        var id = request.options.id ?? ""
         let connection: DBusConnection
         do {
             connection = try await BusAccess.connect()
@@ -100,7 +101,8 @@ extension SendCommand {
                 AgentInterface.call("Present", [request.dictionary]), on: connection,
                 timeout: AgentClient.presentTimeout, environment: environment.variables)
         } catch {
-            if case .failed(let failure) = error, options.json {
+            // As on the direct path: bad input is only an error line; a toast that could not be shown is an event.
+            if case .failed(let failure) = error, options.json, failure.code != .dataError {
                 Output.json([
                     "event": .string("failed"), "id": .string(id), "server_id": .null,
                     "reason": .string(failure.message),
@@ -110,6 +112,7 @@ extension SendCommand {
             return try await direct(text: text).runDirectly()
         }
         let presented = try AgentPresented(reply: reply)
+        id = presented.id
         for warning in presented.warnings { Output.error("warning: \(warning)") }
         if let serverID = presented.serverID { announce(id: id, serverID: serverID) }
         return await AgentWaiting(

@@ -48,6 +48,7 @@ final class ToastAgent: Sendable {
     private let actionLog: String
     private let state = Mutex(State())
     private let saving = Mutex(())
+    private let saver = Mutex((dirty: false, writing: false))
     private let finished: AsyncStream<Void>.Continuation
     /// Ends when the agent should exit (idle, or asked to).
     let exits: AsyncStream<Void>
@@ -83,7 +84,10 @@ final class ToastAgent: Sendable {
     {
         let connection: DBusConnection
         do {
-            connection = try await DBusConnection.connect(to: .session)
+            // Started by the bus (D-Bus activation): the bus that started it, whatever the inherited session is.
+            let starter = environment["DBUS_STARTER_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+            connection = try await DBusConnection.connect(
+                to: starter.map(BusAddress.address) ?? .session)
         } catch {
             throw .unavailable("cannot reach the session bus: \(error)")
         }
@@ -129,7 +133,7 @@ final class ToastAgent: Sendable {
     /// Closes the connection (the name goes with it); live toasts stay saved for the next agent. `save` is false
     /// once another agent took over: the file is its now.
     func stop(save: Bool = true) {
-        if save { self.save() }
+        if save { saveNow() }
         connection.close()
     }
 
@@ -413,11 +417,35 @@ final class ToastAgent: Sendable {
     // MARK: - Saving and adopting
 
     /// Writes the live toasts with their remaining time (best effort: a failure is noted on stderr).
+    ///
+    /// Off the caller's path: the change marks the file out of date, and one background writer rewrites it until it
+    /// is current (a burst of changes costs one or two writes, and no `Present` waits for the disk). A crash in the
+    /// moment between a change and its write loses that change only.
     private func save() {
-        // One write at a time, each with a fresh snapshot: an older state never lands after a newer one.
+        let start = saver.withLock { saver -> Bool in
+            saver.dirty = true
+            guard !saver.writing else { return false }
+            saver.writing = true
+            return true
+        }
+        guard start else { return }
+        Task.detached(priority: .utility) { [self] in
+            while saver.withLock({ saver in
+                saver.writing = saver.dirty
+                saver.dirty = false
+                return saver.writing
+            }) {
+                saving.withLock { _ in write() }
+            }
+        }
+    }
+
+    /// Writes the file now (at exit).
+    private func saveNow() {
         saving.withLock { _ in write() }
     }
 
+    /// One write at a time, each with a fresh snapshot: an older state never lands after a newer one.
     private func write() {
         let live = state.withLock { $0.live }
         let states = Dictionary(

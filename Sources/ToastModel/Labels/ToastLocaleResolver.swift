@@ -1,4 +1,8 @@
-public import FoundationEssentials
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Chooses the language of the built-in labels from the environment, with gettext's precedence.
 ///
@@ -13,13 +17,20 @@ public import FoundationEssentials
 /// Locale names are `language[_territory][.codeset][@modifier]`; Chinese is split by script: `zh_TW`, `zh_HK`,
 /// `zh_MO` and `zh_Hant` are traditional, other Chinese names (`zh_CN`, `zh_SG`, `zh`) simplified.
 public enum ToastLocaleResolver {
-    /// The language for `environment` (the process environment by default). Pass a dictionary in tests so the
-    /// process environment is never mutated.
-    public static func language(
-        environment: [String: String] = ProcessInfo.processInfo.environment
-    ) -> ToastLanguage {
+    /// The language for `environment`. Pass a dictionary in tests so the process environment is never mutated.
+    public static func language(environment: [String: String]) -> ToastLanguage {
+        language { environment[$0] }
+    }
+
+    /// The language for the process environment: the four variables are read one by one (`getenv`), not the whole
+    /// environment — this runs in every `toastkit send`.
+    public static func language() -> ToastLanguage {
+        language { name in getenv(name).map { String(cString: $0) } }
+    }
+
+    private static func language(_ lookup: (String) -> String?) -> ToastLanguage {
         func value(_ name: String) -> String? {
-            guard let value = environment[name], !value.isEmpty else { return nil }
+            guard let value = lookup(name), !value.isEmpty else { return nil }
             return value
         }
         let locale = value("LC_ALL") ?? value("LC_MESSAGES") ?? value("LANG") ?? "C"
