@@ -267,8 +267,14 @@ package struct DesktopPresenterMachine: Sendable {
             let waiting = waitingForLink
             waitingForLink = []
             for id in waiting {
-                guard let toast = toasts[id], toast.wanted, toast.dirty, toast.inFlight == nil else { continue }
-                fail(id, error, into: &out)
+                guard var toast = toasts[id], toast.inFlight == nil else { continue }
+                if toast.wanted, toast.dirty {
+                    fail(id, error, into: &out)
+                } else if !toast.wanted {
+                    // Ended while the connection was being made: its waiters learn why nothing reached a server.
+                    toast.lastFailure = error
+                    settle(id, toast, into: &out)
+                }
             }
         case .notifyAnswered(let id, let call, let result):
             answered(id, call: call, result, into: &out)
@@ -409,7 +415,10 @@ package struct DesktopPresenterMachine: Sendable {
     /// Resumes the waiters of a settled toast and forgets it when the center no longer wants it.
     private mutating func settle(_ id: String, _ toast: Toast, into out: inout [Action]) {
         var toast = toast
-        if toast.isSettled, !toast.waiters.isEmpty {
+        // A toast ended while its content waited for the connection keeps its waiters until the connection is made
+        // or fails: they are told whether a server was there to show it.
+        let awaitsLink = !toast.wanted && toast.serverID == nil && waitingForLink.contains(id)
+        if toast.isSettled, !awaitsLink, !toast.waiters.isEmpty {
             out.append(.resume(toast.waiters, Self.result(of: toast, id: id)))
             toast.waiters = []
         }

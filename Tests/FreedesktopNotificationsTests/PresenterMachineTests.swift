@@ -253,6 +253,24 @@ import ToastModel
         #expect(machine.handle(.show(Self.presentation("a"))) == [.connect(generation: 2)])
     }
 
+    @Test func aToastEndedWhileTheLinkIsMadeTellsItsWaiterWhetherAServerWasThere() throws {
+        // A silent server: the toast's time runs out while its capabilities are still being read.
+        var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "tests"))
+        _ = machine.handle(.show(Self.presentation("a")))
+        _ = machine.handle(.awaitAccepted(id: "a", waiter: 1))
+        #expect(machine.handle(.close(id: "a")).isEmpty, "the waiter waits for the link, not for the close")
+        let silent = DesktopPresentationError(.timedOut, reason: "the notification server did not answer within 10 s")
+        let failed = machine.handle(.linkFailed(generation: 1, silent))
+        #expect(failed == [.resume([1], .failure(silent))], "no report: the center has ended it")
+        #expect(machine.trackedToastIDs.isEmpty)
+        // With a server that answers, the same waiter learns the toast ended before it was sent.
+        _ = machine.handle(.show(Self.presentation("b")))
+        _ = machine.handle(.awaitAccepted(id: "b", waiter: 2))
+        _ = machine.handle(.close(id: "b"))
+        let ready = machine.handle(.linkReady(generation: 2, capabilities: Self.dunst, owner: Self.server))
+        #expect(ready == [.resume([2], .failure(.notPresented("b")))], "nothing sent for a toast already over")
+    }
+
     @Test func aLostConnectionIsReportedOnceAndTheNextToastReconnects() throws {
         var machine = Self.linked()
         let call = try #require(machine.handle(.show(Self.presentation("a"))).notifyCall)

@@ -22,7 +22,8 @@ import Testing
     @Test func twoScriptsToastsQueueBehindOneFrontToast() async throws {
         try await withDesktop { desktop, watcher in
             let env = desktop.agentEnvironment
-            let first = try await toastkit(["send", "--id", "a", "-d", "1", "Primero"], environment: env)
+            // Three seconds: `list` must find it still on screen on a loaded machine.
+            let first = try await toastkit(["send", "--id", "a", "-d", "3", "Primero"], environment: env)
             #expect(first.status == 0, "\(first.error)")
             let (notifyA, idA) = try await watcher.nextNotifyAndReply()
             #expect(notifyA.summary == "Primero")

@@ -125,3 +125,22 @@ import ToastKit
         #expect(saved == request)
     }
 }
+
+/// docs/agent.md describes the interface the agent serves.
+@Suite struct AgentDocumentationTests {
+    @Test func theDocumentQuotesTheIntrospectionDataAndEveryKey() throws {
+        let document = try String(
+            contentsOfFile: "\(NotificationEnvironment.repositoryRoot)/docs/agent.md", encoding: .utf8)
+        #expect(document.contains("```xml\n\(AgentInterface.introspection)\n```"), "the introspection data, verbatim")
+        for key in AgentRequest.Key.all.sorted() {
+            #expect(document.contains("| `\(key)` |"), "the key \(key) has a row")
+        }
+        for error in [
+            AgentInterface.ErrorName.invalidToast, AgentInterface.ErrorName.unavailable,
+            AgentInterface.ErrorName.unknownToast, AgentInterface.ErrorName.accessDenied,
+        ] {
+            let name = error.split(separator: ".").last.map(String.init) ?? error
+            #expect(document.contains("Error.\(name)"), "the error \(error)")
+        }
+    }
+}

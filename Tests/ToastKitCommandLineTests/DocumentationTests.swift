@@ -38,4 +38,37 @@ import Testing
             #expect(numbers.contains(code.rawValue), "exit code \(code.rawValue) is in the man page")
         }
     }
+
+    /// Each command's options, as the parser takes them.
+    private static let options: [(Command, [OptionSpec])] = [
+        (.send, Specs.send), (.close, Specs.close), (.later, Specs.later), (.capabilities, Specs.jsonOnly),
+        (.serverInfo, Specs.jsonOnly), (.listen, Specs.jsonOnly), (.wait, Specs.wait), (.list, Specs.jsonOnly),
+        (.agent, Specs.agent),
+    ]
+
+    @Test func theManPageAndEveryCompletionKnowEveryCommandAndOption() throws {
+        #expect(Set(Self.options.map(\.0)) == Set(Command.allCases), "every command has its options here")
+        let page = try read("docs/toastkit.1").replacingOccurrences(of: "\\-", with: "-")
+        let bash = try read("scripts/completions/toastkit.bash")
+        let zsh = try read("scripts/completions/_toastkit")
+        let fish = try read("scripts/completions/toastkit.fish")
+        let bashCommands = try #require(
+            bash.split(separator: "\n").first { $0.contains("local commands=") }?.split(separator: "\"").dropFirst()
+                .first
+        ).split(separator: " ").map(String.init)
+        for (command, specs) in Self.options {
+            let name = command.rawValue
+            #expect(page.contains(".B toastkit \(name)\n"), "the man page's synopsis has \(name)")
+            #expect(bashCommands.contains(name), "bash completes \(name)")
+            #expect(zsh.contains("'\(name):"), "zsh completes \(name)")
+            #expect(fish.contains("-a \(name) "), "fish completes \(name)")
+            for spec in specs {
+                let long = "--\(spec.long)"
+                #expect(page.contains(long), "the man page documents \(name) \(long)")
+                #expect(bash.contains(long), "bash completes \(name) \(long)")
+                #expect(zsh.contains(long), "zsh completes \(name) \(long)")
+                #expect(fish.contains("-l \(spec.long)"), "fish completes \(name) \(long)")
+            }
+        }
+    }
 }

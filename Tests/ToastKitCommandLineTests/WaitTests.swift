@@ -34,8 +34,10 @@ extension ToolProcess {
         try await body(environment, server)
     }
 
-    private func start(_ arguments: [String], _ environment: BusOnlyEnvironment) throws -> ToolProcess {
-        try ToolProcess.start(arguments.map { Array($0.utf8) }, environment: environment.environment)
+    private func start(
+        _ arguments: [String], _ environment: BusOnlyEnvironment, _ path: SendPath = .direct
+    ) throws -> ToolProcess {
+        try ToolProcess.start(arguments.map { Array($0.utf8) }, environment: path.environment(environment))
     }
 
     /// The JSON objects a run printed.
@@ -47,10 +49,11 @@ extension ToolProcess {
 
     // MARK: - Item 5: the server goes away
 
-    @Test func aTimedToastEndsOnTimeWhenTheServerIsKilled() async throws {
+    @Test(arguments: SendPath.allCases)
+    func aTimedToastEndsOnTimeWhenTheServerIsKilled(_ path: SendPath) async throws {
         try await withFakeServer { environment, server in
             let started = ContinuousClock.now
-            let process = try start(["send", "--wait", "--json", "-d", "2", "Copia"], environment)
+            let process = try start(["send", "--wait", "--json", "-d", "2", "Copia"], environment, path)
             _ = await process.nextLine()
             server.stop()
             let (result, elapsed) = await process.finish(killingAfter: .seconds(30), since: started)
@@ -61,10 +64,11 @@ extension ToolProcess {
         }
     }
 
-    @Test func aTimedToastEndsOnTimeWhenTheNameIsReleasedWithNoSuccessor() async throws {
+    @Test(arguments: SendPath.allCases)
+    func aTimedToastEndsOnTimeWhenTheNameIsReleasedWithNoSuccessor(_ path: SendPath) async throws {
         try await withFakeServer { environment, server in
             let started = ContinuousClock.now
-            let process = try start(["send", "--wait", "-d", "2", "Copia"], environment)
+            let process = try start(["send", "--wait", "-d", "2", "Copia"], environment, path)
             _ = try await server.nextNotification()
             _ = try await server.connection.bus.releaseName("org.freedesktop.Notifications")
             let (result, elapsed) = await process.finish(killingAfter: .seconds(30), since: started)
@@ -75,9 +79,10 @@ extension ToolProcess {
 
     /// Decision: an indefinite `--wait` whose server leaves waits up to 10 s for another one (the toast is shown
     /// there again), then gives up with 69.
-    @Test func anIndefiniteWaitGivesUpWhenNoServerComesBack() async throws {
+    @Test(arguments: SendPath.allCases)
+    func anIndefiniteWaitGivesUpWhenNoServerComesBack(_ path: SendPath) async throws {
         try await withFakeServer { environment, server in
-            let process = try start(["send", "--wait", "--json", "-d", "indefinite", "Espera"], environment)
+            let process = try start(["send", "--wait", "--json", "-d", "indefinite", "Espera"], environment, path)
             _ = await process.nextLine()
             let left = ContinuousClock.now
             server.stop()
@@ -93,9 +98,10 @@ extension ToolProcess {
         }
     }
 
-    @Test func anIndefiniteWaitGoesOnWithANewServer() async throws {
+    @Test(arguments: SendPath.allCases)
+    func anIndefiniteWaitGoesOnWithANewServer(_ path: SendPath) async throws {
         try await withFakeServer { environment, server in
-            let process = try start(["send", "--wait", "--json", "-d", "indefinite", "Espera"], environment)
+            let process = try start(["send", "--wait", "--json", "-d", "indefinite", "Espera"], environment, path)
             _ = await process.nextLine()
             server.stop()
             let successor = try await FakeNotificationServer.start(on: environment.bus, options: .init(firstID: 50))
@@ -111,10 +117,11 @@ extension ToolProcess {
 
     // MARK: - Items 5 and 6: a server slower than the duration
 
-    @Test func aServerSlowerThanTheDurationStillEndsItOnTime() async throws {
+    @Test(arguments: SendPath.allCases)
+    func aServerSlowerThanTheDurationStillEndsItOnTime(_ path: SendPath) async throws {
         try await withFakeServer(.init(notifyDelay: .seconds(10))) { environment, _ in
             let started = ContinuousClock.now
-            let process = try start(["send", "--wait", "--json", "-d", "1", "Lento"], environment)
+            let process = try start(["send", "--wait", "--json", "-d", "1", "Lento"], environment, path)
             let (result, elapsed) = await process.finish(killingAfter: .seconds(30), since: started)
             #expect(result.status == 3, "\(result.error)")
             #expect(elapsed < .seconds(6), "ended after \(elapsed) (1 s toast, the server answers at 10 s)")
@@ -126,9 +133,10 @@ extension ToolProcess {
         }
     }
 
-    @Test func aDurationShorterThanTheNotifyReplyIsExpiredNotAnInternalError() async throws {
+    @Test(arguments: SendPath.allCases)
+    func aDurationShorterThanTheNotifyReplyIsExpiredNotAnInternalError(_ path: SendPath) async throws {
         try await withFakeServer { environment, server in
-            let process = try start(["send", "--wait", "--json", "-d", "0.001", "Fugaz"], environment)
+            let process = try start(["send", "--wait", "--json", "-d", "0.001", "Fugaz"], environment, path)
             let (result, _) = await process.finish(killingAfter: .seconds(30), since: .now)
             #expect(result.status == 3, "\(result.error)")
             #expect(result.error.isEmpty, "\(result.error)")
@@ -143,9 +151,10 @@ extension ToolProcess {
 
     // MARK: - Item 8: Ctrl-C during the first Notify
 
-    @Test func ctrlCWhileTheServerHasNotAnsweredExitsAt130() async throws {
+    @Test(arguments: SendPath.allCases)
+    func ctrlCWhileTheServerHasNotAnsweredExitsAt130(_ path: SendPath) async throws {
         try await withFakeServer(.init(notifyDelay: .seconds(60))) { environment, server in
-            let process = try start(["send", "--wait", "--json", "-d", "indefinite", "Colgado"], environment)
+            let process = try start(["send", "--wait", "--json", "-d", "indefinite", "Colgado"], environment, path)
             _ = try await server.nextNotification()
             let interrupted = ContinuousClock.now
             process.signal(SIGINT)
@@ -160,10 +169,10 @@ extension ToolProcess {
 
     // MARK: - Item 13: close reasons the server does not explain
 
-    @Test(arguments: [UInt32(4), 99])
-    func aCloseForAnUnexplainedReasonIsNotADismissal(_ reason: UInt32) async throws {
+    @Test(arguments: [UInt32(4), 99], SendPath.allCases)
+    func aCloseForAnUnexplainedReasonIsNotADismissal(_ reason: UInt32, _ path: SendPath) async throws {
         try await withFakeServer { environment, server in
-            let process = try start(["send", "--wait", "--json", "-d", "indefinite", "Cerrada"], environment)
+            let process = try start(["send", "--wait", "--json", "-d", "indefinite", "Cerrada"], environment, path)
             let presented = await process.nextLine()
             let serverID = try #require(events(presented).first?["server_id"] as? Int)
             try server.emitClosed(id: UInt32(serverID), reason: reason)
@@ -193,10 +202,11 @@ extension ToolProcess {
 
     // MARK: - Items 7 and 13: a hung server, a server that quits mid-call
 
-    @Test func aHungServerCostsOneTimeoutNotOnePerCall() async throws {
+    @Test(arguments: SendPath.allCases)
+    func aHungServerCostsOneTimeoutNotOnePerCall(_ path: SendPath) async throws {
         try await withFakeServer(.init(misbehavior: .silent)) { environment, _ in
             let started = ContinuousClock.now
-            let run = try await toastkit(["send", "Hola"], environment: environment.environment)
+            let run = try await toastkit(["send", "Hola"], environment: path.environment(environment))
             let elapsed = ContinuousClock.now - started
             #expect(run.status == 69)
             #expect(run.error == "toastkit: the notification server did not answer within 10.0 seconds\n")
@@ -204,9 +214,10 @@ extension ToolProcess {
         }
     }
 
-    @Test func aServerThatQuitsMidCallLeftTheBus() async throws {
+    @Test(arguments: SendPath.allCases)
+    func aServerThatQuitsMidCallLeftTheBus(_ path: SendPath) async throws {
         try await withFakeServer(.init(notifyDelay: .seconds(60))) { environment, server in
-            let process = try start(["send", "Hola"], environment)
+            let process = try start(["send", "Hola"], environment, path)
             _ = try await server.nextNotification()
             server.stop()
             let (result, elapsed) = await process.finish(killingAfter: .seconds(30), since: .now)
@@ -218,9 +229,10 @@ extension ToolProcess {
 
     /// Needs the desktop presenter to map the bus's NoReply for a departed recipient as the blocking sender does
     /// (`DesktopPresentationError(describing:timeout:)`); the presenter is being rewritten (issue 10).
-    @Test func aServerThatQuitsMidCallLeftTheBusAlsoWhileWaiting() async throws {
+    @Test(arguments: SendPath.allCases)
+    func aServerThatQuitsMidCallLeftTheBusAlsoWhileWaiting(_ path: SendPath) async throws {
         try await withFakeServer(.init(notifyDelay: .seconds(60))) { environment, server in
-            let process = try start(["send", "--wait", "-d", "indefinite", "Hola"], environment)
+            let process = try start(["send", "--wait", "-d", "indefinite", "Hola"], environment, path)
             _ = try await server.nextNotification()
             server.stop()
             let (result, elapsed) = await process.finish(killingAfter: .seconds(30), since: .now)
@@ -229,4 +241,17 @@ extension ToolProcess {
             #expect(result.error.hasSuffix("toastkit: the notification server left the bus without answering\n"))
         }
     }
+}
+
+/// Which way `send` goes: the direct path (`TOASTKIT_NO_AGENT=1`, what these suites pinned first) or through the
+/// agent, which must keep every promise of the direct path (issue 13: "the same output, the same exit codes").
+enum SendPath: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case direct
+    case agent
+
+    func environment(_ environment: BusOnlyEnvironment) -> [String: String] {
+        self == .direct ? environment.environment : environment.agentEnvironment
+    }
+
+    var testDescription: String { rawValue }
 }

@@ -9,7 +9,7 @@ _toastkit() {
         words=("${COMP_WORDS[@]}")
         cword=$COMP_CWORD
     fi
-    local commands="send close later capabilities server-info listen help"
+    local commands="send close later capabilities server-info listen wait list agent help"
     if [ "$cword" -eq 1 ]; then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return
@@ -23,18 +23,27 @@ _toastkit() {
         -h | --hint) COMPREPLY=($(compgen -W "boolean: int: double: string: byte: variant:" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
         -i | --icon | -n | --app-icon) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         -A | --action) COMPREPLY=($(compgen -W "later dismiss" -- "$cur")); return ;;
-        --id | --tap | --confirm | -a | --app-name | -c | --category | -r | --replace-id | -t | --expire-time) return ;;
+        --id | --tap | --confirm | --on-action | -a | --app-name | -c | --category | -r | --replace-id | -t | --expire-time) return ;;
         esac
-        COMPREPLY=($(compgen -W "-s --status -i --icon --id -d --duration -A --action --tap --confirm -w --wait --json
-            -a --app-name -n --app-icon -u --urgency -c --category -h --hint -e --transient -p --print-id
-            -r --replace-id -t --expire-time --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "-s --status -i --icon --id -d --duration -A --action --tap --confirm --on-action --shell
+            --no-agent -w --wait --json -a --app-name -n --app-icon -u --urgency -c --category -h --hint -e --transient
+            -p --print-id -r --replace-id -t --expire-time --help" -- "$cur"))
         ;;
     close)
         case "$prev" in --id | --server-id) return ;; esac
         COMPREPLY=($(compgen -W "--id --server-id --help" -- "$cur")) ;;
+    wait)
+        case "$prev" in --id) return ;; esac
+        COMPREPLY=($(compgen -W "--id --json --help" -- "$cur")) ;;
+    agent)
+        case "$prev" in
+        --idle-timeout) COMPREPLY=($(compgen -W "0 30 60 300" -- "$cur")); return ;;
+        --max-visible) COMPREPLY=($(compgen -W "1 2 3 4 5 6 7 8 9 10" -- "$cur")); return ;;
+        esac
+        COMPREPLY=($(compgen -W "--idle-timeout --max-visible --replace --help" -- "$cur")) ;;
     later) COMPREPLY=($(compgen -W "--show --json --help" -- "$cur")) ;;
-    capabilities | server-info | listen) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
-    help) [ "$cword" -eq 2 ] && COMPREPLY=($(compgen -W "send close later capabilities server-info listen" -- "$cur")) ;;
+    capabilities | server-info | listen | list) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
+    help) [ "$cword" -eq 2 ] && COMPREPLY=($(compgen -W "${commands% help}" -- "$cur")) ;;
     esac
 }
 complete -F _toastkit toastkit

@@ -1,5 +1,5 @@
 # fish completion for toastkit(1)
-set -l commands send close later capabilities server-info listen help
+set -l commands send close later capabilities server-info listen wait list agent help
 complete -c toastkit -f
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a send -d 'Show a toast'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a close -d 'Close a toast by --id or server number'
@@ -7,10 +7,13 @@ complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a later -d 
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a capabilities -d 'Server capabilities'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a server-info -d 'Server name and version'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a listen -d 'Watch notification traffic'
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a wait -d 'Wait for the end of a toast by --id'
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a list -d 'List live toasts and Later ones'
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a agent -d 'Run the per-user toast agent'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a help -d 'Help for a command'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -l help -d 'Show help'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -l version -d 'Print the version'
-complete -c toastkit -n "__fish_seen_subcommand_from help" -a "send close later capabilities server-info listen"
+complete -c toastkit -n "__fish_seen_subcommand_from help" -a "send close later capabilities server-info listen wait list agent"
 
 set -l send "__fish_seen_subcommand_from send"
 complete -c toastkit -n $send -s s -l status -x -a "normal success warning error notification" -d 'Status preset'
@@ -20,6 +23,9 @@ complete -c toastkit -n $send -s d -l duration -x -a "auto indefinite" -d 'Secon
 complete -c toastkit -n $send -s A -l action -x -a "later dismiss" -d 'Action ID=LABEL'
 complete -c toastkit -n $send -l tap -x -d 'Action for clicking the toast, ID[=LABEL]'
 complete -c toastkit -n $send -l confirm -x -d 'Text after an action, ID=TEXT'
+complete -c toastkit -n $send -l on-action -x -d 'Command run when an action is invoked, ID=COMMAND'
+complete -c toastkit -n $send -l shell -d 'Run --on-action commands with /bin/sh -c'
+complete -c toastkit -n $send -l no-agent -d 'Show the toast directly, without the agent'
 complete -c toastkit -n $send -s w -l wait -d 'Stay until the toast ends'
 complete -c toastkit -n $send -l json -d 'One JSON object per event line'
 complete -c toastkit -n $send -s a -l app-name -x -d 'Application name'
@@ -36,5 +42,9 @@ complete -c toastkit -n $send -l help -d 'Show help'
 complete -c toastkit -n "__fish_seen_subcommand_from close" -l id -x -d 'String id given to send --id'
 complete -c toastkit -n "__fish_seen_subcommand_from close" -l server-id -x -d 'Server notification number'
 complete -c toastkit -n "__fish_seen_subcommand_from later" -l show -d 'Show the kept toasts again'
-complete -c toastkit -n "__fish_seen_subcommand_from later capabilities server-info listen" -l json -d 'JSON output'
-complete -c toastkit -n "__fish_seen_subcommand_from close later capabilities server-info listen" -l help -d 'Show help'
+complete -c toastkit -n "__fish_seen_subcommand_from wait" -l id -x -d 'Id of a toast sent through the agent'
+complete -c toastkit -n "__fish_seen_subcommand_from agent" -l idle-timeout -x -a "0 30 60 300" -d 'Exit after this long idle (0: never)'
+complete -c toastkit -n "__fish_seen_subcommand_from agent" -l max-visible -x -a "1 2 3 4 5 6 7 8 9 10" -d 'Toasts on screen at once'
+complete -c toastkit -n "__fish_seen_subcommand_from agent" -l replace -d 'Take over from a running agent'
+complete -c toastkit -n "__fish_seen_subcommand_from later capabilities server-info listen wait list" -l json -d 'JSON output'
+complete -c toastkit -n "__fish_seen_subcommand_from close later capabilities server-info listen wait list agent" -l help -d 'Show help'

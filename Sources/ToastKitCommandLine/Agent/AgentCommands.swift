@@ -1,4 +1,5 @@
 import DBus
+import FoundationEssentials
 import Glibc
 import ToastKit
 
@@ -77,15 +78,17 @@ extension SendCommand {
     }
 
     /// `send --wait` (or with actions) through the agent: `Present`, then `Wait` until the toast ends — the same
-    /// output and exit codes as the direct path. nil: use the direct path (the agent could not be reached).
+    /// output, exit codes and limits as the direct path. nil: use the direct path (the agent could not be reached).
     func runThroughAgent() async throws(CommandFailure) -> ExitCode? {
         if let reason = AgentClient.bypassReason(options, environment: environment) {
             if !options.onAction.isEmpty { throw Self.noAgentForCommands(reason) }
             return nil
         }
         let text = try messageText()
-        let request = try AgentRequest(sending: options, text: text)
-        var id = request.options.id ?? ""
+        var request = try AgentRequest(sending: options, text: text)
+        // The id is known before the agent answers: Ctrl-C or the toast's time may come first.
+        let id = options.id ?? "toastkit-\(UUID().uuidString.lowercased())"
+        request.options.id = id
         let connection: DBusConnection
         do {
             connection = try await BusAccess.connect()
@@ -93,43 +96,35 @@ extension SendCommand {
             return try await direct(text: text).runDirectly()
         }
         defer { connection.close() }
-        // Ctrl-C from here on closes the toast (once the agent has it).
-        let signals = SignalWatcher()
-        let reply: DBusMessage
-        do throws(AgentClient.CallError) {
-            reply = try await AgentClient.call(
-                AgentInterface.call("Present", [request.dictionary]), on: connection,
-                timeout: AgentClient.presentTimeout, environment: environment.variables)
-        } catch {
-            // As on the direct path: bad input is only an error line; a toast that could not be shown is an event.
-            if case .failed(let failure) = error, options.json, failure.code != .dataError {
-                Output.json([
-                    "event": .string("failed"), "id": .string(id), "server_id": .null,
-                    "reason": .string(failure.message),
-                ])
-            }
+        let duration = try? (options.duration?.toastDuration ?? .automatic).resolved(default: .standardDefault)
+        let waiting = AgentWaiting(
+            id: id, json: options.json, owns: true, duration: duration, connection: connection,
+            environment: environment)
+        let outcome = await waiting.wait(
+            presenting: AgentInterface.call("Present", [request.dictionary]),
+            announce: { serverID in announce(id: id, serverID: serverID) })
+        switch outcome {
+        case .ended(let code): return code
+        case .unreachable(let error):
             try fallBack(error)
             return try await direct(text: text).runDirectly()
         }
-        let presented = try AgentPresented(reply: reply)
-        id = presented.id
-        for warning in presented.warnings { Output.error("warning: \(warning)") }
-        if let serverID = presented.serverID { announce(id: id, serverID: serverID) }
-        return await AgentWaiting(
-            id: id, serverID: presented.serverID, json: options.json, closesOnSignal: true, connection: connection,
-            environment: environment
-        ).wait(signals: signals.signals)
     }
 }
 
-/// Waits for a toast's end through the agent (`send --wait`, `wait --id`): `Wait` calls until one answers, SIGINT
-/// and SIGTERM (which close the toast for `send --wait`, and only stop waiting for `wait --id`), and an agent that
-/// stops meanwhile (it is started again: it adopts the toasts it saved, and the wait goes on).
+/// Waits for a toast's end through the agent (`send --wait`, `wait --id`), with the direct path's limits
+/// (``WaitLimits``): the toast's duration holds whatever the server does, a server that left is awaited for
+/// ``WaitLimits/serverAbsence``; the agent's `Event` signals say when the server leaves or comes back and when the
+/// screen is locked. SIGINT and SIGTERM close the toast for `send --wait` and only stop waiting for `wait --id`. An
+/// agent that stops meanwhile is started again: it adopts the toasts it saved, and the wait goes on.
 struct AgentWaiting {
     let id: String
-    var serverID: UInt32?
     let json: Bool
-    let closesOnSignal: Bool
+    /// Whether this command showed the toast (`send --wait`): it then closes it on a signal or at its limits;
+    /// `wait --id` only stops waiting.
+    let owns: Bool
+    /// The toast's duration when known (`send --wait`); nil for an indefinite toast and for `wait --id`.
+    let duration: Duration?
     let connection: DBusConnection
     let environment: CommandEnvironment
 
@@ -138,76 +133,228 @@ struct AgentWaiting {
     /// How many times in a row the agent may stop without answering before the wait gives up.
     static let restarts = 3
 
-    private enum Input: Sendable {
-        case answer(Result<DBusMessage, AgentClient.CallError>)
-        case signal(Int32)
+    /// How the wait ended.
+    enum Ending {
+        case ended(ExitCode)
+        /// `Present` could not reach an agent: nothing was shown (the caller may take the direct path).
+        case unreachable(AgentClient.CallError)
     }
 
-    func wait(signals: AsyncStream<Int32>) async -> ExitCode {
+    private enum Input: Sendable {
+        case presented(Result<DBusMessage, AgentClient.CallError>)
+        case answer(Result<DBusMessage, AgentClient.CallError>)
+        case event(kind: String, id: String, details: [String: DBusValue])
+        case signal(Int32)
+        case timer(UInt64)
+    }
+
+    /// Waits; with `presenting`, first shows the toast with that `Present` call, calling `announce` with its server
+    /// id once the server has it.
+    func wait(presenting: DBusMethodCall? = nil, announce: (UInt32) -> Void = { _ in }) async -> Ending {
+        let clock = ContinuousClock()
+        let origin = clock.now
+        func now() -> Duration { clock.now - origin }
         let (inputs, continuation) = AsyncStream<Input>.makeStream(bufferingPolicy: .unbounded)
-        let watcher = Task { for await signal in signals { continuation.yield(.signal(signal)) } }
-        defer { watcher.cancel() }
-        var failures = 0
-        var call: Task<Void, Never>?
-        func ask() {
-            let connection = connection
-            let id = id
-            let environment = environment.variables
-            call = Task {
+        // Ctrl-C from here on is handled (the toast is closed once the agent has it).
+        let signals = SignalWatcher()
+        var tasks: [Task<Void, Never>] = [
+            Task { for await signal in signals.signals { continuation.yield(.signal(signal)) } }
+        ]
+        defer { for task in tasks { task.cancel() } }
+        let rule = MatchRule(
+            sender: AgentInterface.busName, interface: AgentInterface.interface, member: "Event",
+            path: AgentInterface.path)
+        if let events = try? await connection.signals(matching: rule) {
+            tasks.append(
+                Task {
+                    do {
+                        for try await message in events {
+                            guard let values = try? message.arguments("ssa{sv}") else { continue }
+                            continuation.yield(
+                                .event(
+                                    kind: values[1].stringValue ?? "", id: values[0].stringValue ?? "",
+                                    details: values[2].variantDictionaryValue ?? [:]))
+                        }
+                    } catch {}
+                })
+        }
+        let connection = connection
+        let environment = environment.variables
+        @discardableResult
+        func call(
+            _ method: DBusMethodCall, timeout: Duration,
+            _ wrap: @escaping @Sendable (Result<DBusMessage, AgentClient.CallError>) -> Input
+        ) -> Task<Void, Never> {
+            let task = Task {
                 do throws(AgentClient.CallError) {
                     let reply = try await AgentClient.call(
-                        AgentInterface.call("Wait", [.string(id)]), on: connection, timeout: Self.waitCallTimeout,
-                        environment: environment)
-                    continuation.yield(.answer(.success(reply)))
+                        method, on: connection, timeout: timeout, environment: environment)
+                    continuation.yield(wrap(.success(reply)))
                 } catch {
-                    continuation.yield(.answer(.failure(error)))
+                    continuation.yield(wrap(.failure(error)))
                 }
             }
+            tasks.append(task)
+            return task
         }
-        defer { call?.cancel() }
-        ask()
+        let waitCall = AgentInterface.call("Wait", [.string(id)])
+        var presentPending = presenting != nil
+        var presentTask: Task<Void, Never>?
+        if let presenting {
+            presentTask = call(presenting, timeout: AgentClient.presentTimeout) { .presented($0) }
+        } else {
+            call(waitCall, timeout: Self.waitCallTimeout) { .answer($0) }
+        }
+
+        var limits = WaitLimits(duration: duration, now: now())
+        var armed: (limits: WaitLimits, serial: UInt64)?
+        var serial: UInt64 = 0
+        func arm() {
+            guard armed?.limits != limits || armed == nil else { return }
+            serial &+= 1
+            armed = (limits, serial)
+            guard let next = limits.next else { return }
+            let fire = serial
+            tasks.append(
+                Task {
+                    guard (try? await clock.sleep(until: origin + next.at)) != nil else { return }
+                    continuation.yield(.timer(fire))
+                })
+        }
+        arm()
+
+        var state = Reporter(id: id, json: json)
+        // Whether the agent has announced the toast (an `Event` with its id): a `Close` it answers with false then
+        // means the toast is over, not that the `Present` has not reached it yet.
+        var agentKnows = false
+        /// Closes the toast through the agent (`send --wait` only: `wait --id` leaves it), waiting at most
+        /// ``Waiter/closeGrace``; when `Present` is still on its way the agent may not have the toast yet: then once
+        /// more after it answered.
+        func close() async {
+            guard owns else { return }
+            let closeCall = AgentInterface.call("Close", [.string(id)])
+            let closed =
+                (try? await connection.call(closeCall, timeout: Waiter.closeGrace))
+                .flatMap { try? $0.arguments("b")[0].boolValue } ?? false
+            guard !closed, presentPending, !agentKnows, let presentTask else { return }
+            await Self.first(of: { await presentTask.value }, orAfter: Waiter.closeGrace)
+            _ = try? await connection.call(closeCall, timeout: Waiter.closeGrace)
+        }
+        var failures = 0
         for await input in inputs {
             switch input {
-            case .signal(let signal):
-                if closesOnSignal {
-                    _ = try? await connection.call(
-                        AgentInterface.call("Close", [.string(id)]), timeout: Waiter.closeGrace)
+            case .presented(.success(let reply)):
+                presentPending = false
+                do {
+                    let presented = try AgentPresented(reply: reply)
+                    for warning in presented.warnings { Output.error("warning: \(warning)") }
+                    if let serverID = presented.serverID {
+                        state.serverID = serverID
+                        announce(serverID)
+                    }
+                } catch {
+                    return .ended(state.fail(error))
                 }
-                emit("closed", ["reason": .string("interrupted"), "signal": .string(SignalWatcher.name(of: signal))])
-                return signal == SIGINT ? .interrupted : .terminated
+                call(waitCall, timeout: Self.waitCallTimeout) { .answer($0) }
+            case .presented(.failure(let error)):
+                presentPending = false
+                switch error {
+                case .unreachable: return .unreachable(error)
+                case .failed(let failure):
+                    // As on the direct path: bad input is only an error line; a toast not shown is an event too.
+                    if failure.code == .dataError {
+                        Output.error(failure.message)
+                        return .ended(failure.code)
+                    }
+                    return .ended(state.fail(failure))
+                }
+            case .signal(let signal):
+                await close()
+                state.emit(
+                    "closed", ["reason": .string("interrupted"), "signal": .string(SignalWatcher.name(of: signal))])
+                return .ended(signal == SIGINT ? .interrupted : .terminated)
+            case .timer(let fired):
+                guard fired == serial, let reason = limits.due(at: now()) else { continue }
+                await close()
+                switch reason {
+                case .expired:
+                    state.emit("closed", ["reason": .string("expired")])
+                    return .ended(.expired)
+                case .serverGone:
+                    return .ended(
+                        state.fail(
+                            .unavailable(
+                                "the notification server left the bus and no other server started within "
+                                    + "\(WaitLimits.serverAbsence.components.seconds) s")))
+                }
+            case .event(let kind, let toast, let details):
+                if toast == id { agentKnows = true }
+                switch kind {
+                case "server-left":
+                    limits.serverLeft(now: now())
+                    if let reason = details["reason"]?.stringValue, toast.isEmpty || toast == id {
+                        Output.error("warning: \(reason)")
+                    }
+                case "server-back": limits.serverReturned()
+                case "paused": limits.pause(now: now())
+                case "resumed": limits.resume(now: now())
+                case "action" where toast == id: limits.actionInvoked()
+                default: break
+                }
+                arm()
             case .answer(.success(let reply)):
                 do {
-                    return report(try AgentOutcome(reply: reply))
+                    return .ended(state.report(try AgentOutcome(reply: reply)))
                 } catch {
-                    return fail(CommandFailure(.software, "the toast agent answered Wait with \(error.message)"))
+                    return .ended(
+                        state.fail(CommandFailure(.software, "the toast agent answered Wait with \(error.message)")))
                 }
             case .answer(.failure(.failed(let failure))):
                 // NoReply: the agent stopped (or the call's hour is up): ask again; a stopped agent is started
                 // again and adopts the toast.
                 if failure.code == .unavailable, failure.message.contains("did not answer"), failures < Self.restarts {
                     failures += 1
-                    ask()
+                    call(waitCall, timeout: Self.waitCallTimeout) { .answer($0) }
                     continue
                 }
                 if failure.code == .dataError, failures > 0 {
-                    return fail(
-                        .unavailable("the toast agent stopped and toast \"\(id)\" was not saved: its outcome is lost"))
+                    return .ended(
+                        state.fail(
+                            .unavailable(
+                                "the toast agent stopped and toast \"\(id)\" was not saved: its outcome is lost")))
                 }
-                return fail(failure)
+                return .ended(state.fail(failure))
             case .answer(.failure(.unreachable(let reason))):
-                return fail(.unavailable(reason ?? "cannot reach the session bus"))
+                return .ended(state.fail(.unavailable(reason ?? "cannot reach the session bus")))
             }
         }
-        return .software
+        return .ended(.software)
     }
 
-    private func fail(_ failure: CommandFailure) -> ExitCode {
+    /// Waits for `work`, or for `limit` to pass, whichever comes first.
+    private static func first(of work: @escaping @Sendable () async -> Void, orAfter limit: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await work() }
+            group.addTask { try? await Task.sleep(for: limit) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}
+
+/// Prints a waited toast's events as `send --wait` does.
+private struct Reporter {
+    let id: String
+    let json: Bool
+    var serverID: UInt32?
+
+    func fail(_ failure: CommandFailure) -> ExitCode {
         emit("failed", ["reason": .string(failure.message)])
         Output.error(failure.message)
         return failure.code
     }
 
-    private func emit(_ event: String, _ fields: KeyValuePairs<String, JSONValue>) {
+    func emit(_ event: String, _ fields: KeyValuePairs<String, JSONValue>) {
         guard json else { return }
         var object: JSONObject = ["event": .string(event), "id": .string(id)]
         object["server_id"] = serverID.map { .integer(Int64($0)) } ?? .null
@@ -215,14 +362,9 @@ struct AgentWaiting {
         Output.json(object)
     }
 
-    /// Prints the outcome as `send --wait` does and returns its exit code.
-    private func report(_ ended: AgentOutcome) -> ExitCode {
-        var waiting = self
-        if waiting.serverID == nil { waiting.serverID = ended.details["server_id"]?.uint32Value }
-        return waiting.print(ended)
-    }
-
-    private func print(_ ended: AgentOutcome) -> ExitCode {
+    /// Prints the outcome and returns its exit code.
+    mutating func report(_ ended: AgentOutcome) -> ExitCode {
+        if serverID == nil { serverID = ended.details["server_id"]?.uint32Value }
         if case .actionInvoked(let actionID)? = ended.toastOutcome?.outcome {
             if json {
                 emit(
@@ -256,10 +398,14 @@ struct WaitCommand {
     func run() async throws(CommandFailure) -> ExitCode {
         let connection = try await BusAccess.connect()
         defer { connection.close() }
-        let signals = SignalWatcher()
-        return await AgentWaiting(
-            id: id, serverID: nil, json: json, closesOnSignal: false, connection: connection, environment: environment
-        ).wait(signals: signals.signals)
+        let waiting = AgentWaiting(
+            id: id, json: json, owns: false, duration: nil, connection: connection, environment: environment)
+        switch await waiting.wait() {
+        case .ended(let code): return code
+        case .unreachable(let error):
+            if case .failed(let failure) = error { throw failure }
+            throw .unavailable("no toast agent is running")
+        }
     }
 }
 

@@ -117,6 +117,7 @@ final class ToastAgent: Sendable {
             throw .unavailable("cannot take \(AgentInterface.busName): \(error)")
         }
         agent.watchEvents()
+        agent.watchReports()
         await agent.adoptSavedToasts()
         agent.checkIdle()
         return agent
@@ -159,7 +160,11 @@ final class ToastAgent: Sendable {
         }
         object.asyncMethod("GetInfo") { [weak self] message in
             guard let self else { throw Self.gone }
-            return try await self.serve(message) { self.info() }
+            return try await self.serve(message) {
+                // What it reports is on disk: a killed agent's successor adopts what this answer counted.
+                self.flushSaves()
+                return self.info()
+            }
         }
         connection.export(object, at: AgentInterface.path)
         var introspectable = DBusObject(interface: "org.freedesktop.DBus.Introspectable")
@@ -405,6 +410,26 @@ final class ToastAgent: Sendable {
         }
     }
 
+    /// Passes on what the presenter tells the center about the server and the screen, as `Event` signals with an
+    /// empty id — `server-left` (with `reason`), `server-back`, `paused`, `resumed` — for the commands that wait
+    /// through the agent: they keep the same limits as a waiting `send` on the direct path (``WaitLimits``).
+    private func watchReports() {
+        let reports = observer.reports
+        Task { [weak self] in
+            for await report in reports {
+                guard let self else { return }
+                switch report {
+                case .failed(let id, let reason, recoverable: true):
+                    announce(id ?? "", "server-left", ["reason": .string(reason)])
+                case .reshowRequested: announce("", "server-back", [:])
+                case .pauseRequested: announce("", "paused", [:])
+                case .resumeRequested: announce("", "resumed", [:])
+                default: break
+                }
+            }
+        }
+    }
+
     private func announce(_ id: String, _ kind: String, _ details: [String: DBusValue]) {
         try? connection.emitSignal(
             path: AgentInterface.path, interface: AgentInterface.interface, member: "Event",
@@ -438,6 +463,11 @@ final class ToastAgent: Sendable {
                 saving.withLock { _ in write() }
             }
         }
+    }
+
+    /// Writes the file now if a change is not written yet (or being written).
+    private func flushSaves() {
+        if saver.withLock({ $0.dirty || $0.writing }) { saveNow() }
     }
 
     /// Writes the file now (at exit).
