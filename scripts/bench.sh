@@ -53,15 +53,17 @@ done
 c_dir=.build/bench-c
 mkdir -p "$c_dir"
 echo "== build C programs ($c_dir, gcc -O2)"
-# shellcheck disable=SC2046 # pkg-config output is meant to split into flags
+# pkg-config prints the flags on one line, separated by spaces: split them into words once.
+read -ra dbus_flags <<<"$(pkg-config --cflags --libs dbus-1)"
+read -ra dbus_cflags <<<"$(pkg-config --cflags dbus-1)"
 for program in instant-notifications-server raw-notify-oneshot raw-libdbus-client; do
-    gcc -O2 -Wall -Wextra -o "$c_dir/$program" "scripts/benchmarks/$program.c" $(pkg-config --cflags --libs dbus-1)
+    gcc -O2 -Wall -Wextra -o "$c_dir/$program" "scripts/benchmarks/$program.c" "${dbus_flags[@]}"
 done
 gcc -O2 -Wall -Wextra -o "$c_dir/run-rusage" scripts/benchmarks/run-rusage.c
 # The C one-shot again, linked statically like toastkit (scripts/build-cli.sh): shown for context in P1; the
 # target stays the usual dynamically linked build.
 gcc -O2 -Wall -Wextra -static -o "$c_dir/raw-notify-oneshot-static" scripts/benchmarks/raw-notify-oneshot.c \
-    $(pkg-config --cflags dbus-1) scripts/static/no-systemd-sockets.c -l:libdbus-1.a -lpthread 2>&1 \
+    "${dbus_cflags[@]}" scripts/static/no-systemd-sockets.c -l:libdbus-1.a -lpthread 2>&1 \
     | grep -v -e "in statically linked applications requires at runtime" -e "in function \`" >&2 || true
 [[ -x "$c_dir/raw-notify-oneshot-static" ]] || { echo "bench.sh: the static C one-shot did not build" >&2; exit 1; }
 echo "== scripts/build-cli.sh (toastkit: fully static, release)"

@@ -48,8 +48,7 @@ fi
 # dunst draws a notification on its next loop turn and says nothing on the bus when it does: poll its count briefly.
 displayed() {
     [ "$mode" = headless ] || return 0
-    local i
-    for i in $(seq 1 250); do
+    for _ in $(seq 1 250); do
         [ "$(dunstctl count displayed)" = "$1" ] && return 0
         sleep 0.02
     done
@@ -116,7 +115,7 @@ esac
 
 if [ "$mode" = headless ]; then
     say "done; screenshots:"
-    ls -1 "$shots"/*.png | sed 's/^/  /'
+    printf '  %s\n' "$shots"/*.png
 else
     say "done"
 fi

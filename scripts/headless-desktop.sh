@@ -69,13 +69,15 @@ dbus-daemon --config-file="$rundir/bus.conf" --nofork --print-address=3 3>"$rund
     >"$rundir/dbus-daemon.log" 2>&1 </dev/null &
 pids+=($!)
 wait_for dbus-daemon "$!" has_line "$rundir/bus-address"
-export DBUS_SESSION_BUS_ADDRESS=$(head -n1 "$rundir/bus-address")
+DBUS_SESSION_BUS_ADDRESS=$(head -n1 "$rundir/bus-address")
+export DBUS_SESSION_BUS_ADDRESS
 unset DBUS_STARTER_ADDRESS DBUS_STARTER_BUS_TYPE WAYLAND_DISPLAY
 
 Xvfb -displayfd 3 -screen 0 "$screen" -nolisten tcp -noreset 3>"$rundir/display" >"$rundir/xvfb.log" 2>&1 </dev/null &
 pids+=($!)
 wait_for Xvfb "$!" has_line "$rundir/display"
-export DISPLAY=":$(head -n1 "$rundir/display")"
+DISPLAY=":$(head -n1 "$rundir/display")"
+export DISPLAY
 export NOTIFY_HARNESS_DIR="$rundir"
 
 sed "s|@HARNESS_DIR@|$harness|g" "$harness/dunstrc" >"$rundir/dunstrc"

@@ -10,6 +10,7 @@ packages=(
     libnotify-bin              # notify-send: a peer to compare with
     imagemagick                # `import` screenshots of the virtual display
     fonts-dejavu-core adwaita-icon-theme
+    shellcheck                 # scripts/test.sh lints every shell script
     # the other real servers of the conformance matrix, and clicks on their popups
     notification-daemon xfce4-notifyd mate-notification-daemon xdotool
     gnome-shell gjs                                          # GNOME Shell 43, headless

@@ -103,7 +103,7 @@ public struct DBusMessage: Sendable, Hashable {
 
     /// The error this message carries, for an error reply.
     var asError: DBusError {
-        DBusError(name: errorName ?? DBusError.Name.failed, message: body.first?.stringValue ?? "")
+        DBusError(name: errorName.map { DBusError.Name($0) } ?? .failed, message: body.first?.stringValue ?? "")
     }
 }
 
@@ -263,13 +263,13 @@ struct OutgoingMessage: @unchecked Sendable {
         let type = error == nil ? CDBUS_MESSAGE_TYPE_METHOD_RETURN : CDBUS_MESSAGE_TYPE_ERROR
         var errorBody = body
         if let error {
-            _ = try ErrorName(validating: error.name)
+            _ = try ErrorName(validating: error.name.rawValue)
             errorBody = [.string(error.message)]
         }
         let message = try make({ dbus_message_new(type) }, body: errorBody)
         dbus_message_set_reply_serial(message.raw, serial)
         dbus_message_set_no_reply(message.raw, 1)
-        if let error { _ = dbus_message_set_error_name(message.raw, error.name) }
+        if let error { _ = dbus_message_set_error_name(message.raw, error.name.rawValue) }
         if let destination, (try? BusName(validating: destination)) != nil {
             _ = dbus_message_set_destination(message.raw, destination)
         }
@@ -290,7 +290,7 @@ extension DBusMessage {
         dbus_message_unref(message)
         guard decoded.kind == .error else { return .success(decoded) }
         // The bus answers for a recipient that left without replying; a local timeout has no sender.
-        if decoded.errorName == DBusError.Name.noReply, decoded.sender == "org.freedesktop.DBus" {
+        if decoded.errorName == DBusError.Name.noReply.rawValue, decoded.sender == "org.freedesktop.DBus" {
             return .failure(DBusError(name: DBusError.Name.noReply, message: DBusError.recipientDisconnectedMessage))
         }
         return .failure(decoded.asError)

@@ -50,7 +50,7 @@ public final class BlockingNotificationSender {
         } catch {
             throw DesktopPresentationError(
                 .busUnavailable,
-                reason: "cannot reach the session bus: \(error.message.isEmpty ? error.name : error.message)")
+                reason: "cannot reach the session bus: \(error.reason)")
         }
         do throws(DBusError) {
             guard let owner = try replies[0].get().arguments("s")[0].stringValue else {

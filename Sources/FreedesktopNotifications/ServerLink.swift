@@ -75,7 +75,7 @@ struct ServerLink: Sendable {
     }
 
     /// What a server answers for an object it does not serve yet.
-    private static let notReady: Set<String> = [DBusError.Name.unknownMethod, DBusError.Name.unknownObject]
+    private static let notReady: Set<DBusError.Name> = [.unknownMethod, .unknownObject]
 
     private static let screenSaverRule = MatchRule(
         sender: "org.freedesktop.ScreenSaver", interface: "org.freedesktop.ScreenSaver", member: "ActiveChanged")

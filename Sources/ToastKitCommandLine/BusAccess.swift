@@ -9,7 +9,7 @@ enum BusAccess {
         do {
             return try await DBusConnection.connect(to: .session)
         } catch let error as DBusError {
-            throw .unavailable("cannot reach the session bus: \(error.message.isEmpty ? error.name : error.message)")
+            throw .unavailable("cannot reach the session bus: \(error.reason)")
         } catch {
             throw .unavailable("cannot reach the session bus: \(error)")
         }
@@ -53,7 +53,7 @@ enum BusAccess {
             if error.name == DBusError.Name.nameHasNoOwner || error.name == DBusError.Name.serviceUnknown {
                 throw failure(DesktopPresentationError(error, timeout: .seconds(10)))
             }
-            throw .unavailable("cannot reach the session bus: \(error.message.isEmpty ? error.name : error.message)")
+            throw .unavailable("cannot reach the session bus: \(error.reason)")
         }
     }
 }

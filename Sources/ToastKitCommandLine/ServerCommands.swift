@@ -82,7 +82,7 @@ enum ServerCommands {
                     NotificationPortalClient.readVersion,
                 ])
         } catch {
-            throw .unavailable("cannot reach the session bus: \(error.message.isEmpty ? error.name : error.message)")
+            throw .unavailable("cannot reach the session bus: \(error.reason)")
         }
         do throws(DBusError) {
             let owner = try replies[0].get().arguments("s")[0].stringValue ?? ""

@@ -56,6 +56,23 @@ import Testing
                 destination: "org.toastkit.Nobody", path: "/", interface: nil, member: "Ping", timeout: .seconds(5))
         }
         #expect(noOwner?.name == DBusError.Name.serviceUnknown)
+
+        // Matched by name in a catch, as swift-system's Errno is; a service's own name from a string literal.
+        func outcome(_ member: MemberName) async -> String {
+            do {
+                _ = try await service.call(from: client, member, [.int32(1)])
+                return "reply"
+            } catch DBusError.Name.unknownMethod {
+                return "unknown method"
+            } catch let error as DBusError where error.name == "org.toastkit.Error.Nope" {
+                return "nope: \(error.reason)"
+            } catch {
+                return "other: \(error)"
+            }
+        }
+        #expect(await outcome("Missing") == "unknown method")
+        #expect(await outcome("Fail") == "nope: nope: 1 args")
+        #expect(DBusError(name: .failed, message: "").reason == DBusError.Name.failed.rawValue)
     }
 
     @Test func aCallWithNoReplyTimesOut() async throws {

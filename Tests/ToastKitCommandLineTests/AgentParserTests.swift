@@ -139,7 +139,7 @@ import ToastKit
             AgentInterface.ErrorName.invalidToast, AgentInterface.ErrorName.unavailable,
             AgentInterface.ErrorName.unknownToast, AgentInterface.ErrorName.accessDenied,
         ] {
-            let name = error.split(separator: ".").last.map(String.init) ?? error
+            let name = error.rawValue.split(separator: ".").last.map(String.init) ?? error.rawValue
             #expect(document.contains("Error.\(name)"), "the error \(error)")
         }
     }

@@ -11,39 +11,39 @@ _toastkit() {
     fi
     local commands="send close later capabilities server-info listen wait list agent help"
     if [ "$cword" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
+        mapfile -t COMPREPLY < <(compgen -W "$commands --help --version" -- "$cur")
         return
     fi
     case "${words[1]}" in
     send)
         case "$prev" in
-        -s | --status) COMPREPLY=($(compgen -W "normal success warning error notification" -- "$cur")); return ;;
-        -u | --urgency) COMPREPLY=($(compgen -W "low normal critical" -- "$cur")); return ;;
-        -d | --duration) COMPREPLY=($(compgen -W "auto indefinite 2 4 6 10" -- "$cur")); return ;;
-        -h | --hint) COMPREPLY=($(compgen -W "boolean: int: double: string: byte: variant:" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
-        -i | --icon | -n | --app-icon) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        -A | --action) COMPREPLY=($(compgen -W "later dismiss" -- "$cur")); return ;;
+        -s | --status) mapfile -t COMPREPLY < <(compgen -W "normal success warning error notification" -- "$cur"); return ;;
+        -u | --urgency) mapfile -t COMPREPLY < <(compgen -W "low normal critical" -- "$cur"); return ;;
+        -d | --duration) mapfile -t COMPREPLY < <(compgen -W "auto indefinite 2 4 6 10" -- "$cur"); return ;;
+        -h | --hint) mapfile -t COMPREPLY < <(compgen -W "boolean: int: double: string: byte: variant:" -- "$cur"); compopt -o nospace 2>/dev/null; return ;;
+        -i | --icon | -n | --app-icon) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+        -A | --action) mapfile -t COMPREPLY < <(compgen -W "later dismiss" -- "$cur"); return ;;
         --id | --tap | --confirm | --on-action | -a | --app-name | -c | --category | -r | --replace-id | -t | --expire-time) return ;;
         esac
-        COMPREPLY=($(compgen -W "-s --status -i --icon --id -d --duration -A --action --tap --confirm --on-action --shell
+        mapfile -t COMPREPLY < <(compgen -W "-s --status -i --icon --id -d --duration -A --action --tap --confirm --on-action --shell
             --no-agent -w --wait --json -a --app-name -n --app-icon -u --urgency -c --category -h --hint -e --transient
-            -p --print-id -r --replace-id -t --expire-time --help" -- "$cur"))
+            -p --print-id -r --replace-id -t --expire-time --help" -- "$cur")
         ;;
     close)
         case "$prev" in --id | --server-id) return ;; esac
-        COMPREPLY=($(compgen -W "--id --server-id --help" -- "$cur")) ;;
+        mapfile -t COMPREPLY < <(compgen -W "--id --server-id --help" -- "$cur") ;;
     wait)
         case "$prev" in --id) return ;; esac
-        COMPREPLY=($(compgen -W "--id --json --help" -- "$cur")) ;;
+        mapfile -t COMPREPLY < <(compgen -W "--id --json --help" -- "$cur") ;;
     agent)
         case "$prev" in
-        --idle-timeout) COMPREPLY=($(compgen -W "0 30 60 300" -- "$cur")); return ;;
-        --max-visible) COMPREPLY=($(compgen -W "1 2 3 4 5 6 7 8 9 10" -- "$cur")); return ;;
+        --idle-timeout) mapfile -t COMPREPLY < <(compgen -W "0 30 60 300" -- "$cur"); return ;;
+        --max-visible) mapfile -t COMPREPLY < <(compgen -W "1 2 3 4 5 6 7 8 9 10" -- "$cur"); return ;;
         esac
-        COMPREPLY=($(compgen -W "--idle-timeout --max-visible --replace --help" -- "$cur")) ;;
-    later) COMPREPLY=($(compgen -W "--show --json --help" -- "$cur")) ;;
-    capabilities | server-info | listen | list) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
-    help) [ "$cword" -eq 2 ] && COMPREPLY=($(compgen -W "${commands% help}" -- "$cur")) ;;
+        mapfile -t COMPREPLY < <(compgen -W "--idle-timeout --max-visible --replace --help" -- "$cur") ;;
+    later) mapfile -t COMPREPLY < <(compgen -W "--show --json --help" -- "$cur") ;;
+    capabilities | server-info | listen | list) mapfile -t COMPREPLY < <(compgen -W "--json --help" -- "$cur") ;;
+    help) [ "$cword" -eq 2 ] && mapfile -t COMPREPLY < <(compgen -W "${commands% help}" -- "$cur") ;;
     esac
 }
 complete -F _toastkit toastkit

@@ -16,13 +16,13 @@ enum AgentInterface {
     /// The errors the agent answers with.
     enum ErrorName {
         /// The toast cannot be shown as given (a missing title, a NUL byte, a bad hint…): `toastkit` exits 65.
-        static let invalidToast = "org.toastkit.Agent1.Error.InvalidToast"
+        static let invalidToast: DBusError.Name = "org.toastkit.Agent1.Error.InvalidToast"
         /// No notification server, or it refused: `toastkit` exits 69.
-        static let unavailable = "org.toastkit.Agent1.Error.Unavailable"
+        static let unavailable: DBusError.Name = "org.toastkit.Agent1.Error.Unavailable"
         /// No toast with this id is live or ended recently.
-        static let unknownToast = "org.toastkit.Agent1.Error.UnknownToast"
+        static let unknownToast: DBusError.Name = "org.toastkit.Agent1.Error.UnknownToast"
         /// The caller is not the agent's own user.
-        static let accessDenied = "org.toastkit.Agent1.Error.AccessDenied"
+        static let accessDenied: DBusError.Name = "org.toastkit.Agent1.Error.AccessDenied"
     }
 
     /// A call of `member` on the agent.

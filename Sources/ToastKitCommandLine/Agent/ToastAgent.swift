@@ -49,6 +49,9 @@ final class ToastAgent: Sendable {
     private let state = Mutex(State())
     private let saving = Mutex(())
     private let saver = Mutex((dirty: false, writing: false))
+    /// Open once the saved toasts are adopted: calls wait for it, so a `Wait` or `Present` for an adopted toast finds
+    /// it (the name is taken before adopting — the file belongs to the name's owner).
+    private let adoption = Mutex((done: false, waiting: [CheckedContinuation<Void, Never>]()))
     private let finished: AsyncStream<Void>.Continuation
     /// Ends when the agent should exit (idle, or asked to).
     let exits: AsyncStream<Void>
@@ -177,6 +180,7 @@ final class ToastAgent: Sendable {
     /// Runs one call: checks the caller is this user, counts it as activity.
     private func serve(_ message: DBusMessage, _ body: () async throws -> [DBusValue]) async throws -> [DBusValue] {
         try await checkCaller(message.sender)
+        await adopted()
         state.withLock { $0.busy += 1 }
         defer {
             state.withLock { $0.busy -= 1 }
@@ -516,6 +520,7 @@ final class ToastAgent: Sendable {
             state.withLock { $0.live[item.id] = Live(request: request, serverID: item.serverID) }
             center.present(toast)
         }
+        defer { openAfterAdoption() }
         guard !saved.isEmpty else { return }
         await center.flush()
         state.withLock { state in
@@ -524,6 +529,25 @@ final class ToastAgent: Sendable {
             }
         }
         save()
+    }
+
+    private func adopted() async {
+        await withCheckedContinuation { continuation in
+            let open = adoption.withLock { adoption in
+                if !adoption.done { adoption.waiting.append(continuation) }
+                return adoption.done
+            }
+            if open { continuation.resume() }
+        }
+    }
+
+    private func openAfterAdoption() {
+        let waiting = adoption.withLock { adoption in
+            adoption.done = true
+            defer { adoption.waiting = [] }
+            return adoption.waiting
+        }
+        for continuation in waiting { continuation.resume() }
     }
 
     // MARK: - Idle
