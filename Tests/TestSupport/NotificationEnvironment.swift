@@ -101,6 +101,17 @@ public final class NotificationEnvironment: Sendable {
 
     // MARK: - Start and stop
 
+    /// Runs `body` with a desktop of `kind` and a bus monitor on its bus, and stops both after it.
+    public static func withWatched(
+        _ kind: NotificationServerKind = .dunst, _ body: (NotificationEnvironment, BusWatcher) async throws -> Void
+    ) async throws {
+        let desktop = try await start(server: kind)
+        defer { desktop.stop() }
+        let watcher = try await BusWatcher(bus: desktop.bus.address)
+        defer { watcher.stop() }
+        try await body(desktop, watcher)
+    }
+
     /// Starts the bus, the display and the server with its helpers, and returns once the server owns
     /// `org.freedesktop.Notifications` (and, for GNOME Shell, once the shell is ready to be driven).
     ///

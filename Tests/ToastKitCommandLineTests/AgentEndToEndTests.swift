@@ -12,11 +12,7 @@ import Testing
     private func withDesktop(
         _ server: NotificationServerKind = .dunst, _ body: (NotificationEnvironment, BusWatcher) async throws -> Void
     ) async throws {
-        let desktop = try await NotificationEnvironment.start(server: server)
-        defer { desktop.stop() }
-        let watcher = try await BusWatcher(bus: desktop.bus.address)
-        defer { watcher.stop() }
-        try await body(desktop, watcher)
+        try await NotificationEnvironment.withWatched(server, body)
     }
 
     @Test func twoScriptsToastsQueueBehindOneFrontToast() async throws {

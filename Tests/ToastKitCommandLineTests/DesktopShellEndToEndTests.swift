@@ -12,11 +12,7 @@ extension OneAtATime {
         private func on(
             _ server: NotificationServerKind, _ body: (NotificationEnvironment, BusWatcher) async throws -> Void
         ) async throws {
-            let desktop = try await NotificationEnvironment.start(server: server)
-            defer { desktop.stop() }
-            let watcher = try await BusWatcher(bus: desktop.bus.address)
-            defer { watcher.stop() }
-            try await body(desktop, watcher)
+            try await NotificationEnvironment.withWatched(server, body)
         }
 
         /// GNOME Shell ignores `expire_timeout` and keeps a banner while the person is idle: `send --wait -d 1`

@@ -7,11 +7,7 @@ import Testing
 /// The built `toastkit` binary against dunst on a private bus (Xvfb), with a bus monitor reading every `Notify`.
 @Suite(.timeLimit(.minutes(2))) struct DunstEndToEndTests {
     private func withDesktop(_ body: (NotificationEnvironment, BusWatcher) async throws -> Void) async throws {
-        let desktop = try await NotificationEnvironment.start()
-        defer { desktop.stop() }
-        let watcher = try await BusWatcher(bus: desktop.bus.address)
-        defer { watcher.stop() }
-        try await body(desktop, watcher)
+        try await NotificationEnvironment.withWatched(.dunst, body)
     }
 
     @Test func everyFlagReachesTheServer() async throws {
