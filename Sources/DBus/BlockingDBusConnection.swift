@@ -123,7 +123,7 @@ public final class BlockingDBusConnection {
         while pending.contains(where: { dbus_pending_call_get_completed($0.call) == 0 }) {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { break }
-            let wait = Int32(clamping: max(1, Self.roundedUpMilliseconds(left)))
+            let wait = Int32(clamping: max(1, left.milliseconds(roundingUp: true)))
             if dbus_connection_read_write_dispatch(raw, wait) == 0 { break }
         }
         for (index, call) in pending {
@@ -145,11 +145,5 @@ public final class BlockingDBusConnection {
             }
         }
         return results
-    }
-
-    private static func roundedUpMilliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let perMillisecond: Int64 = 1_000_000_000_000_000
-        return seconds * 1000 + (attoseconds + perMillisecond - 1) / perMillisecond
     }
 }

@@ -301,9 +301,20 @@ extension Duration {
     /// The timeout in libdbus's milliseconds, saturating at `Int32.max`; negative durations are an error.
     func dbusMilliseconds() throws(DBusError) -> Int32 {
         guard self >= .zero else { throw .invalidArgs("timeout: \(self) is negative") }
+        return Int32(clamping: milliseconds())
+    }
+
+    /// This duration in whole milliseconds, rounded toward zero (or, with `roundingUp`, a positive fraction up to
+    /// the next millisecond), saturating at `Int64`'s bounds: the one conversion for libdbus timeouts, `poll`, and
+    /// the notification `expire_timeout`.
+    package func milliseconds(roundingUp: Bool = false) -> Int64 {
+        let perMillisecond: Int64 = 1_000_000_000_000_000
         let (seconds, attoseconds) = components
-        let total = seconds.multipliedReportingOverflow(by: 1000)
-        guard !total.overflow else { return Int32.max }
-        return Int32(clamping: total.partialValue + attoseconds / 1_000_000_000_000_000)
+        var fraction = attoseconds / perMillisecond
+        if roundingUp, attoseconds % perMillisecond > 0 { fraction += 1 }
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        let (total, carry) = whole.addingReportingOverflow(fraction)
+        guard !overflow, !carry else { return seconds < 0 ? .min : .max }
+        return total
     }
 }

@@ -32,10 +32,8 @@ public struct ServerCapabilities: Sendable, Hashable {
     /// up to 5 % early (measured: a 5 s timeout closed after 4.76 s): there it is 5 % longer, rounded up, so the
     /// center, which closes the toast on time, is never overtaken.
     public func wireTimeout(for duration: Duration) -> Int32 {
-        let (seconds, attoseconds) = duration.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
-        guard !overflow else { return Int32.max }
-        var milliseconds = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000).partialValue
+        // Within Int32's range first: the 5 % cannot overflow.
+        var milliseconds = min(duration.milliseconds(), Int64(Int32.max))
         if isLXQt { milliseconds += (milliseconds + 19) / 20 }
         return Int32(clamping: max(1, milliseconds))
     }

@@ -51,3 +51,19 @@ import Testing
         #expect(queue.count == expected.count)
     }
 }
+
+/// The one Duration → milliseconds conversion (libdbus timeouts, `poll`, `expire_timeout`).
+@Suite struct MillisecondsTests {
+    @Test func roundsTowardZeroOrUpAndSaturates() throws {
+        #expect(Duration.milliseconds(1500).milliseconds() == 1500)
+        #expect(Duration.microseconds(1999).milliseconds() == 1)
+        #expect(Duration.microseconds(1999).milliseconds(roundingUp: true) == 2)
+        #expect(Duration.microseconds(2000).milliseconds(roundingUp: true) == 2)
+        #expect(Duration.nanoseconds(1).milliseconds(roundingUp: true) == 1)
+        #expect(Duration.microseconds(-1500).milliseconds(roundingUp: true) == -1)
+        #expect(Duration.seconds(Int64.max).milliseconds() == .max)
+        #expect(Duration.seconds(Int64.min).milliseconds() == .min)
+        #expect(try Duration.seconds(Int64.max).dbusMilliseconds() == .max)
+        #expect(throws: DBusError.self) { try Duration.seconds(-1).dbusMilliseconds() }
+    }
+}
