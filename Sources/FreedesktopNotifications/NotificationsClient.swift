@@ -81,9 +81,7 @@ public struct NotificationsClient: Sendable {
     public static var signalRules: [MatchRule] {
         [
             MatchRule(interface: interface, path: path),
-            MatchRule(
-                sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
-                path: "/org/freedesktop/DBus", arguments: [0: busName.rawValue]),
+            .nameOwnerChanged(of: busName),
         ]
     }
 }
