@@ -14,6 +14,24 @@ swift build --build-tests -Xswiftc -warnings-as-errors
 echo "== swift format lint"
 swift format lint --strict --recursive Sources Tests
 
+echo "== shellcheck"
+# Every shell script in the repository, committed or new: *.sh, *.bash (the bash completion) and any other file whose
+# first line runs sh or bash (.ci/run). The zsh and fish completions are neither: shellcheck cannot read those.
+shebang='^#!.*[/[:space:]](ba)?sh([[:space:]]|$)' # #!/bin/sh, #!/bin/bash, #!/usr/bin/env bash
+shell_scripts=()
+while IFS= read -r -d '' file; do
+    [ -f "$file" ] || continue # tracked but deleted in the working tree
+    first_line=""
+    IFS= read -r first_line <"$file" || true
+    if [[ "$file" == *.sh || "$file" == *.bash || "$first_line" =~ $shebang ]]; then
+        shell_scripts+=("$file")
+    fi
+done < <(git ls-files -z --cached --others --exclude-standard)
+shellcheck "${shell_scripts[@]}"
+
+echo "== scripts/check-samples.sh"
+scripts/check-samples.sh
+
 # What users install and the demo runs is the fully static release build. It is built before the tests (nothing
 # else runs meanwhile): the real Flatpak app runs it in both passes (the mini runtime has no libraries), and the
 # command-line suite runs again on it.

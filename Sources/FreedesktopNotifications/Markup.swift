@@ -35,8 +35,8 @@ public enum BodyMarkup {
     private static let allowedAttributes: [String: Set<String>] = ["a": ["href"], "img": ["src", "alt"]]
 
     /// Keeps the allowed tags (with only their allowed attributes) and escapes everything else, for a server with
-    /// `body-markup`. Unbalanced or unknown tags become visible text, never markup. Takes time in proportion to the
-    /// length of `text`, whatever it holds.
+    /// `body-markup`. Unknown tags become visible text, never markup; a closing tag with nothing open is dropped, and
+    /// tags left open are closed at the end. Takes time in proportion to the length of `text`, whatever it holds.
     ///
     /// - Parameter allowingLinks: Whether `<a href>` is kept; pass false for a server without `body-hyperlinks`
     ///   (GNOME Shell, mako and swaync draw the tag as text): the link's text stays, the tag goes.

@@ -53,9 +53,10 @@ extension ToastCenter {
     /// Presents `message` and waits for its end: the library's `toastkit send --wait`.
     ///
     /// ```swift
+    /// let save = ToastAction(id: "save", title: "Guardar")
     /// let outcome = await toasts.presentAndWait(ToastMessage(
     ///     title: "¿Guardar los cambios?", swipeActions: ToastSwipeActions(leading: save, trailing: .dismiss)))
-    /// if case .actionInvoked("save") = outcome { … }
+    /// if case .actionInvoked("save") = outcome { document.save() }
     /// ```
     ///
     /// Cancelling the waiting task dismisses the toast (``ToastOutcome/closedByApp``) and returns that outcome.
