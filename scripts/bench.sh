@@ -78,6 +78,7 @@ python=(/usr/bin/python3 scripts/benchmarks/python-notify-loop.py)
 
 # --- Private bus: own config, killed by pid on exit; it may activate one service, the toastkit agent -------------
 work="$(mktemp -d "${TMPDIR:-/tmp}/toastkit-bench.XXXXXX")"
+runtime=""
 daemon_pid=""
 server_pid=""
 idle_pids=()
@@ -92,6 +93,7 @@ cleanup() {
     done
     [[ -n "$keep" ]] && mkdir -p "$keep" && cp "$work"/results.jsonl "$work"/*.json "$keep"/ 2>/dev/null
     rm -rf "$work"
+    if [[ -n "$runtime" ]]; then rm -rf "$runtime"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -118,9 +120,11 @@ CONF
 mkdir -p "$work/services"
 sed "s|@BINDIR@|$(dirname "$toastkit")|" scripts/dbus/org.toastkit.Agent1.service.in >"$work/services/org.toastkit.Agent1.service"
 # The CLI and the agent keep their state under the XDG folders: fresh ones, so runs never touch the real ones (set
-# before the bus starts: an activated agent inherits the bus's environment).
-mkdir -m 700 "$work/runtime" "$work/state" "$work/config"
-export XDG_RUNTIME_DIR="$work/runtime" XDG_STATE_HOME="$work/state" XDG_CONFIG_HOME="$work/config"
+# before the bus starts: an activated agent inherits the bus's environment). XDG_RUNTIME_DIR is a tmpfs on a desktop
+# (/run/user/UID): here a folder in /dev/shm, so the agent's and the --id store's fsyncs cost what they cost there.
+runtime="$(mktemp -d /dev/shm/toastkit-bench-runtime.XXXXXX)"
+mkdir -m 700 "$work/state" "$work/config"
+export XDG_RUNTIME_DIR="$runtime" XDG_STATE_HOME="$work/state" XDG_CONFIG_HOME="$work/config"
 dbus-daemon --config-file="$work/bus.conf" --nofork --print-address=1 >"$work/address" 2>"$work/daemon.log" &
 daemon_pid=$!
 for _ in $(seq 100); do [[ -s "$work/address" ]] && break; sleep 0.05; done

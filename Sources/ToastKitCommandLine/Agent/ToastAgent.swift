@@ -53,6 +53,8 @@ final class ToastAgent: Sendable {
     /// it (the name is taken before adopting — the file belongs to the name's owner).
     private let adoption = Mutex((done: false, waiting: [CheckedContinuation<Void, Never>]()))
     private let finished: AsyncStream<Void>.Continuation
+    /// The `Event` signals' arguments, emitted in order by one task: off the path of the call that caused them.
+    private let events: AsyncStream<[DBusValue]>.Continuation
     /// Ends when the agent should exit (idle, or asked to).
     let exits: AsyncStream<Void>
 
@@ -75,6 +77,15 @@ final class ToastAgent: Sendable {
         center.toastStyle(style)
         actionLog = ActionCommand.logPath(environment: environment)
         (exits, finished) = AsyncStream.makeStream()
+        let (signals, events) = AsyncStream<[DBusValue]>.makeStream()
+        self.events = events
+        Task { [connection] in
+            for await arguments in signals {
+                try? connection.emitSignal(
+                    path: AgentInterface.path, interface: AgentInterface.interface, member: "Event",
+                    arguments: arguments)
+            }
+        }
     }
 
     // MARK: - Start
@@ -138,6 +149,7 @@ final class ToastAgent: Sendable {
     /// once another agent took over: the file is its now.
     func stop(save: Bool = true) {
         if save { saveNow() }
+        events.finish()
         connection.close()
     }
 
@@ -147,7 +159,12 @@ final class ToastAgent: Sendable {
         var object = DBusObject(interface: AgentInterface.interface)
         object.asyncMethod("Present") { [weak self] message in
             guard let self else { throw Self.gone }
-            return try await self.serve(message) { try await self.present(message) }
+            // The caller's uid is asked of the bus while the toast is decoded and checked (nothing is done with it
+            // before the answer): one round trip less on the path every `send` takes.
+            async let check: Void = self.checkCaller(message.sender)
+            let prepared = Result { try self.prepare(message) }
+            try await check
+            return try await self.serve(message, checked: true) { try await self.present(prepared.get()) }
         }
         object.asyncMethod("Close") { [weak self] message in
             guard let self else { throw Self.gone }
@@ -178,8 +195,10 @@ final class ToastAgent: Sendable {
     private static let gone = DBusError(name: DBusError.Name.failed, message: "the agent is stopping")
 
     /// Runs one call: checks the caller is this user, counts it as activity.
-    private func serve(_ message: DBusMessage, _ body: () async throws -> [DBusValue]) async throws -> [DBusValue] {
-        try await checkCaller(message.sender)
+    private func serve(
+        _ message: DBusMessage, checked: Bool = false, _ body: () async throws -> [DBusValue]
+    ) async throws -> [DBusValue] {
+        if !checked { try await checkCaller(message.sender) }
         await adopted()
         state.withLock { $0.busy += 1 }
         defer {
@@ -210,8 +229,14 @@ final class ToastAgent: Sendable {
             name: AgentInterface.ErrorName.accessDenied, message: "only uid \(getuid()) may use this agent, not \(who)")
     }
 
-    /// `Present(a{sv}) → (s id, a{sv} shown)`.
-    private func present(_ message: DBusMessage) async throws -> [DBusValue] {
+    /// A `Present` call's toast, decoded and checked.
+    private struct Prepared {
+        var request: AgentRequest
+        var toast: ToastMessage
+    }
+
+    /// Decodes and checks a `Present` call's argument, without acting on it.
+    private func prepare(_ message: DBusMessage) throws -> Prepared {
         let request: AgentRequest
         let toast: ToastMessage
         do {
@@ -228,6 +253,12 @@ final class ToastAgent: Sendable {
         } catch {
             throw DBusError(name: AgentInterface.ErrorName.invalidToast, message: error.message)
         }
+        return Prepared(request: request, toast: toast)
+    }
+
+    /// `Present(a{sv}) → (s id, a{sv} shown)`.
+    private func present(_ prepared: Prepared) async throws -> [DBusValue] {
+        let (request, toast) = (prepared.request, prepared.toast)
         let id = toast.id
         style.set(
             CommandLineStyle(options: request.options), appName: request.options.appName,
@@ -435,21 +466,22 @@ final class ToastAgent: Sendable {
     }
 
     private func announce(_ id: String, _ kind: String, _ details: [String: DBusValue]) {
-        try? connection.emitSignal(
-            path: AgentInterface.path, interface: AgentInterface.interface, member: "Event",
-            arguments: [
-                .string(id), .string(kind),
-                .variantDictionary(details.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),
-            ])
+        events.yield([
+            .string(id), .string(kind),
+            .variantDictionary(details.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),
+        ])
     }
 
     // MARK: - Saving and adopting
 
     /// Writes the live toasts with their remaining time (best effort: a failure is noted on stderr).
     ///
-    /// Off the caller's path: the change marks the file out of date, and one background writer rewrites it until it
-    /// is current (a burst of changes costs one or two writes, and no `Present` waits for the disk). A crash in the
-    /// moment between a change and its write loses that change only.
+    /// Off the caller's path: the change marks the file out of date, and one background writer rewrites it
+    /// ``saveDelay`` later, then again until it is current (a burst of changes costs one or two writes, and no
+    /// `Present` waits for the disk). A crash in the moment between a change and its write loses that change only.
+    /// How long after a change the file is written.
+    static let saveDelay: Duration = .milliseconds(50)
+
     private func save() {
         let start = saver.withLock { saver -> Bool in
             saver.dirty = true
@@ -459,6 +491,8 @@ final class ToastAgent: Sendable {
         }
         guard start else { return }
         Task.detached(priority: .utility) { [self] in
+            // A burst of changes (a script's sends, a replace storm) costs one write per pause.
+            try? await Task.sleep(for: Self.saveDelay)
             while saver.withLock({ saver in
                 saver.writing = saver.dirty
                 saver.dirty = false
