@@ -54,4 +54,12 @@ extension NotificationEnvironment {
         environment["LANGUAGE"] = "en"
         return environment
     }
+
+    /// The agents' log and saved toasts, for a failure message.
+    var agentFiles: String {
+        ["state/toastkit/agent.log", "runtime/toastkit/agent.json"].map { path in
+            let text = (try? String(contentsOfFile: "\(directory)/\(path)", encoding: .utf8)) ?? "(none)"
+            return "\(path):\n\(text)"
+        }.joined(separator: "\n")
+    }
 }
