@@ -139,6 +139,10 @@ package enum PrivateFiles {
             guard fsync(descriptor) == 0 else { throw .errno("cannot write \(temporary)") }
             closed = true
             guard close(descriptor) == 0 else { throw .errno("cannot write \(temporary)") }
+            // A fail point for the crash-safety tests: a writer of the file named by the variable waits here, its new
+            // file written and the old one untouched, so a test can kill it at the one moment that matters
+            // (docs/reliability.md).
+            if let held = getenv("TOASTKIT_FAILPOINT_HOLD_BEFORE_RENAME"), String(cString: held) == name { sleep(60) }
             guard rename(temporary, path) == 0 else { throw .errno("cannot replace \(path)") }
         } catch {
             unlink(temporary)
