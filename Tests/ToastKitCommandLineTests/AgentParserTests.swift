@@ -143,4 +143,13 @@ import ToastKit
             #expect(document.contains("Error.\(name)"), "the error \(error)")
         }
     }
+
+    @Test func theStartLimitIsTwoSecondsUnlessTheEnvironmentSaysOtherwise() {
+        #expect(AgentClient.startLimit([:]) == .seconds(2))
+        #expect(AgentClient.startLimit(["TOASTKIT_AGENT_START_TIMEOUT": "7.5"]) == .milliseconds(7500))
+        for ignored in ["", "0", "-3", "nan", "inf", "soon"] {
+            #expect(AgentClient.startLimit(["TOASTKIT_AGENT_START_TIMEOUT": ignored]) == .seconds(2), "\(ignored)")
+        }
+        #expect(AgentClient.startLimit(["TOASTKIT_AGENT_START_TIMEOUT": "1e9"]) == .seconds(3600))
+    }
 }

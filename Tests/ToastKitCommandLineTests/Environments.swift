@@ -23,6 +23,9 @@ struct BusOnlyEnvironment {
         environment["XDG_STATE_HOME"] = "\(directory)/state"
         environment["XDG_CONFIG_HOME"] = "\(directory)/config"
         environment["LANGUAGE"] = "en"
+        // An agent started by a test may take seconds to start while the suites run in parallel: the product's 2 s
+        // would send the toast the direct way (with a warning), and the test would check the wrong path.
+        environment["TOASTKIT_AGENT_START_TIMEOUT"] = "30"
         var direct = environment
         direct["TOASTKIT_NO_AGENT"] = "1"
         self.environment = direct
@@ -52,6 +55,8 @@ extension NotificationEnvironment {
     var agentEnvironment: [String: String] {
         var environment = self.environment
         environment["LANGUAGE"] = "en"
+        // As for BusOnlyEnvironment: the tests check the agent's path, however slowly it starts on a loaded machine.
+        environment["TOASTKIT_AGENT_START_TIMEOUT"] = "30"
         return environment
     }
 

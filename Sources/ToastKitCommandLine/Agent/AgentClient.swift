@@ -7,10 +7,19 @@ import ToastKit
 /// How the `toastkit` commands reach the agent (docs/agent.md): a call to `org.toastkit.Agent1` on the session
 /// bus. With the D-Bus service file installed, the bus starts the agent for the first call; without it, `toastkit`
 /// starts the agent itself, detached (`toastkit agent` in a session of its own, its errors in
-/// `$XDG_STATE_HOME/toastkit/agent.log`), and waits at most ``startLimit`` for it to take its name.
+/// `$XDG_STATE_HOME/toastkit/agent.log`), and waits at most ``startLimit(_:)`` for it to take its name.
 enum AgentClient {
-    /// How long a command waits for an agent it started to take its name.
-    static let startLimit: Duration = .seconds(2)
+    /// How long a command waits by default for an agent it started to take its name.
+    static let defaultStartLimit: Duration = .seconds(2)
+
+    /// How long a command waits for an agent it started to take its name: `TOASTKIT_AGENT_START_TIMEOUT` seconds
+    /// (a slow or loaded machine), else ``defaultStartLimit``.
+    static func startLimit(_ environment: [String: String]) -> Duration {
+        guard let text = environment["TOASTKIT_AGENT_START_TIMEOUT"], let seconds = Double(text), seconds.isFinite,
+            seconds > 0
+        else { return defaultStartLimit }
+        return .milliseconds(Int64(min(seconds, 3600) * 1000))
+    }
     /// How long `Present` may take: the agent's own call to the server (10 s) and a margin.
     static let presentTimeout: Duration = .seconds(15)
 
@@ -141,6 +150,7 @@ enum AgentClient {
             throw .unreachable(nil)
         }
         var started: Started?
+        let startLimit = startLimit(environment)
         let deadline = ContinuousClock.now + startLimit
         while true {
             switch result {
@@ -181,6 +191,7 @@ enum AgentClient {
         startIfNeeded: Bool = true
     ) async throws(CallError) -> DBusMessage {
         var started: Started?
+        let startLimit = startLimit(environment)
         let deadline = ContinuousClock.now + startLimit
         while true {
             do {
