@@ -246,4 +246,17 @@ extension ToastHintValue {
         case .string(let value): .string(value)
         }
     }
+
+    /// The hint for a D-Bus value of a hint's types (`y`, `b`, `i`, `u`, `d`, `s`); nil for any other.
+    public init?(dbusValue value: DBusValue) {
+        switch value {
+        case .byte(let byte): self = .byte(byte)
+        case .boolean(let bool): self = .bool(bool)
+        case .int32(let int): self = .int32(int)
+        case .uint32(let int): self = .uint32(int)
+        case .double(let double): self = .double(double)
+        case .string(let string): self = .string(string)
+        default: return nil
+        }
+    }
 }

@@ -4,6 +4,14 @@ import Testing
 import ToastModel
 
 @Suite struct MappingTests {
+    @Test func hintValuesGoBothWays() {
+        let hints: [ToastHintValue] = [.byte(7), .bool(true), .int32(-3), .uint32(3), .double(0.5), .string("x")]
+        for hint in hints {
+            #expect(ToastHintValue(dbusValue: hint.dbusValue) == hint)
+        }
+        #expect(ToastHintValue(dbusValue: .int64(1)) == nil, "not a hint type")
+    }
+
     static let dunst = ServerCapabilities([
         "actions", "body", "body-hyperlinks", "icon-static", "body-markup", "persistence",
     ])

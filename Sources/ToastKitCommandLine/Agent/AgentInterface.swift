@@ -275,15 +275,10 @@ struct AgentRequest: Sendable, Equatable, Codable {
     }
 
     private static func hintValue(_ value: DBusValue, name: String) throws(AgentRequestError) -> ToastHintValue {
-        switch value {
-        case .byte(let byte): .byte(byte)
-        case .boolean(let bool): .bool(bool)
-        case .int32(let int): .int32(int)
-        case .uint32(let int): .uint32(int)
-        case .double(let double): .double(double)
-        case .string(let string): .string(string)
-        default: throw AgentRequestError("hint \"\(name)\": a y, b, i, u, d or s value, not \(value.signature)")
+        guard let hint = ToastHintValue(dbusValue: value) else {
+            throw AgentRequestError("hint \"\(name)\": a y, b, i, u, d or s value, not \(value.signature)")
         }
+        return hint
     }
 
     static func name(of urgency: ToastUrgency) -> String {
