@@ -34,6 +34,8 @@ let package = Package(
         .target(name: "ToastKit", dependencies: ["ToastModel", "FreedesktopNotifications"], swiftSettings: strict),
         .target(name: "ToastKitCommandLine", dependencies: ["ToastKit", "DBus"], swiftSettings: strict),
         .executableTarget(name: "ToastKitCLI", dependencies: ["ToastKitCommandLine"], swiftSettings: strict),
+        // The getting-started guide's programs, run by the tests as processes of their own (not a product).
+        .executableTarget(name: "GuideExamples", dependencies: ["ToastKit"], swiftSettings: strict),
         .target(name: "BenchmarkSupport", swiftSettings: strict),
         .executableTarget(name: "DBusBenchmark", dependencies: ["DBus", "BenchmarkSupport"], swiftSettings: strict),
         .executableTarget(

@@ -26,18 +26,23 @@ final class ToolProcess: Sendable {
     /// builds it there).
     static let binary: String = {
         if let path = ProcessInfo.processInfo.environment["TOASTKIT_BINARY"], !path.isEmpty { return path }
+        return builtExecutable("toastkit")
+    }()
+
+    /// The package's executable `name` as `swift build --build-tests` left it, next to the test bundle.
+    static func builtExecutable(_ name: String) -> String {
         var candidates: [String] = []
         if let executable = Bundle.main.executableURL {
-            candidates.append(executable.deletingLastPathComponent().appendingPathComponent("toastkit").path)
+            candidates.append(executable.deletingLastPathComponent().appendingPathComponent(name).path)
         }
         let first = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        candidates.append(first.appendingPathComponent("toastkit").path)
+        candidates.append(first.appendingPathComponent(name).path)
         for bundle in Bundle.allBundles {
-            candidates.append(bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("toastkit").path)
+            candidates.append(bundle.bundleURL.deletingLastPathComponent().appendingPathComponent(name).path)
         }
-        candidates.append("\(NotificationEnvironment.repositoryRoot)/.build/debug/toastkit")
+        candidates.append("\(NotificationEnvironment.repositoryRoot)/.build/debug/\(name)")
         return candidates.first { access($0, X_OK) == 0 } ?? candidates[0]
-    }()
+    }
 
     private init(pid: pid_t, stdin: PipePair, stdout: PipePair, stderr: PipePair) {
         self.pid = pid

@@ -59,15 +59,23 @@ extension ToastCenter {
     /// if case .actionInvoked("save") = outcome { document.save() }
     /// ```
     ///
+    /// It returns once the toast's end has reached the presenter's server too (as ``flush()``: the close of an
+    /// expired or acted-on notification is answered), so a program may exit right after it without leaving the
+    /// notification on screen.
+    ///
     /// Cancelling the waiting task dismisses the toast (``ToastOutcome/closedByApp``) and returns that outcome.
     public func presentAndWait(_ message: ToastMessage) async -> ToastOutcome {
+        let outcome: ToastOutcome
         do {
-            return try await waitForOutcome(of: message.id) { self.present(message) }
+            outcome = try await waitForOutcome(of: message.id) { self.present(message) }
         } catch {
             // Cancelled: the toast goes too, and its end is the answer.
             dismiss(id: message.id)
-            return (try? await outcome(of: message.id)) ?? .closedByApp
+            outcome = (try? await self.outcome(of: message.id)) ?? .closedByApp
         }
+        // The end was decided here; the close that carries it to the server may still be on its way.
+        await flush()
+        return outcome
     }
 
     /// Presents a simple toast and waits for its end (see ``presentAndWait(_:)``).
