@@ -106,7 +106,7 @@ enum AgentClient {
         let descriptor = Spawn.openLog(log)
         defer { if let descriptor { close(descriptor) } }
         if let descriptor {
-            Spawn.append("[\(Spawn.timestamp())] started by toastkit send (pid \(getpid()))\n", to: descriptor)
+            Spawn.append("[\(Spawn.timestamp())] started by toastkit (pid \(getpid()))\n", to: descriptor)
         }
         switch Spawn.start([program, "agent"], environment: environment, output: descriptor, newSession: true) {
         case .success(let pid): return Started(pid: pid, log: log)

@@ -546,7 +546,21 @@ final class ToastAgent: Sendable {
             }
             var text: String?
             if case .text(let value)? = request.options.message { text = value }
-            guard let toast = try? SendCommand.message(for: request.options, text: text) else { continue }
+            let toast: ToastMessage
+            do throws(CommandFailure) {
+                toast = try SendCommand.message(for: request.options, text: text)
+            } catch {
+                // Never dropped without a word: the log says why, and `wait --id` gets the failure.
+                let reason = "the saved toast \"\(item.id)\" cannot be shown again: \(error.message)"
+                Output.error("warning: \(reason)")
+                state.withLock { state in
+                    var details: [String: DBusValue] = ["reason": .string(reason)]
+                    if let serverID = item.serverID { details["server_id"] = .uint32(serverID) }
+                    let failed = AgentOutcome(name: "failed", details: details)
+                    if state.ended.updateValue(failed, forKey: item.id) == nil { state.endedOrder.append(item.id) }
+                }
+                continue
+            }
             style.set(
                 CommandLineStyle(options: request.options), appName: request.options.appName,
                 appIcon: request.options.appIcon, for: item.id)
@@ -556,6 +570,13 @@ final class ToastAgent: Sendable {
         }
         defer { openAfterAdoption() }
         guard !saved.isEmpty else { return }
+        // One line in agent.log: what a restarted agent took over, and how old the file was.
+        Output.error(
+            "adopting \(saved.count) saved toast(s) from \(Int(elapsed * 1000)) ms ago: "
+                + saved.map {
+                    "\($0.id) (\($0.remaining.map { "\(($0 * 100).rounded() / 100) s left" } ?? "no limit"))"
+                }
+                .joined(separator: ", "))
         await center.flush()
         state.withLock { state in
             for id in state.live.keys {
