@@ -160,6 +160,23 @@ import Testing
         }
     }
 
+    /// SIGKILLs the running agent (its pid from `GetInfo`, which answers once what it counts is saved) and returns
+    /// once its name is released.
+    private func killAgent(_ desktop: NotificationEnvironment) async throws {
+        let bus = try await desktop.bus.connect()
+        defer { bus.close() }
+        let info = try await bus.call(
+            destination: "org.toastkit.Agent1", path: "/org/toastkit/Agent1", interface: "org.toastkit.Agent1",
+            member: "GetInfo")
+        let pid = try #require(info.arguments("a{sv}")[0].variantDictionaryValue?["pid"]?.uint32Value)
+        let changes = try await bus.bus.nameOwnerChanges(of: "org.toastkit.Agent1")
+        kill(Int32(pid), SIGKILL)
+        _ = try await Deadline.run(within: .seconds(5), "the killed agent's name released") {
+            for try await change in changes where change.newOwner == nil { return true }
+            return nil
+        }
+    }
+
     @Test func aKilledAgentsToastIsAdoptedByTheNextOne() async throws {
         try await withDesktop { desktop, watcher in
             let env = desktop.agentEnvironment
@@ -168,19 +185,8 @@ import Testing
             let send = try await toastkit(["send", "--id", "k", "-d", "8", "Sobrevive"], environment: env)
             #expect(send.status == 0 && send.error.isEmpty, "through the agent: \(send.error)")
             let (_, id) = try await watcher.nextNotifyAndReply()
-            let bus = try await desktop.bus.connect()
-            defer { bus.close() }
-            let info = try await bus.call(
-                destination: "org.toastkit.Agent1", path: "/org/toastkit/Agent1", interface: "org.toastkit.Agent1",
-                member: "GetInfo")
-            let pid = try #require(info.arguments("a{sv}")[0].variantDictionaryValue?["pid"]?.uint32Value)
-            let changes = try await bus.bus.nameOwnerChanges(of: "org.toastkit.Agent1")
             let killedAt = ContinuousClock.now
-            kill(Int32(pid), SIGKILL)
-            _ = try await Deadline.run(within: .seconds(5), "the killed agent's name released") {
-                for try await change in changes where change.newOwner == nil { return true }
-                return nil
-            }
+            try await killAgent(desktop)
             // The next command starts a new agent, which shows the toast again in place with the time it had left
             // and closes it on time.
             let wait = try await toastkit(["wait", "--id", "k", "--json"], environment: env)
@@ -202,18 +208,7 @@ import Testing
             let send = try await toastkit(["send", "--id", "old", "-d", "5", "Caducado"], environment: env)
             #expect(send.status == 0 && send.error.isEmpty, "through the agent: \(send.error)")
             let (_, id) = try await watcher.nextNotifyAndReply()
-            let bus = try await desktop.bus.connect()
-            defer { bus.close() }
-            let info = try await bus.call(
-                destination: "org.toastkit.Agent1", path: "/org/toastkit/Agent1", interface: "org.toastkit.Agent1",
-                member: "GetInfo")
-            let pid = try #require(info.arguments("a{sv}")[0].variantDictionaryValue?["pid"]?.uint32Value)
-            let changes = try await bus.bus.nameOwnerChanges(of: "org.toastkit.Agent1")
-            kill(Int32(pid), SIGKILL)
-            _ = try await Deadline.run(within: .seconds(5), "the killed agent's name released") {
-                for try await change in changes where change.newOwner == nil { return true }
-                return nil
-            }
+            try await killAgent(desktop)
             let path = "\(desktop.directory)/runtime/toastkit/agent.json"
             var saved = try #require(
                 try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
