@@ -33,7 +33,6 @@ final class ScenarioRecord: Sendable {
     let reportsIssues: Bool
     private struct Findings {
         var failures: [String] = []
-        var knownIssues: [String] = []
         var notTestable: String?
         var quirks: [String] = []
     }
@@ -80,26 +79,13 @@ final class ScenarioRecord: Sendable {
         state.withLock { $0.notTestable = reason }
     }
 
-    /// Records a ToastKit defect that is known and tracked (the cell names it; the test lists it as a known issue
-    /// instead of failing). Once it is fixed the check passes and the cell with it.
-    func knownIssue(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        state.withLock { if !$0.knownIssues.contains(text) { $0.knownIssues.append(text) } }
-        guard reportsIssues else { return }
-        withKnownIssue(Comment(rawValue: "\(server) — \(scenario.rawValue): \(text)")) {
-            Issue.record(Comment(rawValue: text), sourceLocation: sourceLocation)
-        }
-    }
-
     var failures: [String] { state.withLock { $0.failures } }
 
-    /// The table cell: `**FAIL**: …`, `**known issue**: …`, `not testable: …`, `quirk: …` or `pass`.
+    /// The table cell: `**FAIL**: …`, `not testable: …`, `quirk: …` or `pass`.
     var cell: String {
         state.withLock { state in
             if !state.failures.isEmpty { return "**FAIL**: " + state.failures.joined(separator: "; ") }
             var parts: [String] = []
-            if !state.knownIssues.isEmpty {
-                parts.append("**known issue**: " + state.knownIssues.joined(separator: "; "))
-            }
             if let reason = state.notTestable { parts.append("not testable: " + reason) }
             if !state.quirks.isEmpty { parts.append("quirk: " + state.quirks.joined(separator: "; ")) }
             return parts.isEmpty ? "pass" : parts.joined(separator: "; ")

@@ -227,8 +227,8 @@ extension ToolProcess {
         }
     }
 
-    /// Needs the desktop presenter to map the bus's NoReply for a departed recipient as the blocking sender does
-    /// (`DesktopPresentationError(describing:timeout:)`); the presenter is being rewritten (issue 10).
+    /// The desktop presenter maps the bus's NoReply for a departed recipient as the blocking sender does
+    /// (`DesktopPresentationError(describing:timeout:)`): "left the bus", not a timeout.
     @Test(arguments: SendPath.allCases)
     func aServerThatQuitsMidCallLeftTheBusAlsoWhileWaiting(_ path: SendPath) async throws {
         try await withFakeServer(.init(notifyDelay: .seconds(60))) { environment, server in
