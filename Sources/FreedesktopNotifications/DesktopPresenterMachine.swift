@@ -163,9 +163,7 @@ package struct DesktopPresenterMachine: Sendable {
     private var settleWaiters: [WaiterID] = []
     /// Why recently forgotten toasts failed, so a late ``Event/awaitAccepted(id:waiter:)`` gets the real reason
     /// rather than "not presented" (bounded: the oldest are dropped).
-    private var failures: [String: DesktopPresentationError] = [:]
-    private var failureOrder: [String] = []
-    private static let failureMemory = 256
+    private var failures = Recents<DesktopPresentationError>()
 
     static let serverLeft = "the notification server left the bus; toasts come back when a server starts"
 
@@ -204,7 +202,7 @@ package struct DesktopPresenterMachine: Sendable {
         switch event {
         case .show(let presentation):
             let id = presentation.id
-            if !failures.isEmpty, failures.removeValue(forKey: id) != nil { failureOrder.removeAll { $0 == id } }
+            failures.forget(id)
             // In place: a toast replaced in a loop must not copy its state out and back on every update.
             if let index = toasts.index(forKey: id) {
                 toasts.values[index].latest = presentation
@@ -424,16 +422,9 @@ package struct DesktopPresenterMachine: Sendable {
         }
         if !toast.wanted, toast.inFlight == nil, toast.serverID == nil, toast.waiters.isEmpty {
             toasts[id] = nil
-            if let failure = toast.lastFailure { remember(failure, of: id) }
+            if let failure = toast.lastFailure { failures.remember(failure, for: id) }
         } else {
             toasts[id] = toast
-        }
-    }
-
-    private mutating func remember(_ failure: DesktopPresentationError, of id: String) {
-        if failures.updateValue(failure, forKey: id) == nil { failureOrder.append(id) }
-        if failureOrder.count > Self.failureMemory {
-            failures[failureOrder.removeFirst()] = nil
         }
     }
 

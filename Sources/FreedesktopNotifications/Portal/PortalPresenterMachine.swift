@@ -153,9 +153,7 @@ package struct PortalPresenterMachine: Sendable {
     private var removesInFlight = 0
     /// Waiting for everything to settle.
     private var settleWaiters: [WaiterID] = []
-    private var failures: [String: DesktopPresentationError] = [:]
-    private var failureOrder: [String] = []
-    private static let failureMemory = 256
+    private var failures = Recents<DesktopPresentationError>()
 
     static let portalLeft = "the desktop portal left the bus; toasts come back when it starts"
 
@@ -212,7 +210,7 @@ package struct PortalPresenterMachine: Sendable {
         switch event {
         case .show(let presentation, let iconFile):
             let id = presentation.id
-            if !failures.isEmpty, failures.removeValue(forKey: id) != nil { failureOrder.removeAll { $0 == id } }
+            failures.forget(id)
             var toast = toasts[id] ?? Toast()
             toast.latest = presentation
             toast.iconFile = iconFile
@@ -421,16 +419,9 @@ package struct PortalPresenterMachine: Sendable {
         }
         if !toast.wanted, toast.adding == nil, toast.shown == nil, toast.waiters.isEmpty {
             toasts[id] = nil
-            if let failure = toast.lastFailure { remember(failure, of: id) }
+            if let failure = toast.lastFailure { failures.remember(failure, for: id) }
         } else {
             toasts[id] = toast
-        }
-    }
-
-    private mutating func remember(_ failure: DesktopPresentationError, of id: String) {
-        if failures.updateValue(failure, forKey: id) == nil { failureOrder.append(id) }
-        if failureOrder.count > Self.failureMemory {
-            failures[failureOrder.removeFirst()] = nil
         }
     }
 

@@ -26,8 +26,7 @@ final class ToastAgent: Sendable {
     private struct State {
         var live: [String: Live] = [:]
         /// How recently ended toasts ended, with the agent's details (bounded).
-        var ended: [String: AgentOutcome] = [:]
-        var endedOrder: [String] = []
+        var ended = Recents<AgentOutcome>()
         /// Callers already checked: unique name → same user.
         var callers: [String: Bool] = [:]
         /// Calls being served (`Present`, `Wait`): the agent is not idle while one runs.
@@ -426,8 +425,7 @@ final class ToastAgent: Sendable {
                     let ended = AgentOutcome(
                         outcome, serverID: live?.serverID, activationToken: live?.activationToken,
                         unexplained: observer.unexplainedClose(of: id))
-                    if state.ended.updateValue(ended, forKey: id) == nil { state.endedOrder.append(id) }
-                    if state.endedOrder.count > 256 { state.ended[state.endedOrder.removeFirst()] = nil }
+                    state.ended.remember(ended, for: id)
                     return ended
                 }
                 if !replaced {
@@ -557,7 +555,7 @@ final class ToastAgent: Sendable {
                     var details: [String: DBusValue] = ["reason": .string(reason)]
                     if let serverID = item.serverID { details["server_id"] = .uint32(serverID) }
                     let failed = AgentOutcome(name: "failed", details: details)
-                    if state.ended.updateValue(failed, forKey: item.id) == nil { state.endedOrder.append(item.id) }
+                    state.ended.remember(failed, for: item.id)
                 }
                 continue
             }

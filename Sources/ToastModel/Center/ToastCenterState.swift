@@ -30,8 +30,7 @@ struct ToastCenterState: Sendable {
     /// Waiters cancelled before their registration reached the outbox.
     var cancelledOutcomeWaiters: Set<UInt64> = []
     /// How recently ended ids ended, for an ``ToastCenter/outcome(of:)`` that asks after the end (bounded).
-    var recentOutcomes: [String: ToastOutcome] = [:]
-    var recentOrder: [String] = []
+    var recentOutcomes = Recents<ToastOutcome>()
     /// Waiting for the outbox to be carried out (``ToastCenter/flush()``).
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
     /// Where failures go when nobody listens to events.
@@ -80,8 +79,7 @@ struct ToastCenterState: Sendable {
 
     /// Remembers how `id` ended (the last 256 ids).
     mutating func remember(_ outcome: ToastOutcome, of id: String) {
-        if recentOutcomes.updateValue(outcome, forKey: id) == nil { recentOrder.append(id) }
-        if recentOrder.count > 256 { recentOutcomes[recentOrder.removeFirst()] = nil }
+        recentOutcomes.remember(outcome, for: id)
     }
 
     /// Returns `true` if the caller must drain the outbox (nobody else is).
