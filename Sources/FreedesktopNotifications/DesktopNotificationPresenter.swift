@@ -39,20 +39,13 @@ public final class DesktopNotificationPresenter: ToastPresenter {
 
     private let state: Mutex<State>
 
-    /// Reports to the center, in order, delivered by one task on the shared pool: replies and signals arrive on
-    /// the connection's I/O thread, and what a report sets off (the center's events, action handlers, observers)
-    /// is app code that must never run there.
-    private let reports: AsyncStream<@Sendable () -> Void>.Continuation
+    /// Reports to the center, in order, off the I/O thread.
+    private let reports = ReportQueue()
 
     /// A presenter for the desktop's session bus (or the bus in `configuration`); it connects at first use.
     public init(configuration: DesktopPresenterConfiguration = DesktopPresenterConfiguration()) {
         self.configuration = configuration
         state = Mutex(State(machine: DesktopPresenterMachine(configuration: configuration)))
-        let (stream, continuation) = AsyncStream<@Sendable () -> Void>.makeStream(bufferingPolicy: .unbounded)
-        reports = continuation
-        Task.detached {
-            for await report in stream { report() }
-        }
     }
 
     deinit {
@@ -158,10 +151,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     /// center, without waiting for calls in flight: a service that has just seen a toast accepted uses it to know
     /// that what the server's answer set off has reached the center.
     public func reportsDelivered() async {
-        // Reports go to the center in order on their own task: one more, behind them, marks that they are through.
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            reports.yield { continuation.resume() }
-        }
+        await reports.delivered()
     }
 
     // MARK: - The shell
@@ -179,16 +169,9 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     private func queueReports(
         _ actions: [DesktopPresenterMachine.Action], state: State
     ) -> [DesktopPresenterMachine.Action] {
-        guard !actions.isEmpty else { return [] }
-        var rest: [DesktopPresenterMachine.Action] = []
-        for action in actions {
-            if case .report(let report) = action {
-                if let events = state.events { reports.yield { events.send(report) } }
-            } else {
-                rest.append(action)
-            }
+        reports.queueReports(actions, to: state.events) { action in
+            if case .report(let report) = action { report } else { nil }
         }
-        return rest
     }
 
     /// Carries out actions outside the lock.

@@ -30,7 +30,7 @@ struct ServerLink: Sendable {
                         path: NotificationsClient.path)
                 ]
                 rules.append(.nameOwnerChanged(of: NotificationsClient.busName))
-                if configuration.pausesWhileScreenLocked { rules.append(screenSaverRule) }
+                if configuration.pausesWhileScreenLocked { rules.append(ScreenSaver.activeChangedRule) }
                 let signals = try await connection.signals(matchingAny: rules)
                 Task { await listen(to: signals, deliver: deliver) }
             }
@@ -77,9 +77,6 @@ struct ServerLink: Sendable {
     /// What a server answers for an object it does not serve yet.
     private static let notReady: Set<DBusError.Name> = [.unknownMethod, .unknownObject]
 
-    private static let screenSaverRule = MatchRule(
-        sender: "org.freedesktop.ScreenSaver", interface: "org.freedesktop.ScreenSaver", member: "ActiveChanged")
-
     private static func listen(
         to signals: SignalSubscription, deliver: @Sendable (DesktopPresenterMachine.Event) -> Void
     ) async {
@@ -89,9 +86,7 @@ struct ServerLink: Sendable {
                     deliver(.ownerChanged(change.newOwner))
                 } else if let signal = NotificationSignal(message) {
                     deliver(.signal(signal, sender: message.sender))
-                } else if message.interface == "org.freedesktop.ScreenSaver", message.member == "ActiveChanged",
-                    let active = (try? message.arguments("b"))?[0].boolValue
-                {
+                } else if let active = ScreenSaver.active(in: message) {
                     // Only the screen saver itself gets here (the rule names its well-known name).
                     deliver(.screenSaverChanged(active: active))
                 }

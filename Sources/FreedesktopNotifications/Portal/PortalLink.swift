@@ -24,7 +24,7 @@ struct PortalLink: Sendable {
             if configuration.listensForSignals {
                 var rules = [NotificationPortalClient.actionInvokedRule]
                 rules.append(.nameOwnerChanged(of: NotificationPortalClient.busName))
-                if configuration.pausesWhileScreenLocked { rules.append(screenSaverRule) }
+                if configuration.pausesWhileScreenLocked { rules.append(ScreenSaver.activeChangedRule) }
                 let signals = try await connection.signals(matchingAny: rules)
                 Task { await listen(to: signals, deliver: deliver) }
             }
@@ -66,9 +66,6 @@ struct PortalLink: Sendable {
         return entries.first { $0.key.stringValue == appID }?.value.stringsValue
     }
 
-    private static let screenSaverRule = MatchRule(
-        sender: "org.freedesktop.ScreenSaver", interface: "org.freedesktop.ScreenSaver", member: "ActiveChanged")
-
     private static func listen(
         to signals: SignalSubscription, deliver: @Sendable (PortalPresenterMachine.Event) -> Void
     ) async {
@@ -78,9 +75,7 @@ struct PortalLink: Sendable {
                     deliver(.ownerChanged(change.newOwner))
                 } else if let signal = PortalActionInvoked(message) {
                     deliver(.actionInvoked(signal, sender: message.sender))
-                } else if message.interface == "org.freedesktop.ScreenSaver", message.member == "ActiveChanged",
-                    let active = (try? message.arguments("b"))?[0].boolValue
-                {
+                } else if let active = ScreenSaver.active(in: message) {
                     // Only the screen saver itself gets here (the rule names its well-known name).
                     deliver(.screenSaverChanged(active: active))
                 }

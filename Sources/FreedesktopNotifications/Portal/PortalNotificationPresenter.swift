@@ -57,10 +57,8 @@ public final class PortalNotificationPresenter: ToastPresenter {
     /// The app id the portal knows this process by, when it runs in a sandbox.
     private let sandboxAppID: String?
 
-    /// Reports to the center, in order, delivered by one task on the shared pool: replies and signals arrive on the
-    /// connection's I/O thread, and what a report sets off (the center's events, action handlers, observers) is app
-    /// code that must never run there.
-    private let reports: AsyncStream<@Sendable () -> Void>.Continuation
+    /// Reports to the center, in order, off the I/O thread.
+    private let reports = ReportQueue()
 
     /// A presenter for the session bus's notification portal (or the bus in `configuration`); it connects at first
     /// use.
@@ -92,11 +90,6 @@ public final class PortalNotificationPresenter: ToastPresenter {
         case .notifications: choice = nil
         }
         sandboxAppID = Sandbox.detect()?.appID()
-        let (stream, continuation) = AsyncStream<@Sendable () -> Void>.makeStream(bufferingPolicy: .unbounded)
-        reports = continuation
-        Task.detached {
-            for await report in stream { report() }
-        }
     }
 
     deinit {
@@ -162,10 +155,7 @@ public final class PortalNotificationPresenter: ToastPresenter {
             }
             carryOut(actions)
         }
-        // Reports go to the center in order on their own task: one more, behind them, marks that they are through.
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            reports.yield { continuation.resume() }
-        }
+        await reports.delivered()
     }
 
     // MARK: - Queries
@@ -233,16 +223,9 @@ public final class PortalNotificationPresenter: ToastPresenter {
     private func queueReports(
         _ actions: [PortalPresenterMachine.Action], state: State
     ) -> [PortalPresenterMachine.Action] {
-        guard !actions.isEmpty else { return [] }
-        var rest: [PortalPresenterMachine.Action] = []
-        for action in actions {
-            if case .report(let report) = action {
-                if let events = state.events { reports.yield { events.send(report) } }
-            } else {
-                rest.append(action)
-            }
+        reports.queueReports(actions, to: state.events) { action in
+            if case .report(let report) = action { report } else { nil }
         }
-        return rest
     }
 
     /// Carries out actions outside the lock.
