@@ -182,20 +182,23 @@ import Testing
             let env = desktop.agentEnvironment
             // Eight seconds: the next agent starts well within them, even on a loaded machine (a restart that takes
             // longer than the time left is the next test's case).
+            let sent = ContinuousClock.now
             let send = try await toastkit(["send", "--id", "k", "-d", "8", "Sobrevive"], environment: env)
             #expect(send.status == 0 && send.error.isEmpty, "through the agent: \(send.error)")
             let (_, id) = try await watcher.nextNotifyAndReply()
-            let killedAt = ContinuousClock.now
             try await killAgent(desktop)
             // The next command starts a new agent, which shows the toast again in place with the time it had left
             // and closes it on time.
             let wait = try await toastkit(["wait", "--id", "k", "--json"], environment: env)
-            let elapsed = ContinuousClock.now - killedAt
+            let elapsed = ContinuousClock.now - sent
             #expect(wait.status == 3, "\(wait.error)\n\(desktop.agentFiles)")
             #expect(wait.output == #"{"event":"closed","id":"k","server_id":\#(id),"reason":"expired"}"# + "\n")
-            #expect(elapsed < .seconds(9), "ended \(elapsed) after the kill, within the 8 s it had")
             let (adopted, sameID) = try await watcher.nextNotifyAndReply()
             #expect(adopted.replacesID == id && sameID == id, "shown again in place")
+            // With the time it had left, not a fresh 8 s: the server is told less, and the end comes about 8 s after
+            // the send (4 s of slack for a loaded machine), not 8 s after the restart.
+            #expect(adopted.expireTimeout > 0 && adopted.expireTimeout < 8000, "\(adopted.expireTimeout) ms")
+            #expect(elapsed < .seconds(12), "ended \(elapsed) after the send, within the 8 s it had")
             #expect(try await watcher.nextClose(of: id) == id)
         }
     }
