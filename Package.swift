@@ -27,12 +27,15 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]
         ),
+        // glibc's posix_spawn_file_actions_addchdir_np, which the Glibc module does not declare.
+        .systemLibrary(name: "CSpawn", path: "Modules/CSpawn"),
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
         .target(name: "ToastModel", swiftSettings: strict),
         .target(name: "ToastKitTesting", dependencies: ["ToastModel"], swiftSettings: strict),
         .target(name: "FreedesktopNotifications", dependencies: ["DBus", "ToastModel"], swiftSettings: strict),
         .target(name: "ToastKit", dependencies: ["ToastModel", "FreedesktopNotifications"], swiftSettings: strict),
-        .target(name: "ToastKitCommandLine", dependencies: ["ToastKit", "DBus"], swiftSettings: strict),
+        .target(
+            name: "ToastKitCommandLine", dependencies: ["ToastKit", "DBus", "CSpawn"], swiftSettings: strict),
         .executableTarget(name: "ToastKitCLI", dependencies: ["ToastKitCommandLine"], swiftSettings: strict),
         // The getting-started guide's programs, run by the tests as processes of their own (not a product).
         .executableTarget(name: "GuideExamples", dependencies: ["ToastKit"], swiftSettings: strict),

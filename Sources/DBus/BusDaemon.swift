@@ -32,6 +32,15 @@ public struct BusDaemon: Sendable {
         try await call("ListNames").arguments("as")[0].stringsValue ?? []
     }
 
+    /// The bus's id (`GetId`): 32 hex digits, new for every bus the daemon runs — what tells one session's bus from
+    /// the next one's, even at the same address.
+    public func id() async throws -> String {
+        guard let id = try await call("GetId").arguments("s")[0].stringValue else {
+            throw DBusError(name: DBusError.Name.failed, message: "GetId answered no id")
+        }
+        return id
+    }
+
     /// The unique name that owns `name`, or nil when nobody does (`GetNameOwner`).
     public func nameOwner(of name: BusName) async throws -> String? {
         do {

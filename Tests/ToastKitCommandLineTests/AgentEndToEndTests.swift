@@ -212,7 +212,7 @@ import Testing
             #expect(send.status == 0 && send.error.isEmpty, "through the agent: \(send.error)")
             let (_, id) = try await watcher.nextNotifyAndReply()
             try await killAgent(desktop)
-            let path = "\(desktop.directory)/runtime/toastkit/agent.json"
+            let path = try #require(desktop.savedToastsPath, "saved before send returned\n\(desktop.agentFiles)")
             var saved = try #require(
                 try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
             saved["saved_at"] = try #require(saved["saved_at"] as? Double) - 60

@@ -60,9 +60,18 @@ extension NotificationEnvironment {
         return environment
     }
 
+    /// The agent's saved toasts on this desktop's bus (`runtime/toastkit/agent-<bus id>.json`), or nil when there
+    /// is no such file.
+    var savedToastsPath: String? {
+        let folder = "\(directory)/runtime/toastkit"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.first { $0.hasPrefix("agent-") && $0.hasSuffix(".json") }.map { "\(folder)/\($0)" }
+    }
+
     /// The agents' log and saved toasts, for a failure message.
     var agentFiles: String {
-        ["state/toastkit/agent.log", "runtime/toastkit/agent.json"].map { path in
+        let saved = savedToastsPath.map { String($0.dropFirst(directory.count + 1)) } ?? "runtime/toastkit/agent-*.json"
+        return ["state/toastkit/agent.log", saved].map { path in
             let text = (try? String(contentsOfFile: "\(directory)/\(path)", encoding: .utf8)) ?? "(none)"
             return "\(path):\n\(text)"
         }.joined(separator: "\n")

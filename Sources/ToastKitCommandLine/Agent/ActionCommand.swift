@@ -59,42 +59,26 @@ enum ActionCommand {
         return IDStore.directory(environment: environment) + "/actions.log"
     }
 
-    /// Starts `argv` for an invoked action, without waiting for it: the environment is the agent's plus
-    /// `TOASTKIT_ACTION`, `TOASTKIT_ID` and `TOASTKIT_ACTIVATION_TOKEN` (empty when the server sent none); its
-    /// standard input is `/dev/null`, its output and errors are appended to `log` after a header line. A thread
-    /// reaps it and notes its exit status in the log.
-    ///
-    /// - Returns: the process id, or the reason it could not start.
-    static func run(
-        _ argv: [String], action: String, toastID: String, activationToken: String?, log: String
-    ) -> Result<pid_t, PrivateFileError> {
-        try? PrivateFiles.prepareFolder(PrivateFiles.parent(of: log), tighten: false)
-        guard let descriptor = Spawn.openLog(log) else { return .failure(.errno("cannot open \(log)")) }
-        defer { close(descriptor) }
-        Spawn.append(
-            "[\(Spawn.timestamp())] toast \(toastID), action \(action): \(argv.joined(separator: " "))\n",
-            to: descriptor)
-        var environment = ProcessInfo.processInfo.environment
+    /// The variables an `--on-action` command needs from its sender, and nothing more is ever taken from the agent:
+    /// `send` captures its whole environment (and working folder) for a toast with commands; a caller of `Present`
+    /// that gives none gets these from the agent, so the command can still reach the desktop.
+    static let sessionVariables = [
+        "HOME", "PATH", "DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "LANG",
+    ]
+
+    /// The environment of a command of `request`: the sender's own, captured when it sent the toast; for a caller
+    /// that sent none, `fallback`'s ``sessionVariables`` only; then `TOASTKIT_ACTION`, `TOASTKIT_ID` and
+    /// `TOASTKIT_ACTIVATION_TOKEN` (empty when the server sent none).
+    static func environment(
+        of request: AgentRequest, action: String, toastID: String, activationToken: String?,
+        fallback: [String: String]
+    ) -> [String: String] {
+        var environment =
+            request.environment
+            ?? fallback.filter { sessionVariables.contains($0.key) }
         environment["TOASTKIT_ACTION"] = action
         environment["TOASTKIT_ID"] = toastID
         environment["TOASTKIT_ACTIVATION_TOKEN"] = activationToken ?? ""
-        let pid: pid_t
-        switch Spawn.start(argv, environment: environment, output: descriptor, newSession: true) {
-        case .success(let started): pid = started
-        case .failure(let error):
-            Spawn.append("[\(Spawn.timestamp())] could not start \(argv[0]): \(error)\n", to: descriptor)
-            return .failure(PrivateFileError("cannot run \(argv[0])", reason: error.description))
-        }
-        let logPath = log
-        DispatchQueue.global().async {
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-            let exit = status & 0x7f == 0 ? "exit \((status >> 8) & 0xff)" : "signal \(status & 0x7f)"
-            if let fd = Spawn.openLog(logPath) {
-                Spawn.append("[\(Spawn.timestamp())] \(argv[0]) (pid \(pid)) ended: \(exit)\n", to: fd)
-                close(fd)
-            }
-        }
-        return .success(pid)
+        return environment
     }
 }

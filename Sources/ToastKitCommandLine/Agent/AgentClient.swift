@@ -56,10 +56,19 @@ enum AgentClient {
     }
 
     /// The step after a call to the agent failed with `error`.
+    ///
+    /// An agent that exits for being idle answers `Stopping`, and a call that reached it in the moment it closed gets
+    /// the bus's `NoReply` for a recipient that left: neither took the call, so it is made again (to the next agent).
+    /// Calls carry the toast's id, so even a call an agent did take before it died is only a replacement the second
+    /// time, never a second toast.
     static func next(after error: DBusError) -> NextStep {
         switch error.name {
-        case DBusError.Name.serviceUnknown, DBusError.Name.nameHasNoOwner:
+        case DBusError.Name.serviceUnknown, DBusError.Name.nameHasNoOwner, AgentInterface.ErrorName.stopping:
             return .startAgent
+        case DBusError.Name.noReply where error.isRecipientDisconnected:
+            return .startAgent
+        case AgentInterface.ErrorName.queueFull:
+            return .give(.failed(.unavailable(error.message)))
         case AgentInterface.ErrorName.invalidToast:
             return .give(.failed(.data(error.message)))
         case AgentInterface.ErrorName.unavailable:
@@ -84,13 +93,22 @@ enum AgentClient {
         let pid: pid_t
         let log: String
 
-        /// Why it stopped, if it has exited with a failure (an exit 0 means another agent had the name: that one
-        /// answers).
-        func failure() -> String? {
+        /// What became of it.
+        enum State {
+            case running
+            /// It exited 0: another agent had the name (that one answers, or, if it was exiting, one must be started
+            /// again).
+            case gaveWay
+            /// It failed at start, with the reason.
+            case failed(String)
+        }
+
+        /// Its state now (once it has exited, ask no more: it is reaped).
+        func state() -> State {
             var status: Int32 = 0
-            guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+            guard waitpid(pid, &status, WNOHANG) == pid else { return .running }
             let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-            return code == 0 ? nil : "the toast agent exited with status \(code) at start (see \(log))"
+            return code == 0 ? .gaveWay : .failed("the toast agent exited with status \(code) at start (see \(log))")
         }
     }
 
@@ -131,6 +149,19 @@ enum AgentClient {
         return nil
     }
 
+    /// Starts an agent unless one this command started is still starting; one that gave way to an agent that has
+    /// since gone (an idle exit) is replaced by a new one.
+    static func ensureStarting(_ started: inout Started?, environment: [String: String]) throws(CallError) {
+        if let current = started {
+            switch current.state() {
+            case .running: return
+            case .gaveWay: started = nil
+            case .failed(let reason): throw .unreachable(reason)
+            }
+        }
+        started = try startAgent(environment: environment)
+    }
+
     // MARK: - Blocking calls (the commands that run without tasks)
 
     /// Makes `call` on the agent over a fresh blocking connection, starting the agent if no one owns its name.
@@ -151,7 +182,8 @@ enum AgentClient {
         }
         var started: Started?
         let startLimit = startLimit(environment)
-        let deadline = ContinuousClock.now + startLimit
+        // From the first time an agent is needed: a call that waited an hour before its agent died gets the same.
+        var deadline: ContinuousClock.Instant?
         while true {
             switch result {
             case .success(let reply): return (reply, connection)
@@ -166,13 +198,14 @@ enum AgentClient {
                         throw .unreachable("no toast agent is running")
                     }
                     do throws(CallError) {
-                        if started == nil { started = try startAgent(environment: environment) }
-                        if let failure = started?.failure() { throw CallError.unreachable(failure) }
+                        try ensureStarting(&started, environment: environment)
                     } catch {
                         connection.close()
                         throw error
                     }
-                    guard ContinuousClock.now < deadline else {
+                    let limit = deadline ?? ContinuousClock.now + startLimit
+                    deadline = limit
+                    guard ContinuousClock.now < limit else {
                         connection.close()
                         throw .unreachable("the toast agent did not start within \(startLimit)")
                     }
@@ -192,7 +225,7 @@ enum AgentClient {
     ) async throws(CallError) -> DBusMessage {
         var started: Started?
         let startLimit = startLimit(environment)
-        let deadline = ContinuousClock.now + startLimit
+        var deadline: ContinuousClock.Instant?
         while true {
             do {
                 return try await connection.call(call, timeout: timeout)
@@ -201,9 +234,10 @@ enum AgentClient {
                 case .give(let failure): throw failure
                 case .startAgent:
                     guard startIfNeeded else { throw .unreachable("no toast agent is running") }
-                    if started == nil { started = try startAgent(environment: environment) }
-                    if let failure = started?.failure() { throw .unreachable(failure) }
-                    guard ContinuousClock.now < deadline else {
+                    try ensureStarting(&started, environment: environment)
+                    let limit = deadline ?? ContinuousClock.now + startLimit
+                    deadline = limit
+                    guard ContinuousClock.now < limit else {
                         throw .unreachable("the toast agent did not start within \(startLimit)")
                     }
                     try? await Task.sleep(for: .milliseconds(10))
@@ -220,7 +254,8 @@ extension AgentRequest {
     /// from standard input, cut at the limit), the icon file's absolute path (checked), the built-in labels in the
     /// sender's language. The agent checks the toast as the direct path does (the same function, the same words)
     /// and gives it an id when it has none.
-    init(sending options: SendOptions, text: String?) throws(CommandFailure) {
+    /// The sender's `environment` and working folder go with a toast that has `--on-action` commands.
+    init(sending options: SendOptions, text: String?, environment: [String: String]) throws(CommandFailure) {
         var resolved = options
         resolved.message = text.map(MessageSource.text)
         if case .file(let path)? = try SendCommand.icon(options.icon) { resolved.icon = .path(path) }
@@ -243,5 +278,10 @@ extension AgentRequest {
         if let duration = options.duration { resolved.duration = .duration(duration.toastDuration) }
         self.init(options: resolved, onAction: options.onAction)
         awaitShown = options.printID || options.json || options.waits
+        if !options.onAction.isEmpty {
+            // The commands run later as this script would have run them: in its folder, with its environment.
+            self.environment = environment
+            workingDirectory = FileManager.default.currentDirectoryPath
+        }
     }
 }

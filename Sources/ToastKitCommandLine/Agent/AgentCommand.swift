@@ -105,8 +105,8 @@ extension StringProtocol {
     }
 }
 
-/// `toastkit agent`: serves until it has been idle for its idle time, its bus goes away, or it gets SIGINT or
-/// SIGTERM (it then saves its live toasts for the next agent and exits 0).
+/// `toastkit agent`: serves until it has been idle for its idle time, its bus goes away (its session's toasts end
+/// with it), or it gets SIGINT or SIGTERM (it then saves its live toasts for the next agent and exits 0).
 enum AgentCommand {
     static func run(_ options: AgentOptions, environment: CommandEnvironment) async throws(CommandFailure) -> ExitCode {
         let settings = try AgentSettings.resolve(options, environment: environment.variables)
@@ -136,14 +136,18 @@ enum AgentCommand {
         }
         switch reason {
         case .busClosed(let why):
-            Output.error("agent: the session bus closed (\(why)); the live toasts are saved for the next agent")
+            Output.error("agent: the session bus closed (\(why)); its session's toasts end with it")
         case .replaced:
             // The new agent adopts the toasts from the saved file; this one lets go without closing them.
             Output.error("agent: another agent took over")
         case .idle, .signal:
             break
         }
-        if case .replaced = reason { agent.stop(save: false) } else { agent.stop() }
+        switch reason {
+        case .replaced: agent.stop(.handOver)
+        case .busClosed: agent.stop(.endSession)
+        case .idle, .signal: agent.stop(.save)
+        }
         return .success
     }
 }

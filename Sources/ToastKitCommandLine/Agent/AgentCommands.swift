@@ -59,7 +59,9 @@ extension SendCommand {
             return try runWithoutWaiting()
         }
         let text = try messageText()
-        let request = try AgentRequest(sending: options, text: text)
+        var request = try AgentRequest(sending: options, text: text, environment: environment.variables)
+        // An id of its own, so that a call made again (its agent exited as it came) replaces, never doubles.
+        if request.options.id == nil { request.options.id = "toastkit-\(UUID().uuidString.lowercased())" }
         let reply: DBusMessage
         do throws(AgentClient.CallError) {
             let connection: BlockingDBusConnection
@@ -85,7 +87,7 @@ extension SendCommand {
             return nil
         }
         let text = try messageText()
-        var request = try AgentRequest(sending: options, text: text)
+        var request = try AgentRequest(sending: options, text: text, environment: environment.variables)
         // The id is known before the agent answers: Ctrl-C or the toast's time may come first.
         let id = options.id ?? "toastkit-\(UUID().uuidString.lowercased())"
         request.options.id = id

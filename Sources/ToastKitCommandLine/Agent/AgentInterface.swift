@@ -23,6 +23,10 @@ enum AgentInterface {
         static let unknownToast: DBusError.Name = "org.toastkit.Agent1.Error.UnknownToast"
         /// The caller is not the agent's own user.
         static let accessDenied: DBusError.Name = "org.toastkit.Agent1.Error.AccessDenied"
+        /// The agent is exiting for being idle and took nothing: call again (the next agent answers).
+        static let stopping: DBusError.Name = "org.toastkit.Agent1.Error.Stopping"
+        /// The agent holds as many live toasts as it may (``AgentLimits/maximumLive``): `toastkit` exits 69.
+        static let queueFull: DBusError.Name = "org.toastkit.Agent1.Error.QueueFull"
     }
 
     /// A call of `member` on the agent.
@@ -80,6 +84,11 @@ struct AgentRequest: Sendable, Equatable, Codable {
     /// Whether `Present` answers only once the toast is on screen (with its server id), also when it waits behind
     /// the front toast: for `-p`, `--json` and `--wait`. Otherwise a queued toast is answered at once.
     var awaitShown = false
+    /// The sender's working folder, for its `--on-action` commands (captured by `send`; absolute).
+    var workingDirectory: String?
+    /// The sender's environment, for its `--on-action` commands (captured by `send`): they run as if the script
+    /// had run them itself, never in the environment the agent was started with.
+    var environment: [String: String]?
 
     /// The keys of the `a{sv}`, and their types.
     enum Key {
@@ -101,10 +110,12 @@ struct AgentRequest: Sendable, Equatable, Codable {
         static let replaceID = "replace-id"  // u
         static let onAction = "on-action"  // a{sas}: action id → program and arguments
         static let awaitShown = "await-shown"  // b
+        static let workingDirectory = "working-directory"  // s: an absolute path
+        static let environment = "environment"  // a{ss}
 
         static let all: Set<String> = [
             id, title, message, status, icon, iconFile, duration, actions, tap, appName, appIcon, urgency, category,
-            hints, transient, replaceID, onAction, awaitShown,
+            hints, transient, replaceID, onAction, awaitShown, workingDirectory, environment,
         ]
     }
 
@@ -138,6 +149,17 @@ struct AgentRequest: Sendable, Equatable, Codable {
         if options.transient { entries.append((Key.transient, .boolean(true))) }
         if let replaceID = options.replaceID { entries.append((Key.replaceID, .uint32(replaceID))) }
         if awaitShown { entries.append((Key.awaitShown, .boolean(true))) }
+        if let workingDirectory { entries.append((Key.workingDirectory, .string(workingDirectory))) }
+        if let environment {
+            entries.append(
+                (
+                    Key.environment,
+                    .dictionary(
+                        key: "s", value: "s",
+                        environment.sorted { $0.key < $1.key }.map { DBusDictEntry(.string($0.key), .string($0.value)) }
+                    )
+                ))
+        }
         if !onAction.isEmpty {
             entries.append(
                 (
@@ -244,6 +266,25 @@ struct AgentRequest: Sendable, Equatable, Codable {
             options.replaceID = value
         }
         self.options = options
+        if let folder = try string(Key.workingDirectory) {
+            guard folder.hasPrefix("/") else {
+                throw AgentRequestError("working-directory must be an absolute path: \(folder)")
+            }
+            workingDirectory = folder
+        }
+        if let variables = entries[Key.environment] {
+            guard case .dictionary(let key, let value, let pairs) = variables, key.rawValue == "s",
+                value.rawValue == "s"
+            else { throw AgentRequestError("environment must be a{ss}, not \(variables.signature)") }
+            var environment: [String: String] = [:]
+            for pair in pairs {
+                guard let name = pair.key.stringValue, let text = pair.value.stringValue, !name.isEmpty,
+                    !name.contains("=")
+                else { throw AgentRequestError("environment: a variable's name is empty or has \"=\"") }
+                environment[name] = text
+            }
+            self.environment = environment
+        }
         if let commands = entries[Key.onAction] {
             guard case .dictionary(let key, let value, let pairs) = commands, key.rawValue == "s",
                 value.rawValue == "as"

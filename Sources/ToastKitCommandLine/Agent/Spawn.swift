@@ -1,3 +1,4 @@
+import CSpawn
 import Glibc
 
 /// Starts programs for the agent: the agent itself (detached, from `send`) and `--on-action` commands (from the
@@ -6,15 +7,18 @@ import Glibc
 enum Spawn {
     /// Starts `argv` (`argv[0]` looked up on `PATH` when it has no slash) with `environment`; standard input is
     /// `/dev/null`, standard output and errors go to `output` (or `/dev/null`). `newSession` puts it in a session
-    /// of its own (`setsid`), so the terminal's Ctrl-C and hang-up never reach it.
+    /// of its own (`setsid`), so the terminal's Ctrl-C and hang-up never reach it. With `workingDirectory` it starts
+    /// in that folder (a folder that is gone is a failure to start, `ENOENT`, never another folder).
     ///
     /// - Returns: the process id, or the `errno` of the failure.
     static func start(
-        _ argv: [String], environment: [String: String], output: Int32?, newSession: Bool
+        _ argv: [String], environment: [String: String], output: Int32?, newSession: Bool,
+        workingDirectory: String? = nil
     ) -> Result<pid_t, Errno> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        if let workingDirectory { posix_spawn_file_actions_addchdir_np(&actions, workingDirectory) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         if let output {
             posix_spawn_file_actions_adddup2(&actions, output, 1)

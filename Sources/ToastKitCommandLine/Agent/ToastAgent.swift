@@ -12,9 +12,9 @@ import ToastModel
 /// What a script's toast gets from it, after the script has gone: its duration holds (the center closes it on time,
 /// on every server, GNOME Shell included); `--id` replaces across runs; toasts of separate scripts share one front
 /// toast and one queue; `--on-action` commands run when their action is invoked; `toastkit wait --id` and `close
-/// --id` reach the toast through the connection that sent it. Live toasts are saved (crash-safe) in
-/// `$XDG_RUNTIME_DIR/toastkit/agent.json` after every change, and an agent started after a crash adopts them with
-/// the time they had left.
+/// --id` reach the toast through the connection that sent it. Live toasts are saved (crash-safe, see
+/// ``AgentStore``) in a file of this session bus's own; a toast is on disk before `Present` answers, and an agent
+/// started on the same bus after a crash adopts them with the time they had left.
 final class ToastAgent: Sendable {
     /// What the agent keeps for a live toast.
     struct Live: Sendable {
@@ -32,6 +32,9 @@ final class ToastAgent: Sendable {
         /// Calls being served (`Present`, `Wait`): the agent is not idle while one runs.
         var busy = 0
         var idleSerial: UInt64 = 0
+        /// Set once the agent has decided to exit for being idle: every call from then on is answered `Stopping`
+        /// (its sender starts the next agent and calls again), none is left unanswered.
+        var stopping = false
         /// `Present` calls waiting for their queued toast to be shown (or to end).
         var shownWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     }
@@ -44,10 +47,16 @@ final class ToastAgent: Sendable {
     private let ownerChanges: NameOwnerChanges
     private let style: AgentStyle
     private let store: AgentStore
-    private let actionLog: String
+    private let runner: ActionRunner
+    /// The agent's own environment: only its ``ActionCommand/sessionVariables`` are given to a command whose sender
+    /// sent no environment.
+    private let environment: [String: String]
     private let state = Mutex(State())
-    private let saving = Mutex(())
-    private let saver = Mutex((dirty: false, writing: false))
+    private let saver = AgentSaver()
+    /// `TOASTKIT_FAILPOINT_AGENT_CRASH`: the step of `Present` at which this agent kills itself (SIGKILL), for the
+    /// tests that prove a crash at each step loses nothing (docs/reliability.md): `after-write-ahead` (the toast on
+    /// disk, the server not yet told) or `before-reply` (the server's id on disk, the caller not yet answered).
+    private let crashPoint: String?
     /// Open once the saved toasts are adopted: calls wait for it, so a `Wait` or `Present` for an adopted toast finds
     /// it (the name is taken before adopting — the file belongs to the name's owner).
     private let adoption = Mutex((done: false, waiting: [CheckedContinuation<Void, Never>]()))
@@ -74,10 +83,13 @@ final class ToastAgent: Sendable {
             defaultDuration: .standardDefault, maxVisible: settings.maxVisible, presenter: observer,
             laterStore: FileLaterStore.standard(environment: environment))
         center.toastStyle(style)
-        actionLog = ActionCommand.logPath(environment: environment)
+        runner = ActionRunner(log: ActionCommand.logPath(environment: environment))
+        self.environment = environment
+        crashPoint = environment["TOASTKIT_FAILPOINT_AGENT_CRASH"].flatMap { $0.isEmpty ? nil : $0 }
         (exits, finished) = AsyncStream.makeStream()
         let (signals, events) = AsyncStream<[DBusValue]>.makeStream()
         self.events = events
+        saver.attach { [weak self] in self?.write() }
         Task { [connection] in
             for await arguments in signals {
                 try? connection.emitSignal(
@@ -104,9 +116,17 @@ final class ToastAgent: Sendable {
         } catch {
             throw .unavailable("cannot reach the session bus: \(error)")
         }
+        // The saved toasts are this bus's own: another session's (or a closed one's) are never adopted.
+        let busID: String
+        do {
+            busID = try await connection.bus.id()
+        } catch {
+            connection.close()
+            throw .unavailable("cannot ask the session bus for its id: \(error)")
+        }
         let store: AgentStore
         do {
-            store = try AgentStore.open(environment: environment)
+            store = try AgentStore.open(environment: environment, busID: busID)
         } catch {
             connection.close()
             throw CommandFailure(.ioError, "\(error.description) (the agent's saved toasts)")
@@ -144,10 +164,24 @@ final class ToastAgent: Sendable {
         } catch {}
     }
 
-    /// Closes the connection (the name goes with it); live toasts stay saved for the next agent. `save` is false
-    /// once another agent took over: the file is its now.
-    func stop(save: Bool = true) {
-        if save { saveNow() }
+    /// What becomes of the saved toasts when the agent stops.
+    enum Leaving {
+        /// Written as they are, for the next agent on this bus (a signal, an idle exit).
+        case save
+        /// Left to the agent that took over the name: the file is its now.
+        case handOver
+        /// The bus has closed, and the session with it: its toasts are over, the file is removed.
+        case endSession
+    }
+
+    /// Closes the connection (the name goes with it).
+    func stop(_ leaving: Leaving = .save) {
+        switch leaving {
+        case .save: saver.flush()
+        case .handOver: break
+        case .endSession:
+            do { try store.remove() } catch { Output.error("warning: \(error)") }
+        }
         events.finish()
         connection.close()
     }
@@ -158,6 +192,8 @@ final class ToastAgent: Sendable {
         var object = DBusObject(interface: AgentInterface.interface)
         object.asyncMethod("Present") { [weak self] message in
             guard let self else { throw Self.gone }
+            try self.enter()
+            defer { self.leave() }
             // The caller's uid is asked of the bus while the toast is decoded and checked (nothing is done with it
             // before the answer): one round trip less on the path every `send` takes.
             async let check: Void = self.checkCaller(message.sender)
@@ -167,21 +203,29 @@ final class ToastAgent: Sendable {
         }
         object.asyncMethod("Close") { [weak self] message in
             guard let self else { throw Self.gone }
+            try self.enter()
+            defer { self.leave() }
             return try await self.serve(message) { try self.close(message) }
         }
         object.asyncMethod("Wait") { [weak self] message in
             guard let self else { throw Self.gone }
+            try self.enter()
+            defer { self.leave() }
             return try await self.serve(message) { try await self.wait(message) }
         }
         object.asyncMethod("List") { [weak self] message in
             guard let self else { throw Self.gone }
+            try self.enter()
+            defer { self.leave() }
             return try await self.serve(message) { self.list() }
         }
         object.asyncMethod("GetInfo") { [weak self] message in
             guard let self else { throw Self.gone }
+            try self.enter()
+            defer { self.leave() }
             return try await self.serve(message) {
                 // What it reports is on disk: a killed agent's successor adopts what this answer counted.
-                self.flushSaves()
+                self.saver.flush()
                 return self.info()
             }
         }
@@ -193,17 +237,34 @@ final class ToastAgent: Sendable {
 
     private static let gone = DBusError(name: DBusError.Name.failed, message: "the agent is stopping")
 
-    /// Runs one call: checks the caller is this user, counts it as activity.
+    /// The answer to a call that reaches an agent about to exit for being idle: its sender calls again, and the bus
+    /// (or the sender) starts the next agent.
+    private static let stopping = DBusError(
+        name: AgentInterface.ErrorName.stopping, message: "the agent is exiting for being idle; call again")
+
+    /// Counts a call as activity from the moment its handler starts, before any wait: the idle exit can only come
+    /// while no call is in hand. Throws ``stopping`` once the exit is decided.
+    private func enter() throws(DBusError) {
+        let open = state.withLock { state in
+            if state.stopping { return false }
+            state.busy += 1
+            return true
+        }
+        if !open { throw Self.stopping }
+    }
+
+    /// The end of a call ``enter()`` counted.
+    private func leave() {
+        state.withLock { $0.busy -= 1 }
+        checkIdle()
+    }
+
+    /// Runs one call: checks the caller is this user, waits for the saved toasts to be adopted.
     private func serve(
         _ message: DBusMessage, checked: Bool = false, _ body: () async throws -> [DBusValue]
     ) async throws -> [DBusValue] {
         if !checked { try await checkCaller(message.sender) }
         await adopted()
-        state.withLock { $0.busy += 1 }
-        defer {
-            state.withLock { $0.busy -= 1 }
-            checkIdle()
-        }
         return try await body()
     }
 
@@ -263,14 +324,29 @@ final class ToastAgent: Sendable {
             CommandLineStyle(options: request.options), appName: request.options.appName,
             appIcon: request.options.appIcon, for: id)
         if let replaceID = request.options.replaceID { desktop.adopt(serverID: replaceID, forToast: id) }
-        state.withLock { $0.live[id] = Live(request: request) }
+        let full = state.withLock { state -> Bool in
+            guard state.live[id] == nil, state.live.count >= AgentLimits.maximumLive else {
+                state.live[id] = Live(request: request)
+                return false
+            }
+            return true
+        }
+        if full {
+            throw DBusError(
+                name: AgentInterface.ErrorName.queueFull,
+                message: "the agent holds \(AgentLimits.maximumLive) live toasts, its limit; close some first")
+        }
+        // Write-ahead: the toast is on disk before the server hears of it, so a crash from here on leaves it to
+        // the next agent (docs/agent.md).
+        await saver.save()
+        crash(at: "after-write-ahead")
         center.present(toast)
         await center.eventsDelivered()
         if !isOnPresenter(id) {
             // Behind the front toast (or already over): answer now, or once it is shown when the sender needs the
             // server's id.
             guard request.awaitShown, state.withLock({ $0.live[id] != nil }) else {
-                save()
+                await saver.save()
                 return [.string(id), .variantDictionary(queuedOrEnded(id))]
             }
             await shown(id)
@@ -290,11 +366,19 @@ final class ToastAgent: Sendable {
         await desktop.reportsDelivered()
         await center.eventsDelivered()
         state.withLock { $0.live[id]?.serverID = serverID }
-        save()
+        // Its server id is on disk before the answer: a crash after it leaves the next agent able to show it again
+        // in place.
+        await saver.save()
+        crash(at: "before-reply")
         var shown: [(String, DBusValue)] = [("server_id", .uint32(serverID))]
         let degradations = style.takeWarnings(for: id)
         if !degradations.isEmpty { shown.append(("warnings", .strings(degradations))) }
         return [.string(id), .variantDictionary(shown)]
+    }
+
+    /// Dies at fail point `step` when ``crashPoint`` names it.
+    private func crash(at step: String) {
+        if crashPoint == step { kill(getpid(), SIGKILL) }
     }
 
     /// Whether the center has handed toast `id` to the presenter.
@@ -408,15 +492,21 @@ final class ToastAgent: Sendable {
                     state.live[id]?.activationToken = token
                     return state.live[id]?.request.onAction[actionID]
                 }
-                if let command {
-                    _ = ActionCommand.run(
-                        command, action: actionID, toastID: id, activationToken: token, log: actionLog)
+                let request = state.withLock { $0.live[id]?.request }
+                if let command, let request {
+                    runner.run(
+                        ActionRunner.Job(
+                            argv: command,
+                            environment: ActionCommand.environment(
+                                of: request, action: actionID, toastID: id, activationToken: token,
+                                fallback: environment),
+                            workingDirectory: request.workingDirectory, toastID: id, action: actionID))
                 }
                 announce(id, "action", ["action": .string(actionID), "activation_token": .string(token ?? "")])
             case .shown(let id):
                 resumeShownWaiters(id)
                 // Its timer starts now: what a restarted agent must know.
-                save()
+                saver.changed()
             case .ended(let id, let outcome):
                 // A replacement (`send --id` again) has already put the new toast in `live`: keep it.
                 let replaced = outcome == .replaced
@@ -432,7 +522,7 @@ final class ToastAgent: Sendable {
                     style.forget(id)
                     resumeShownWaiters(id)
                 }
-                save()
+                saver.changed()
                 announce(id, "ended", ["outcome": .string(ended.name)].merging(ended.details) { first, _ in first })
                 checkIdle()
             case .presented(let id):
@@ -472,46 +562,9 @@ final class ToastAgent: Sendable {
 
     // MARK: - Saving and adopting
 
-    /// Writes the live toasts with their remaining time (best effort: a failure is noted on stderr).
-    ///
-    /// Off the caller's path: the change marks the file out of date, and one background writer rewrites it
-    /// ``saveDelay`` later, then again until it is current (a burst of changes costs one or two writes, and no
-    /// `Present` waits for the disk). A crash in the moment between a change and its write loses that change only.
-    /// How long after a change the file is written.
-    static let saveDelay: Duration = .milliseconds(50)
-
-    private func save() {
-        let start = saver.withLock { saver -> Bool in
-            saver.dirty = true
-            guard !saver.writing else { return false }
-            saver.writing = true
-            return true
-        }
-        guard start else { return }
-        Task.detached(priority: .utility) { [self] in
-            // A burst of changes (a script's sends, a replace storm) costs one write per pause.
-            try? await Task.sleep(for: Self.saveDelay)
-            while saver.withLock({ saver in
-                saver.writing = saver.dirty
-                saver.dirty = false
-                return saver.writing
-            }) {
-                saving.withLock { _ in write() }
-            }
-        }
-    }
-
-    /// Writes the file now if a change is not written yet (or being written).
-    private func flushSaves() {
-        if saver.withLock({ $0.dirty || $0.writing }) { saveNow() }
-    }
-
-    /// Writes the file now (at exit).
-    private func saveNow() {
-        saving.withLock { _ in write() }
-    }
-
-    /// One write at a time, each with a fresh snapshot: an older state never lands after a newer one.
+    /// Writes the live toasts with their remaining time (best effort: a failure is noted on stderr). Called by the
+    /// ``AgentSaver`` only, one write at a time, each with a fresh snapshot: an older state never lands after a
+    /// newer one.
     private func write() {
         let live = state.withLock { $0.live }
         let states = Dictionary(
@@ -532,8 +585,7 @@ final class ToastAgent: Sendable {
     /// Shows again the toasts a previous agent saved, in place (their server ids adopted), with the time they had
     /// left (minus the time since, for the one whose timer ran).
     private func adoptSavedToasts() async {
-        let (saved, savedAt) = store.load()
-        let elapsed = max(0, AgentStore.now() - savedAt)
+        let (saved, elapsed) = store.load()
         for item in saved {
             var request = item.request
             request.options.id = item.id
@@ -570,7 +622,7 @@ final class ToastAgent: Sendable {
         guard !saved.isEmpty else { return }
         // One line in agent.log: what a restarted agent took over, and how old the file was.
         Output.error(
-            "adopting \(saved.count) saved toast(s) from \(Int(elapsed * 1000)) ms ago: "
+            "adopting \(saved.count) saved toast(s) from \(Int(min(elapsed, 1e12) * 1000)) ms ago: "
                 + saved.map {
                     "\($0.id) (\($0.remaining.map { "\(($0 * 100).rounded() / 100) s left" } ?? "no limit"))"
                 }
@@ -581,7 +633,7 @@ final class ToastAgent: Sendable {
                 if let serverID = desktop.serverID(ofToast: id) { state.live[id]?.serverID = serverID }
             }
         }
-        save()
+        await saver.save()
     }
 
     private func adopted() async {
@@ -615,8 +667,13 @@ final class ToastAgent: Sendable {
         Task { [weak self] in
             try? await Task.sleep(for: timeout)
             guard let self else { return }
-            let still = state.withLock { $0.idleSerial == serial && $0.busy == 0 && $0.live.isEmpty }
-            if still { finished.finish() }
+            let stop = state.withLock { state in
+                guard state.idleSerial == serial, state.busy == 0, state.live.isEmpty else { return false }
+                // From here on every call is answered `Stopping`: none reaches an agent that is gone.
+                state.stopping = true
+                return true
+            }
+            if stop { finished.finish() }
         }
     }
 }

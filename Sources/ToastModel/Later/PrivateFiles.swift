@@ -82,12 +82,22 @@ package enum PrivateFiles {
         return lstat(path, &info) == 0
     }
 
+    /// The largest file ``contents(of:maximumSize:)`` reads by default: the package's state files are far smaller.
+    package static let defaultMaximumSize = 16 << 20
+
     /// Reads the whole file at `path`; `nil` when it does not exist (or a folder on its path does not). A file
     /// owned by this user that others could read is made 0600.
     ///
-    /// - Throws: when the file exists but cannot be read, or is not a regular file.
-    package static func contents(of path: String) throws(PrivateFileError) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    /// The file is opened without blocking and without following a symbolic link, and checked before a byte is
+    /// read: a FIFO, a device, a folder or a file of another user is refused at once, and so is a file larger than
+    /// `maximumSize` (its size is never allocated).
+    ///
+    /// - Throws: when the file exists but cannot be read, is not a regular file, belongs to another user or is too
+    ///   large.
+    package static func contents(of path: String, maximumSize: Int = defaultMaximumSize) throws(PrivateFileError)
+        -> [UInt8]?
+    {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
         guard descriptor >= 0 else {
             if lastError() == ENOENT || lastError() == ENOTDIR { return nil }
             throw .errno("cannot read \(path)")
@@ -98,7 +108,15 @@ package enum PrivateFiles {
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw PrivateFileError("cannot read \(path)", reason: "it is not a regular file")
         }
-        if info.st_uid == geteuid(), info.st_mode & 0o077 != 0 { _ = fchmod(descriptor, 0o600) }
+        guard info.st_uid == geteuid() else {
+            throw PrivateFileError(
+                "cannot read \(path)", reason: "it belongs to uid \(info.st_uid), not \(geteuid())")
+        }
+        guard info.st_size <= maximumSize else {
+            throw PrivateFileError(
+                "cannot read \(path)", reason: "it has \(info.st_size) bytes, more than the \(maximumSize) allowed")
+        }
+        if info.st_mode & 0o077 != 0 { _ = fchmod(descriptor, 0o600) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(info.st_size))
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -109,6 +127,10 @@ package enum PrivateFiles {
                 throw .errno("cannot read \(path)")
             }
             if count == 0 { return bytes }
+            // It grew while being read.
+            guard bytes.count + count <= maximumSize else {
+                throw PrivateFileError("cannot read \(path)", reason: "it has more than \(maximumSize) bytes")
+            }
             bytes.append(contentsOf: buffer[0..<count])
         }
     }

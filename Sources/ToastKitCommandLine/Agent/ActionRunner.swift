@@ -1,0 +1,116 @@
+import Dispatch
+import Glibc
+import Synchronization
+import ToastModel
+
+/// Runs the agent's `--on-action` commands without ever stalling it: a command is started at once (never waited
+/// for on the caller's thread), at most ``AgentLimits/maximumRunningCommands`` run at a time (more wait their turn,
+/// in order), and **one** reaper collects every command's end — not a thread per running command. Each command's
+/// header, start failure and exit status go to the actions log.
+///
+/// The agent starts no other children, so the reaper may wait for any child (`waitpid(-1)`).
+final class ActionRunner: Sendable {
+    /// One command to run.
+    struct Job: Sendable {
+        var argv: [String]
+        var environment: [String: String]
+        var workingDirectory: String?
+        /// For the log: which toast and action.
+        var toastID: String
+        var action: String
+    }
+
+    private struct State {
+        var running: [pid_t: String] = [:]
+        var waiting: [Job] = []
+        var reaping = false
+    }
+
+    private let state = Mutex(State())
+    private let log: String
+    private let limit: Int
+    private let reaper = DispatchQueue(label: "org.toastkit.agent.reaper")
+
+    /// A runner whose commands log to `log`, at most `limit` at once.
+    init(log: String, limit: Int = AgentLimits.maximumRunningCommands) {
+        self.log = log
+        self.limit = limit
+    }
+
+    /// Starts `job` now, or once a running command ends when `limit` run already.
+    func run(_ job: Job) {
+        state.withLock { state in
+            guard state.running.count < limit else {
+                state.waiting.append(job)
+                note("toast \(job.toastID), action \(job.action): waits, \(limit) commands run already")
+                return
+            }
+            start(job, in: &state)
+        }
+    }
+
+    /// How many commands run now, and how many wait.
+    var counts: (running: Int, waiting: Int) {
+        state.withLock { ($0.running.count, $0.waiting.count) }
+    }
+
+    /// Starts `job` (under the lock, so the reaper never sees a child it does not know).
+    private func start(_ job: Job, in state: inout State) {
+        try? PrivateFiles.prepareFolder(PrivateFiles.parent(of: log), tighten: false)
+        let descriptor = Spawn.openLog(log)
+        defer { if let descriptor { close(descriptor) } }
+        let header = "[\(Spawn.timestamp())] toast \(job.toastID), action \(job.action): "
+        if let descriptor {
+            Spawn.append(header + job.argv.joined(separator: " ") + "\n", to: descriptor)
+        }
+        switch Spawn.start(
+            job.argv, environment: job.environment, output: descriptor, newSession: true,
+            workingDirectory: job.workingDirectory)
+        {
+        case .success(let pid):
+            state.running[pid] = job.argv[0]
+            if !state.reaping {
+                state.reaping = true
+                reaper.async { self.reap() }
+            }
+        case .failure(let error):
+            let folder = job.workingDirectory.map { " in \($0)" } ?? ""
+            if let descriptor {
+                Spawn.append(
+                    "[\(Spawn.timestamp())] could not start \(job.argv[0])\(folder): \(error)\n", to: descriptor)
+            }
+        }
+    }
+
+    /// Waits for the commands' ends until none runs, starting waiting ones as places free up.
+    private func reap() {
+        while true {
+            var status: Int32 = 0
+            let pid = waitpid(-1, &status, 0)
+            if pid < 0 {
+                if errno == EINTR { continue }
+                // No child (ECHILD): stop unless one was started meanwhile.
+                let done = state.withLock { state in
+                    if state.running.isEmpty { state.reaping = false }
+                    return !state.reaping
+                }
+                if done { return }
+                continue
+            }
+            let exit = status & 0x7f == 0 ? "exit \((status >> 8) & 0xff)" : "signal \(status & 0x7f)"
+            state.withLock { state in
+                guard let program = state.running.removeValue(forKey: pid) else { return }
+                note("\(program) (pid \(pid)) ended: \(exit)")
+                while state.running.count < limit, !state.waiting.isEmpty {
+                    start(state.waiting.removeFirst(), in: &state)
+                }
+            }
+        }
+    }
+
+    private func note(_ line: String) {
+        guard let descriptor = Spawn.openLog(log) else { return }
+        Spawn.append("[\(Spawn.timestamp())] \(line)\n", to: descriptor)
+        close(descriptor)
+    }
+}

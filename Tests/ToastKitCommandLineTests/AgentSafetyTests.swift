@@ -1,0 +1,296 @@
+import DBus
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// The agent attacked and crashed on purpose (issue 18, points 3–5), end to end on dunst: a kill at any moment after
+/// `send` returns loses nothing, a crash at each step of `Present` (fail points) leaves one toast, a call that races
+/// the idle exit is answered, the saved toasts are the session bus's own and a hostile file is set aside, and
+/// `--on-action` runs as its sender asked.
+@Suite(.timeLimit(.minutes(3))) struct AgentSafetyTests {
+    private func withDesktop(_ body: (NotificationEnvironment, BusWatcher) async throws -> Void) async throws {
+        try await NotificationEnvironment.withWatched(.dunst, body)
+    }
+
+    /// The running agent's pid (`GetInfo`).
+    private func agentPID(_ bus: DBusConnection) async throws -> pid_t {
+        let info = try await bus.call(
+            destination: "org.toastkit.Agent1", path: "/org/toastkit/Agent1", interface: "org.toastkit.Agent1",
+            member: "GetInfo")
+        return pid_t(try #require(info.arguments("a{sv}")[0].variantDictionaryValue?["pid"]?.uint32Value))
+    }
+
+    /// SIGKILLs `pid` and returns once the agent's name is free.
+    private func kill(agent pid: pid_t, _ bus: DBusConnection) async throws {
+        let changes = try await bus.bus.nameOwnerChanges(of: "org.toastkit.Agent1")
+        Glibc.kill(pid, SIGKILL)
+        if try await bus.bus.nameOwner(of: "org.toastkit.Agent1") == nil { return }
+        _ = try await Deadline.run(within: .seconds(5), "the killed agent's name released") {
+            for try await change in changes where change.newOwner == nil { return true }
+            return nil
+        }
+    }
+
+    /// Starts `toastkit agent` with `environment` and returns once it owns its name.
+    private func startAgent(_ environment: [String: String], _ bus: DBusConnection) async throws -> ToolProcess {
+        let changes = try await bus.bus.nameOwnerChanges(of: "org.toastkit.Agent1")
+        let agent = try ToolProcess.start([Array("agent".utf8)], environment: environment)
+        _ = try await Deadline.run(within: .seconds(30), "the agent's name") {
+            for try await change in changes where change.newOwner != nil { return true }
+            return nil
+        }
+        return agent
+    }
+
+    /// Before: the save came 50 ms after the change, and a SIGKILL 0–40 ms after `send` returned lost 4–5 toasts of
+    /// 6. Now each `send` returns once its toast is on disk: killed at once after the last one, nothing is lost.
+    @Test func aKillRightAfterSendReturnsLosesNoToast() async throws {
+        try await withDesktop { desktop, watcher in
+            let env = desktop.agentEnvironment
+            let bus = try await desktop.bus.connect()
+            defer { bus.close() }
+            let first = try await toastkit(["send", "--id", "front", "-d", "indefinite", "Delante"], environment: env)
+            #expect(first.status == 0 && first.error.isEmpty, "\(first.error)")
+            let pid = try await agentPID(bus)
+            for index in 1...5 {
+                let queued = try await toastkit(["send", "--id", "q\(index)", "Cola \(index)"], environment: env)
+                #expect(queued.status == 0 && queued.error.isEmpty, "\(queued.error)")
+            }
+            try await kill(agent: pid, bus)
+            // The next command's agent adopts all six.
+            let next = try await toastkit(["send", "--id", "z", "-d", "indefinite", "Después"], environment: env)
+            #expect(next.status == 0 && next.error.isEmpty, "\(next.error)")
+            let list = try await toastkit(["list"], environment: env)
+            let ids = list.lines.compactMap { $0.split(separator: "\t").first.map(String.init) }
+            #expect(
+                Set(ids) == ["front", "q1", "q2", "q3", "q4", "q5", "z"], "\(list.output)\n\(desktop.agentFiles)")
+            #expect(list.lines.first?.hasPrefix("front\tfront\t") == true, "\(list.output)")
+            _ = watcher
+        }
+    }
+
+    /// A crash at each step of `Present` (the fail point `TOASTKIT_FAILPOINT_AGENT_CRASH`): after the write-ahead
+    /// record, and after the server's id is saved but before the answer. `send` calls the next agent, which adopts
+    /// the saved toast; the call made again replaces it. One toast, on screen once, and `send` exits 0.
+    @Test(arguments: ["after-write-ahead", "before-reply"])
+    func aCrashAtEachStepOfPresentLeavesOneToast(step: String) async throws {
+        try await withDesktop { desktop, watcher in
+            let env = desktop.agentEnvironment
+            let bus = try await desktop.bus.connect()
+            defer { bus.close() }
+            var crashing = env
+            crashing["TOASTKIT_FAILPOINT_AGENT_CRASH"] = step
+            let agent = try await startAgent(crashing, bus)
+            let send = try await toastkit(["send", "--id", "x", "-d", "indefinite", "Sobrevive"], environment: env)
+            let crashed = await agent.finish()
+            #expect(crashed.status == 128 + SIGKILL, "the first agent died at \(step)")
+            #expect(send.status == 0 && send.error.isEmpty, "\(step): \(send.status) \(send.error)")
+            let list = try await toastkit(["list"], environment: env)
+            let lines = list.lines.filter { !$0.isEmpty }
+            #expect(lines.count == 1 && lines[0].hasPrefix("x\tfront\t"), "\(list.output)")
+            // Every Notify after the first replaced it in place: one notification on screen.
+            let (firstNotify, serverID) = try await watcher.nextNotifyAndReply()
+            #expect(firstNotify.summary == "Sobrevive")
+            try await desktop.waitUntilDisplayed(1)
+            #expect(try desktop.displayedCount() == 1, "one notification on screen")
+            _ = serverID
+        }
+    }
+
+    /// Before: a `send` that came as the agent exited for being idle was lost (16 of 150 at an idle time of 1 ms).
+    /// Now a call is counted from the moment it arrives, the exit answers `Stopping` to any call after it is
+    /// decided, and `send` calls the next agent.
+    @Test func sendsThatRaceTheIdleExitAreAllAnswered() async throws {
+        try await withDesktop { desktop, _ in
+            let env = desktop.agentEnvironment
+            let config = "\(desktop.directory)/config/toastkit"
+            try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+            try "idle-timeout = 0.001\n".write(toFile: "\(config)/agent.conf", atomically: true, encoding: .utf8)
+            let results = try await withThrowingTaskGroup(of: [ToolProcess.Result].self) { group in
+                for stream in 0..<4 {
+                    group.addTask {
+                        var results: [ToolProcess.Result] = []
+                        for index in 0..<12 {
+                            results.append(
+                                try await toastkit(
+                                    ["send", "-d", "0.02", "Carrera \(stream).\(index)"], environment: env))
+                        }
+                        return results
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            let failed = results.filter { $0.status != 0 || !$0.error.isEmpty }
+            #expect(results.count == 48)
+            #expect(failed.isEmpty, "\(failed.map { "\($0.status): \($0.error)" })\n\(desktop.agentFiles)")
+        }
+    }
+
+    /// Before: a command ran in the folder and environment of whichever process started the agent. Now it runs in
+    /// its sender's folder with its sender's environment, whoever started the agent and however bare its
+    /// environment was (a cron-like `env -i`).
+    @Test func onActionRunsInTheSendersFolderAndEnvironment() async throws {
+        try await withDesktop { desktop, watcher in
+            let env = desktop.agentEnvironment
+            let bus = try await desktop.bus.connect()
+            defer { bus.close() }
+            let folderA = "\(desktop.directory)/script a"
+            let folderB = "\(desktop.directory)/script b"
+            for (folder, text) in [(folderA, "wrong"), (folderB, "$MARK|${SECRET-unset}|$PWD|$DISPLAY")] {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                try "#!/bin/sh\necho \"\(text)\" > \"\(folderB)/out\"\n".write(
+                    toFile: "\(folder)/hook.sh", atomically: true, encoding: .utf8)
+                chmod("\(folder)/hook.sh", 0o755)
+            }
+            // The agent is started from A with a bare environment and a secret of A's.
+            var bare = [String: String]()
+            for name in [
+                "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "HOME",
+                "TOASTKIT_AGENT_START_TIMEOUT",
+            ] {
+                bare[name] = env[name]
+            }
+            bare["SECRET"] = "of-a"
+            let agent = try await startAgent(bare, bus)
+            defer { agent.signal(SIGTERM) }
+            var senderB = env
+            senderB["MARK"] = "b"
+            senderB["SECRET"] = nil
+            let send = try ToolProcess.start(
+                [
+                    "-C", folderB, ToolProcess.binary, "send", "--id", "h", "-A", "go=Ir", "--on-action",
+                    "go=./hook.sh",
+                    "-d", "indefinite", "Hook",
+                ].map { Array($0.utf8) },
+                environment: senderB, executable: "/usr/bin/env")
+            let sent = await send.finish()
+            #expect(sent.status == 0 && sent.error.isEmpty, "\(sent.error)")
+            _ = try await watcher.nextNotifyAndReply()
+            try await desktop.waitUntilDisplayed(1)
+            try desktop.dunstctl("action", "0")
+            let out = "\(folderB)/out"
+            let text = try await Deadline.run(within: .seconds(10), "the hook's output") { () -> String? in
+                while true {
+                    if let text = try? String(contentsOfFile: out, encoding: .utf8), text.hasSuffix("\n") {
+                        return text
+                    }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            // (The shell prints its folder as the system names it: without the temporary folder's double slash.)
+            let folder = folderB.replacingOccurrences(of: "//", with: "/")
+            #expect(text == "b|unset|\(folder)|\(env["DISPLAY"] ?? "")\n")
+        }
+    }
+
+    /// Before: every agent read one `agent.json`, so an agent of a new session showed the toasts of another
+    /// session's bus. Now each bus has its file: two buses sharing one runtime folder never see each other's.
+    @Test func anAgentNeverAdoptsAnotherBussToasts() async throws {
+        let first = try await NotificationEnvironment.start(server: .dunst)
+        defer { first.stop() }
+        let second = try await NotificationEnvironment.start(server: .dunst)
+        defer { second.stop() }
+        var envA = first.agentEnvironment
+        var envB = second.agentEnvironment
+        // One runtime folder for both (as without XDG_RUNTIME_DIR, or one /run/user/UID across two logins).
+        envA["XDG_RUNTIME_DIR"] = "\(first.directory)/runtime"
+        envB["XDG_RUNTIME_DIR"] = "\(first.directory)/runtime"
+        let busA = try await first.bus.connect()
+        defer { busA.close() }
+        let sent = try await toastkit(["send", "--id", "mine", "-d", "indefinite", "Sesión A"], environment: envA)
+        #expect(sent.status == 0 && sent.error.isEmpty, "\(sent.error)")
+        try await kill(agent: try await agentPID(busA), busA)
+        let other = try await toastkit(["send", "--id", "other", "-d", "indefinite", "Sesión B"], environment: envB)
+        #expect(other.status == 0 && other.error.isEmpty, "\(other.error)")
+        let listB = try await toastkit(["list"], environment: envB)
+        #expect(listB.lines == ["other\tfront\tindefinite\tSesión B", ""] || listB.output.hasPrefix("other\t"))
+        #expect(!listB.output.contains("mine"), "\(listB.output)")
+        // Session A's next agent still has its own toast.
+        _ = try await toastkit(["send", "--id", "again", "-d", "0.1", "A otra vez"], environment: envA)
+        let listA = try await toastkit(["list"], environment: envA)
+        #expect(listA.output.hasPrefix("mine\tfront\t"), "\(listA.output)")
+        #expect(!listA.output.contains("other"), "\(listA.output)")
+    }
+
+    /// Before: an `agent.json` planted by another user in a world-writable folder was adopted, and its command ran
+    /// as the agent's user on a click; a FIFO hung the agent for good; a `saved_at` of -1e17 crashed every agent;
+    /// a 1 GB file cost 2 GB of memory. Now each is set aside as `.refused` with one line in the log, and the agent
+    /// shows the next toast at once.
+    @Test func hostileSavedFilesAreSetAsideAndNeverAdopted() async throws {
+        try await withDesktop { desktop, watcher in
+            let env = desktop.agentEnvironment
+            let bus = try await desktop.bus.connect()
+            defer { bus.close() }
+            let busID = try await bus.bus.id()
+            let folder = "\(desktop.directory)/runtime/toastkit"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let path = "\(folder)/agent-\(busID).json"
+            let flag = "\(desktop.directory)/planted-command-ran"
+            func saved(savedAt: Double, remaining: String = "5") -> String {
+                """
+                {"bus_id":"\(busID)","saved_at":\(savedAt),"version":2,"toasts":[{"id":"planted","running":true,\
+                "remaining":\(remaining),"request":{"awaitShown":false,\
+                "onAction":{"open":["/bin/sh","-c","touch \(flag)"]},"options":{"actions":[{"id":"open",\
+                "label":"Abrir"}],"hints":[],"json":false,"noAgent":false,"onAction":{},"printID":false,\
+                "status":"normal","title":"Planted","transient":false,"wait":false}}}]}
+                """
+            }
+            let now = Date().timeIntervalSince1970
+            let cases: [(String, () throws -> Void, String)] = [
+                (
+                    "another user's file",
+                    {
+                        chmod(folder, 0o777)
+                        try saved(savedAt: now).write(toFile: path, atomically: false, encoding: .utf8)
+                        chown(path, 65534, 65534)
+                    }, "it belongs to uid 65534"
+                ),
+                ("a FIFO", { mkfifo(path, 0o600) }, "it is not a regular file"),
+                (
+                    "a time from long ago",
+                    { try saved(savedAt: -1e17).write(toFile: path, atomically: false, encoding: .utf8) },
+                    "is not a time this agent can believe"
+                ),
+                (
+                    "a remaining time out of range",
+                    {
+                        try saved(savedAt: now, remaining: "-5").write(toFile: path, atomically: false, encoding: .utf8)
+                    },
+                    "remaining -5.0 is out of range"
+                ),
+                (
+                    "a file of 1 GB (sparse)",
+                    {
+                        let descriptor = open(path, O_WRONLY | O_CREAT, 0o600)
+                        ftruncate(descriptor, 1 << 30)
+                        close(descriptor)
+                    }, "more than the"
+                ),
+            ]
+            for (index, (name, plant, reason)) in cases.enumerated() {
+                try plant()
+                let send = try await toastkit(
+                    ["send", "--id", "t\(index)", "-d", "indefinite", name], environment: env)
+                #expect(send.status == 0 && send.error.isEmpty, "\(name): \(send.error)")
+                let (notify, _) = try await watcher.nextNotifyAndReply()
+                #expect(notify.summary == name, "\(name): the planted toast is not shown")
+                #expect(access(path + ".refused", F_OK) == 0, "\(name): set aside")
+                let log =
+                    (try? String(contentsOfFile: "\(desktop.directory)/state/toastkit/agent.log", encoding: .utf8))
+                    ?? ""
+                #expect(
+                    log.components(separatedBy: "\n").filter { $0.contains("not adopted") && $0.contains(reason) }
+                        .count == 1, "\(name): one line naming the reason\n\(log)")
+                var info = stat()
+                #expect(stat(folder, &info) == 0 && info.st_mode & 0o777 == 0o700, "\(name): the folder made private")
+                try await kill(agent: try await agentPID(bus), bus)
+                unlink(path + ".refused")
+                try? FileManager.default.removeItem(atPath: "\(desktop.directory)/state/toastkit/agent.log")
+                unlink(path)
+                _ = try desktop.dunstctl("close-all")
+            }
+            #expect(access(flag, F_OK) != 0, "the planted command never ran")
+        }
+    }
+}
