@@ -242,8 +242,11 @@ import Testing
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(results.allSatisfy { $0.status == 0 }, "\(results.filter { $0.status != 0 }.map(\.error))")
+            // The indefinite toast has a lane of its own; the hundred share their application's: one in front, the
+            // rest behind it.
             let list = try await toastkit(["list"], environment: env)
-            #expect(list.lines.filter { $0.contains("\twaiting\t") }.count == 100, "\(list.output)")
+            #expect(list.lines.filter { $0.contains("\twaiting\t") }.count == 99, "\(list.output)")
+            #expect(list.lines.filter { $0.contains("\tfront\t") }.count == 2, "\(list.output)")
             #expect(list.lines.first?.hasPrefix("front\tfront\t") == true)
         }
     }

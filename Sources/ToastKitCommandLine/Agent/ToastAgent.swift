@@ -6,12 +6,14 @@ import Synchronization
 import ToastKit
 import ToastModel
 
-/// The per-user toast service (`toastkit agent`): one ``ToastCenter`` and one connection to the notification server
-/// for every script of the user, on the session bus as `org.toastkit.Agent1` (docs/agent.md).
+/// The per-user toast service (`toastkit agent`): one ``ToastCenter`` per lane (``AgentLane``: an application's
+/// informing toasts queue behind its front toast; questions, indefinite toasts and toasts someone waits for are
+/// shown at once) and one connection to the notification server for every script of the user, on the session bus
+/// as `org.toastkit.Agent1` (docs/agent.md).
 ///
 /// What a script's toast gets from it, after the script has gone: its duration holds (the center closes it on time,
-/// on every server, GNOME Shell included); `--id` replaces across runs; toasts of separate scripts share one front
-/// toast and one queue; `--on-action` commands run when their action is invoked; `toastkit wait --id` and `close
+/// on every server, GNOME Shell included); `--id` and `-r` replace across runs, in place; no toast waits behind
+/// another application's; `--on-action` commands run when their action is invoked; `toastkit wait --id` and `close
 /// --id` reach the toast through the connection that sent it. Live toasts are saved (crash-safe, see
 /// ``AgentStore``) in a file of this session bus's own; a toast is on disk before `Present` answers, and an agent
 /// started on the same bus after a crash adopts them with the time they had left.
@@ -19,8 +21,11 @@ final class ToastAgent: Sendable {
     /// What the agent keeps for a live toast.
     struct Live: Sendable {
         var request: AgentRequest
+        var lane: AgentLane
         var serverID: UInt32?
         var activationToken: String?
+        /// A `-r` of its server id updated it: its `replaced` end is not an end for those who wait for it.
+        var continues = false
     }
 
     private struct State {
@@ -40,7 +45,9 @@ final class ToastAgent: Sendable {
     }
 
     let connection: DBusConnection
-    let center: ToastCenter
+    let lanes: AgentLanes
+    /// The centers' events, all to ``handle(_:)``.
+    private let relay: EventRelay
     let desktop: DesktopNotificationPresenter
     let observer: ObservingPresenter
     let settings: AgentSettings
@@ -78,11 +85,18 @@ final class ToastAgent: Sendable {
             configuration: DesktopPresenterConfiguration(
                 appName: "toastkit", bus: .session, callTimeout: .seconds(10)))
         observer = ObservingPresenter(desktop)
-        style = AgentStyle()
-        center = ToastCenter(
-            defaultDuration: .standardDefault, maxVisible: settings.maxVisible, presenter: observer,
-            laterStore: FileLaterStore.standard(environment: environment))
-        center.toastStyle(style)
+        let style = AgentStyle()
+        let relay = EventRelay()
+        self.style = style
+        self.relay = relay
+        lanes = AgentLanes(presenter: observer) { [maxVisible = settings.maxVisible] presenter in
+            let center = ToastCenter(
+                defaultDuration: .standardDefault, maxVisible: maxVisible, presenter: presenter,
+                laterStore: FileLaterStore.standard(environment: environment))
+            center.toastStyle(style)
+            center.onEvent = { relay.send($0) }
+            return center
+        }
         runner = ActionRunner(log: ActionCommand.logPath(environment: environment))
         self.environment = environment
         crashPoint = environment["TOASTKIT_FAILPOINT_AGENT_CRASH"].flatMap { $0.isEmpty ? nil : $0 }
@@ -289,15 +303,39 @@ final class ToastAgent: Sendable {
             name: AgentInterface.ErrorName.accessDenied, message: "only uid \(getuid()) may use this agent, not \(who)")
     }
 
+    /// `-r N` where N is the server id of a toast the agent shows: the request becomes an update of that toast — its
+    /// id, its lane, its actions and commands when the request brings none, and its waiters, who keep waiting for
+    /// its end (``Live/continues``). Any other `-r N` replaces notification N on the server, in a lane of its own.
+    private func continuing(_ request: inout AgentRequest) -> Bool {
+        // The sender's own generated id (`toastkit-…`) does not count as an id it chose.
+        guard let serverID = request.options.replaceID, request.options.id?.hasPrefix("toastkit-") != false
+        else { return false }
+        guard let (id, live) = state.withLock({ $0.live.first { $0.value.serverID == serverID } }) else {
+            return false
+        }
+        request.options.id = id
+        request.options.replaceID = nil
+        if request.options.actions.isEmpty && request.options.tap == nil {
+            request.options.actions = live.request.options.actions
+            request.options.tap = live.request.options.tap
+            request.onAction = live.request.onAction
+            request.environment = live.request.environment
+            request.workingDirectory = live.request.workingDirectory
+        }
+        return true
+    }
+
     /// A `Present` call's toast, decoded and checked.
     private struct Prepared {
         var request: AgentRequest
         var toast: ToastMessage
+        /// It updates a live toast the agent shows (`-r` of its server id).
+        var continues: Bool
     }
 
     /// Decodes and checks a `Present` call's argument, without acting on it.
     private func prepare(_ message: DBusMessage) throws -> Prepared {
-        let request: AgentRequest
+        var request: AgentRequest
         let toast: ToastMessage
         do {
             request = try AgentRequest(try message.arguments("a{sv}")[0])
@@ -306,6 +344,7 @@ final class ToastAgent: Sendable {
         } catch let error as DBusError {
             throw DBusError(name: DBusError.Name.invalidArgs, message: error.message)
         }
+        let continues = continuing(&request)
         do throws(CommandFailure) {
             var text: String?
             if case .text(let value)? = request.options.message { text = value }
@@ -313,7 +352,7 @@ final class ToastAgent: Sendable {
         } catch {
             throw DBusError(name: AgentInterface.ErrorName.invalidToast, message: error.message)
         }
-        return Prepared(request: request, toast: toast)
+        return Prepared(request: request, toast: toast, continues: continues)
     }
 
     /// `Present(a{sv}) → (s id, a{sv} shown)`.
@@ -324,25 +363,33 @@ final class ToastAgent: Sendable {
             CommandLineStyle(options: request.options), appName: request.options.appName,
             appIcon: request.options.appIcon, for: id)
         if let replaceID = request.options.replaceID { desktop.adopt(serverID: replaceID, forToast: id) }
-        let full = state.withLock { state -> Bool in
-            guard state.live[id] == nil, state.live.count >= AgentLimits.maximumLive else {
-                state.live[id] = Live(request: request)
-                return false
+        // A live id stays in its lane (updated in place); a new one joins the lane its kind says.
+        let admitted = state.withLock { state -> (lane: AgentLane, isNew: Bool)? in
+            if let live = state.live[id] {
+                var updated = Live(request: request, lane: live.lane, serverID: live.serverID)
+                updated.continues = prepared.continues
+                state.live[id] = updated
+                return (live.lane, false)
             }
-            return true
+            guard state.live.count < AgentLimits.maximumLive else { return nil }
+            let lane = AgentLane.of(request, id: id)
+            state.live[id] = Live(request: request, lane: lane)
+            return (lane, true)
         }
-        if full {
+        guard let admitted else {
+            style.forget(id)
             throw DBusError(
                 name: AgentInterface.ErrorName.queueFull,
                 message: "the agent holds \(AgentLimits.maximumLive) live toasts, its limit; close some first")
         }
+        let center = admitted.isNew ? lanes.acquire(admitted.lane) : (lanes.center(of: admitted.lane) ?? lanes.acquire(admitted.lane))
         // Write-ahead: the toast is on disk before the server hears of it, so a crash from here on leaves it to
         // the next agent (docs/agent.md).
         await saver.save()
         crash(at: "after-write-ahead")
         center.present(toast)
         await center.eventsDelivered()
-        if !isOnPresenter(id) {
+        if !isOnPresenter(id, in: center) {
             // Behind the front toast (or already over): answer now, or once it is shown when the sender needs the
             // server's id.
             guard request.awaitShown, state.withLock({ $0.live[id] != nil }) else {
@@ -381,9 +428,15 @@ final class ToastAgent: Sendable {
         if crashPoint == step { kill(getpid(), SIGKILL) }
     }
 
-    /// Whether the center has handed toast `id` to the presenter.
-    private func isOnPresenter(_ id: String) -> Bool {
+    /// Whether `center` has handed toast `id` to the presenter.
+    private func isOnPresenter(_ id: String, in center: ToastCenter) -> Bool {
         center.entryStates.first { $0.id == id }?.isOnPresenter ?? false
+    }
+
+    /// The center that holds live toast `id`, if any.
+    private func center(holding id: String) -> ToastCenter? {
+        guard let lane = state.withLock({ $0.live[id]?.lane }) else { return nil }
+        return lanes.center(of: lane)
     }
 
     /// `Present`'s details for a toast not on screen: `queued` while it waits, `ended` (the outcome's name) once
@@ -402,7 +455,8 @@ final class ToastAgent: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             state.withLock { $0.shownWaiters[id, default: []].append(continuation) }
             // It may have been shown (or ended) before the waiter was in place.
-            if isOnPresenter(id) || state.withLock({ $0.live[id] == nil }) { resumeShownWaiters(id) }
+            let onPresenter = center(holding: id).map { isOnPresenter(id, in: $0) } ?? true
+            if onPresenter { resumeShownWaiters(id) }
         }
     }
 
@@ -413,25 +467,34 @@ final class ToastAgent: Sendable {
     /// `Close(s id) → (b closed)`: false when no toast with this id is live.
     private func close(_ message: DBusMessage) throws -> [DBusValue] {
         guard let id = try message.arguments("s")[0].stringValue else { return [.boolean(false)] }
-        let live = center.liveToastIDs.contains(id)
-        if live { center.dismiss(id: id) }
-        return [.boolean(live)]
+        guard let center = center(holding: id), center.liveToastIDs.contains(id) else { return [.boolean(false)] }
+        center.dismiss(id: id)
+        return [.boolean(true)]
     }
 
     /// `Wait(s id) → (s outcome, a{sv} details)`: answers when the toast ends (at once for one that ended
     /// recently).
     private func wait(_ message: DBusMessage) async throws -> [DBusValue] {
         guard let id = try message.arguments("s")[0].stringValue else { return [] }
-        if let ended = state.withLock({ $0.live[id] == nil ? $0.ended[id] : nil }) { return ended.arguments }
-        let outcome: ToastOutcome
-        do {
-            outcome = try await center.outcome(of: id)
-        } catch is ToastCenterError {
-            throw DBusError(
-                name: AgentInterface.ErrorName.unknownToast, message: "no toast \"\(id)\" is live or ended recently")
+        let unknown = DBusError(
+            name: AgentInterface.ErrorName.unknownToast, message: "no toast \"\(id)\" is live or ended recently")
+        var outcome: ToastOutcome
+        while true {
+            // The agent's record first: it is written, with the toast's removal from `live`, as the end is delivered.
+            if let ended = state.withLock({ $0.live[id] == nil ? $0.ended[id] : nil }) { return ended.arguments }
+            guard let center = center(holding: id) else { throw unknown }
+            do {
+                outcome = try await center.outcome(of: id)
+            } catch is ToastCenterError {
+                // Ended between the look and the call: its record is there now.
+                if let ended = state.withLock({ $0.ended[id] }) { return ended.arguments }
+                throw unknown
+            }
+            await center.eventsDelivered()
+            // A `-r` of its server id updated it: who waits for it waits for the updated toast's end.
+            if outcome == .replaced, state.withLock({ $0.live[id]?.continues == true }) { continue }
+            break
         }
-        // The agent's record of the end (the server id, the activation token) is written as the end is delivered.
-        await center.eventsDelivered()
         let record = state.withLock { $0.ended[id] }
         return AgentOutcome(
             outcome, serverID: record?.details["server_id"]?.uint32Value,
@@ -442,27 +505,35 @@ final class ToastAgent: Sendable {
 
     /// `List() → aa{sv}`: the live toasts, front first, then the kept ones (Later).
     private func list() -> [DBusValue] {
-        let states = center.entryStates.filter { !$0.isConfirmation }
         let live = state.withLock { $0.live }
         var items: [DBusValue] = []
-        for (index, entry) in states.enumerated() {
+        for center in lanes.centers {
+            for (index, entry) in center.entryStates.enumerated() where !entry.isConfirmation {
+                items.append(listItem(entry, front: index == 0, live: live[entry.id]))
+            }
+        }
+        return [.array("a{sv}", items)]
+    }
+
+    /// One toast of `List`.
+    private func listItem(_ entry: ToastStack.EntryState, front: Bool, live toast: Live?) -> DBusValue {
+        do {
             var fields: [(String, DBusValue)] = [
                 ("id", .string(entry.id)),
                 (
                     "state",
-                    .string(index == 0 && entry.isOnPresenter ? "front" : entry.isOnPresenter ? "shown" : "waiting")
+                    .string(front && entry.isOnPresenter ? "front" : entry.isOnPresenter ? "shown" : "waiting")
                 ),
                 ("running", .boolean(entry.isRunning)),
             ]
             if let remaining = entry.remaining { fields.append(("remaining", .double(remaining.seconds))) }
-            if let toast = live[entry.id] {
+            if let toast {
                 fields.append(("title", .string(toast.request.options.title)))
                 fields.append(("status", .string(toast.request.options.status.rawValue)))
                 if let serverID = toast.serverID { fields.append(("server_id", .uint32(serverID))) }
             }
-            items.append(.variantDictionary(fields))
+            return .variantDictionary(fields)
         }
-        return [.array("a{sv}", items)]
     }
 
     /// `GetInfo() → a{sv}`.
@@ -470,7 +541,7 @@ final class ToastAgent: Sendable {
         [
             .variantDictionary([
                 ("version", .string(ToolVersion.current)), ("pid", .uint32(UInt32(getpid()))),
-                ("uid", .uint32(getuid())), ("live", .uint32(UInt32(center.liveToastIDs.count))),
+                ("uid", .uint32(getuid())), ("live", .uint32(UInt32(state.withLock { $0.live.count }))),
                 ("max_visible", .uint32(UInt32(settings.maxVisible))),
                 ("idle_timeout", .double(settings.idleTimeout?.seconds ?? 0)),
             ])
@@ -482,7 +553,7 @@ final class ToastAgent: Sendable {
     /// Follows the center: actions run their commands, ends are recorded for `Wait`, every change is saved and
     /// announced with the `Event` signal.
     private func watchEvents() {
-        center.onEvent = { [weak self] event in
+        relay.set { [weak self] event in
             guard let self else { return }
             switch event {
             case .degraded(let id?, let reason):
@@ -510,17 +581,19 @@ final class ToastAgent: Sendable {
             case .ended(let id, let outcome):
                 // A replacement (`send --id` again) has already put the new toast in `live`: keep it.
                 let replaced = outcome == .replaced
-                let ended = state.withLock { state -> AgentOutcome in
+                let (ended, lane) = state.withLock { state -> (AgentOutcome, AgentLane?) in
                     let live = replaced ? state.live[id] : state.live.removeValue(forKey: id)
                     let ended = AgentOutcome(
                         outcome, serverID: live?.serverID, activationToken: live?.activationToken,
                         unexplained: observer.unexplainedClose(of: id))
                     state.ended.remember(ended, for: id)
-                    return ended
+                    return (ended, replaced ? nil : live?.lane)
                 }
                 if !replaced {
                     style.forget(id)
                     resumeShownWaiters(id)
+                    lanes.forget(id)
+                    if let lane { lanes.release(lane) }
                 }
                 saver.changed()
                 announce(id, "ended", ["outcome": .string(ended.name)].merging(ended.details) { first, _ in first })
@@ -568,7 +641,7 @@ final class ToastAgent: Sendable {
     private func write() {
         let live = state.withLock { $0.live }
         let states = Dictionary(
-            center.entryStates.filter { !$0.isConfirmation }.map { ($0.id, $0) },
+            lanes.centers.flatMap(\.entryStates).filter { !$0.isConfirmation }.map { ($0.id, $0) },
             uniquingKeysWith: { first, _ in first })
         let saved = live.map { id, toast in
             AgentStore.Saved(
@@ -615,8 +688,9 @@ final class ToastAgent: Sendable {
                 CommandLineStyle(options: request.options), appName: request.options.appName,
                 appIcon: request.options.appIcon, for: item.id)
             if let serverID = item.serverID { desktop.adopt(serverID: serverID, forToast: item.id) }
-            state.withLock { $0.live[item.id] = Live(request: request, serverID: item.serverID) }
-            center.present(toast)
+            let lane = AgentLane.of(request, id: item.id)
+            state.withLock { $0.live[item.id] = Live(request: request, lane: lane, serverID: item.serverID) }
+            lanes.acquire(lane).present(toast)
         }
         defer { openAfterAdoption() }
         guard !saved.isEmpty else { return }
@@ -627,7 +701,7 @@ final class ToastAgent: Sendable {
                     "\($0.id) (\($0.remaining.map { "\(($0 * 100).rounded() / 100) s left" } ?? "no limit"))"
                 }
                 .joined(separator: ", "))
-        await center.flush()
+        for center in lanes.centers { await center.flush() }
         state.withLock { state in
             for id in state.live.keys {
                 if let serverID = desktop.serverID(ofToast: id) { state.live[id]?.serverID = serverID }
@@ -724,5 +798,18 @@ extension Duration {
     /// The duration in seconds.
     var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
+
+/// Hands every lane's center events to one handler, set once the agent is ready to follow them.
+private final class EventRelay: Sendable {
+    private let handler = Mutex<(@Sendable (ToastEvent) -> Void)?>(nil)
+
+    func set(_ handler: @escaping @Sendable (ToastEvent) -> Void) {
+        self.handler.withLock { $0 = handler }
+    }
+
+    func send(_ event: ToastEvent) {
+        handler.withLock { $0 }?(event)
     }
 }
