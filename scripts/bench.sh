@@ -159,7 +159,7 @@ pid="$(dbus-send --session --print-reply=literal --dest=org.freedesktop.DBus /or
 [[ -n "$pid" ]] && kill "$pid"
 while dbus-send --session --print-reply=literal --dest=org.freedesktop.DBus /org/freedesktop/DBus \
     org.freedesktop.DBus.NameHasOwner string:org.toastkit.Agent1 | grep -q true; do sleep 0.002; done
-rm -f "$XDG_RUNTIME_DIR/toastkit/agent.json" # nothing for the next agent to adopt: a clean cold start
+rm -f "$XDG_RUNTIME_DIR"/toastkit/agent-*.json # nothing for the next agent to adopt: a clean cold start
 STOP
 chmod +x "$work/stop-agent.sh"
 

@@ -45,6 +45,11 @@ if [ "$mode" = headless ]; then
     export XDG_RUNTIME_DIR="$NOTIFY_HARNESS_DIR/runtime" XDG_STATE_HOME="$NOTIFY_HARNESS_DIR/state"
 fi
 
+# A step that does not do what it says fails the demo (exit 1), so the test command, which runs it headless, sees it.
+fail() {
+    say "FAILED: $*"
+    exit 1
+}
 # dunst draws a notification on its next loop turn and says nothing on the bus when it does: poll its count briefly.
 displayed() {
     [ "$mode" = headless ] || return 0
@@ -52,7 +57,7 @@ displayed() {
         [ "$(dunstctl count displayed)" = "$1" ] && return 0
         sleep 0.02
     done
-    say "warning: dunst shows $(dunstctl count displayed) notifications, expected $1"
+    fail "dunst shows $(dunstctl count displayed) notifications, expected $1"
 }
 shot() {
     [ "$mode" = headless ] || return 0
@@ -61,15 +66,15 @@ shot() {
     say "screenshot: $shots/$1"
 }
 
-say "1. the statuses, and an icon"
-run send -d 20 "Cambios guardados" "Todo está al día."
-run send -d 20 -s success "Copia de seguridad lista" "128 archivos guardados."
-run send -d 20 -s warning "Poco espacio" "Libera espacio para continuar."
-run send -d 20 -s error "Error al sincronizar" "Sin conexión con el servidor."
-run send -d 20 -s notification -i photo.on.rectangle "Fotos nuevas" "12 fotos de hoy"
+say "1. the statuses, and an icon: five scripts' toasts (different applications never wait for each other)"
+run send -a Editor -d 20 "Cambios guardados" "Todo está al día."
+run send -a Copias -d 20 -s success "Copia de seguridad lista" "128 archivos guardados."
+run send -a Disco -d 20 -s warning "Poco espacio" "Libera espacio para continuar."
+run send -a Sincronización -d 20 -s error "Error al sincronizar" "Sin conexión con el servidor."
+run send -a Fotos -d 20 -s notification -i photo.on.rectangle "Fotos nuevas" "12 fotos de hoy"
 displayed 5
 shot 01-statuses.png
-[ "$mode" = headless ] && dunstctl close-all
+if [ "$mode" = headless ]; then dunstctl close-all; fi
 
 say "2. replace by id, across two separate runs"
 run send --id sync -d indefinite -i arrow.triangle.2.circlepath "Sincronizando…" "3 de 12 archivos"
@@ -79,7 +84,7 @@ run send --id sync -s success -d 10 "Sincronizado" "12 de 12 archivos"
 displayed 1
 shot 03-sincronizado.png
 say "   one notification on the server, updated in place"
-[ "$mode" = headless ] && dunstctl close-all
+if [ "$mode" = headless ]; then dunstctl close-all; fi
 
 say "3. an action with a callback: --wait prints the chosen action, the exit code tells the outcome"
 out=$(mktemp)
@@ -92,7 +97,12 @@ waiter=$!
 if [ "$mode" = headless ]; then
     displayed 1
     shot 04-action.png
+    for _ in $(seq 1 250); do
+        [ -s "$out" ] && break
+        sleep 0.02
+    done
     id=$(head -n1 "$out")
+    [ -n "$id" ] || fail "send -p printed no id"
     say "   (headless: choosing \"Archivar\" in dunst's context menu for notification $id)"
     printf '\\[%s,archive\\]$' "$id" >"$NOTIFY_HARNESS_DIR/dmenu-pick"
     dunstctl context
@@ -110,8 +120,11 @@ case "$status:$action" in
 5:later) say "kept for later (exit 5): \`toastkit later\` lists it, \`toastkit later --show\` brings it back" ;;
 2:*) say "dismissed (exit 2)" ;;
 3:*) say "nobody chose anything: expired (exit 3)" ;;
-*) say "ended with exit code $status" ;;
+*) fail "send ended with exit code $status" ;;
 esac
+if [ "$mode" = headless ] && [ "$status:$action" != 0:archive ]; then
+    fail "headless, \"Archivar\" was chosen: expected exit 0 and \"archive\", got $status and \"$action\""
+fi
 
 if [ "$mode" = headless ]; then
     say "done; screenshots:"

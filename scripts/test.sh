@@ -38,6 +38,11 @@ scripts/check-samples.sh
 echo "== scripts/build-cli.sh"
 binary="$(scripts/build-cli.sh)"
 
+# The README's first command must not break unseen: its tour runs headless on the same binary, and a step that does
+# not do what it says fails the run.
+echo "== the demo's tour, headless (scripts/demo.sh)"
+TOASTKIT="$binary" scripts/headless-desktop.sh -- scripts/demo.sh --tour headless
+
 echo "== swift test"
 TOASTKIT_STATIC_BINARY="$binary" swift test --skip-build
 

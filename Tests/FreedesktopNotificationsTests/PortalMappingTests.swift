@@ -183,6 +183,19 @@ import ToastModel
         try Data(count: 5 * 1024 * 1024).write(to: URL(fileURLWithPath: big))
         #expect(
             PortalIconFile.read(big) == .unreadable("icon file \(big) has 5242880 bytes, more than an icon's 4 MiB"))
+        // Before: the limit was checked on the link, so a link to a 300 MB file read all of it (624 MB, 1.8 s), and a
+        // 1 GB one exited 70. Now the limit holds on what is opened, before a byte is read; a FIFO never blocks.
+        let sparse = "\(folder)/sparse"
+        let descriptor = open(sparse, O_WRONLY | O_CREAT, 0o600)
+        #expect(ftruncate(descriptor, 1 << 30) == 0)
+        close(descriptor)
+        let link = "\(folder)/link.png"
+        #expect(symlink(sparse, link) == 0)
+        #expect(
+            PortalIconFile.read(link) == .unreadable("icon file \(link) has 1073741824 bytes, more than an icon's 4 MiB"))
+        let fifo = "\(folder)/fifo.png"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(PortalIconFile.read(fifo) == .unreadable("icon file \(fifo) is not a regular file"))
         let small = "\(folder)/small.png"
         try Data(png).write(to: URL(fileURLWithPath: small))
         #expect(PortalIconFile.read(small) == .bytes(png))

@@ -138,6 +138,7 @@ import ToastKit
         for error in [
             AgentInterface.ErrorName.invalidToast, AgentInterface.ErrorName.unavailable,
             AgentInterface.ErrorName.unknownToast, AgentInterface.ErrorName.accessDenied,
+            AgentInterface.ErrorName.stopping, AgentInterface.ErrorName.queueFull,
         ] {
             let name = error.rawValue.split(separator: ".").last.map(String.init) ?? error.rawValue
             #expect(document.contains("Error.\(name)"), "the error \(error)")

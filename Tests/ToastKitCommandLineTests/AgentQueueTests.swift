@@ -4,7 +4,7 @@ import Glibc
 import TestSupport
 import Testing
 
-/// The agent's queueing rule (issue 18, point 2; docs/decisions/0005-agent-queues-and-sessions.md), end to end on
+/// The agent's queueing rule (issue 18, point 2; docs/decisions/0006-agent-lanes-and-sessions.md), end to end on
 /// dunst: no toast waits behind another application's, nor behind a question or an indefinite toast; `-r N`
 /// replaces at once and, aimed at a toast the agent shows, updates it with its actions and waiters; `-p` answers
 /// within one round trip of the server. Each test checks what reached the server by the time the last `send`

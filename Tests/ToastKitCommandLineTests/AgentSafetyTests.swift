@@ -54,7 +54,9 @@ import Testing
             #expect(first.status == 0 && first.error.isEmpty, "\(first.error)")
             let pid = try await agentPID(bus)
             for index in 1...5 {
-                let queued = try await toastkit(["send", "--id", "q\(index)", "Cola \(index)"], environment: env)
+                // A minute each: none may end by itself before the kill, however loaded the machine.
+                let queued = try await toastkit(
+                    ["send", "--id", "q\(index)", "-d", "60", "Cola \(index)"], environment: env)
                 #expect(queued.status == 0 && queued.error.isEmpty, "\(queued.error)")
             }
             try await kill(agent: pid, bus)

@@ -1,5 +1,6 @@
 public import DBus
 import FoundationEssentials
+import Glibc
 public import ToastModel
 
 /// One `AddNotification` call's notification: the vardict the portal takes, with what had to be left out and how to
@@ -40,18 +41,37 @@ public enum PortalIconFile: Sendable, Hashable {
     case unreadable(String)
 
     /// Reads `path` (at most 4 MiB: a larger file is not an icon).
+    ///
+    /// The limit holds before a byte is read: the file is opened without blocking (a FIFO or a device never hangs
+    /// the presenter), checked to be a regular file of at most ``PortalIcons/maximumFileSize`` bytes through the
+    /// descriptor it is read from (a symbolic link to a large file is the large file), and read up to the limit
+    /// only, so a file that grows meanwhile is refused too.
     public static func read(_ path: String) -> PortalIconFile {
         let absolute = path.hasPrefix("file://") ? String(path.dropFirst("file://".count)) : path
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: absolute) else {
-            return .unreadable("icon file \(absolute) does not exist or cannot be read")
+        let descriptor = open(absolute, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard descriptor >= 0 else { return .unreadable("icon file \(absolute) does not exist or cannot be read") }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            return .unreadable("icon file \(absolute) is not a regular file")
         }
-        if let size = attributes[.size] as? Int, size > PortalIcons.maximumFileSize {
-            return .unreadable("icon file \(absolute) has \(size) bytes, more than an icon's 4 MiB")
+        let limit = PortalIcons.maximumFileSize
+        let tooLarge = PortalIconFile.unreadable("icon file \(absolute) has more than an icon's 4 MiB")
+        guard info.st_size <= limit else {
+            return .unreadable("icon file \(absolute) has \(info.st_size) bytes, more than an icon's 4 MiB")
         }
-        guard let data = FileManager.default.contents(atPath: absolute) else {
-            return .unreadable("icon file \(absolute) cannot be read")
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(info.st_size))
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let read = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if read < 0, errno == EINTR { continue }
+            guard read >= 0 else { return .unreadable("icon file \(absolute) cannot be read") }
+            if read == 0 { break }
+            guard bytes.count + read <= limit else { return tooLarge }
+            bytes.append(contentsOf: chunk[..<read])
         }
-        return .bytes([UInt8](data))
+        return .bytes(bytes)
     }
 }
 

@@ -1,7 +1,7 @@
 import Synchronization
 import ToastKit
 
-/// Which queue a script's toast joins in the agent (docs/decisions/0005-agent-queues-and-sessions.md):
+/// Which queue a script's toast joins in the agent (docs/decisions/0006-agent-lanes-and-sessions.md):
 ///
 /// - **An application's lane** for a toast that only informs: timed, no buttons, no tap, nobody waiting for it, no
 ///   `-r`. Within one application the model's rules hold — one front toast whose timer alone runs, the rest behind

@@ -7,7 +7,7 @@ import ToastKit
 /// rename), so an agent that is killed leaves the toasts it had for the next agent **of the same bus** to adopt.
 ///
 /// The bus id (`org.freedesktop.DBus.GetId`) is new for every bus: an agent on another session, after a logout and
-/// login, or on a bus started by a test never sees this file (docs/decisions/0005-agent-queues-and-sessions.md).
+/// login, or on a bus started by a test never sees this file (docs/decisions/0006-agent-lanes-and-sessions.md).
 ///
 /// Only the agent that owns `org.toastkit.Agent1` on that bus writes it, so it needs no lock. What is read back is
 /// checked before it is trusted: the file must be this user's own regular file of at most ``maximumSize`` bytes
