@@ -192,7 +192,8 @@ import ToastModel
         let link = "\(folder)/link.png"
         #expect(symlink(sparse, link) == 0)
         #expect(
-            PortalIconFile.read(link) == .unreadable("icon file \(link) has 1073741824 bytes, more than an icon's 4 MiB"))
+            PortalIconFile.read(link)
+                == .unreadable("icon file \(link) has 1073741824 bytes, more than an icon's 4 MiB"))
         let fifo = "\(folder)/fifo.png"
         #expect(mkfifo(fifo, 0o600) == 0)
         #expect(PortalIconFile.read(fifo) == .unreadable("icon file \(fifo) is not a regular file"))

@@ -382,7 +382,9 @@ final class ToastAgent: Sendable {
                 name: AgentInterface.ErrorName.queueFull,
                 message: "the agent holds \(AgentLimits.maximumLive) live toasts, its limit; close some first")
         }
-        let center = admitted.isNew ? lanes.acquire(admitted.lane) : (lanes.center(of: admitted.lane) ?? lanes.acquire(admitted.lane))
+        let center =
+            admitted.isNew
+            ? lanes.acquire(admitted.lane) : (lanes.center(of: admitted.lane) ?? lanes.acquire(admitted.lane))
         // Write-ahead: the toast is on disk before the server hears of it, so a crash from here on leaves it to
         // the next agent (docs/agent.md).
         await saver.save()
