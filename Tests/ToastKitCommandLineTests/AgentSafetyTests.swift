@@ -129,6 +129,38 @@ import Testing
         }
     }
 
+    /// Before: with the agent stopped (SIGSTOP), `send --wait -d 2` exited 3 after 16 s, and Ctrl-C after 16 s: a
+    /// wait for the unanswered `Present` did not heed its limit. Now the toast's time plus the 1 s close grace holds,
+    /// and Ctrl-C is answered within the grace.
+    @Test func waitLimitsHoldWhileTheAgentIsStopped() async throws {
+        try await withDesktop { desktop, _ in
+            let env = desktop.agentEnvironment
+            let bus = try await desktop.bus.connect()
+            defer { bus.close() }
+            _ = try await toastkit(["send", "-d", "0.1", "Arranca"], environment: env)
+            let pid = try await agentPID(bus)
+            Glibc.kill(pid, SIGSTOP)
+            defer { Glibc.kill(pid, SIGCONT) }
+            let started = ContinuousClock.now
+            let expired = try await toastkit(["send", "--wait", "--json", "-d", "1", "Colgado"], environment: env)
+            let took = ContinuousClock.now - started
+            #expect(expired.status == 3, "\(expired.error)")
+            #expect(
+                expired.output
+                    == #"{"event":"closed","id":"\#(expired.output.jsonID)","server_id":null,"reason":"expired"}"#
+                    + "\n")
+            // 1 s + 0.1 s + the 1 s grace, with room for a loaded machine; it was 16 s.
+            #expect(took < .seconds(6), "ended \(took) after the start")
+            let interrupted = try ToolProcess.start(
+                ["send", "--wait", "-d", "30", "Colgado otra vez"].map { Array($0.utf8) }, environment: env)
+            let interruptStart = ContinuousClock.now
+            interrupted.signal(SIGINT)
+            let ended = await interrupted.finish()
+            #expect(ended.status == 130, "\(ended.error)")
+            #expect(ContinuousClock.now - interruptStart < .seconds(5), "Ctrl-C within the grace")
+        }
+    }
+
     /// Before: a command ran in the folder and environment of whichever process started the agent. Now it runs in
     /// its sender's folder with its sender's environment, whoever started the agent and however bare its
     /// environment was (a cron-like `env -i`).
@@ -294,5 +326,13 @@ import Testing
             }
             #expect(access(flag, F_OK) != 0, "the planted command never ran")
         }
+    }
+}
+
+extension String {
+    /// The `id` of the first JSON line, for comparing a line whose id `send` made up.
+    fileprivate var jsonID: String {
+        guard let range = range(of: #""id":""#) else { return "" }
+        return String(self[range.upperBound...].prefix { $0 != "\"" })
     }
 }

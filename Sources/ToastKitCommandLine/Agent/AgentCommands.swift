@@ -1,6 +1,7 @@
 import DBus
 import FoundationEssentials
 import Glibc
+import Synchronization
 import ToastKit
 
 /// What `Present` answered.
@@ -235,12 +236,17 @@ struct AgentWaiting {
         func close() async {
             guard owns else { return }
             let closeCall = AgentInterface.call("Close", [.string(id)])
-            let closed =
-                (try? await connection.call(closeCall, timeout: Waiter.closeGrace))
-                .flatMap { try? $0.arguments("b")[0].boolValue } ?? false
-            guard !closed, presentPending, !agentKnows, let presentTask else { return }
-            await Self.first(of: { await presentTask.value }, orAfter: Waiter.closeGrace)
-            _ = try? await connection.call(closeCall, timeout: Waiter.closeGrace)
+            // All of it within the one grace, however the agent behaves (stopped, hung, slow).
+            let retry = presentPending && !agentKnows ? presentTask : nil
+            await Self.first(
+                of: {
+                    let closed =
+                        (try? await connection.call(closeCall, timeout: Waiter.closeGrace))
+                        .flatMap { try? $0.arguments("b")[0].boolValue } ?? false
+                    guard !closed, let retry else { return }
+                    await retry.value
+                    _ = try? await connection.call(closeCall, timeout: Waiter.closeGrace)
+                }, orAfter: Waiter.closeGrace)
         }
         var failures = 0
         for await input in inputs {
@@ -334,12 +340,35 @@ struct AgentWaiting {
     }
 
     /// Waits for `work`, or for `limit` to pass, whichever comes first.
+    ///
+    /// Not a task group: a group waits for every child at its end, and `work` may await something that does not
+    /// heed cancellation (a `Present` to an agent that is stopped, for 15 s), which made every limit that long.
+    /// Here the caller goes on at the first of the two; the other finishes, or sleeps out, on its own.
     private static func first(of work: @escaping @Sendable () async -> Void, orAfter limit: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await work() }
-            group.addTask { try? await Task.sleep(for: limit) }
-            await group.next()
-            group.cancelAll()
+        final class Once: Sendable {
+            private let done = Mutex(false)
+            let continuation: CheckedContinuation<Void, Never>
+            init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
+            func finish() {
+                if done.withLock({ done in
+                    defer { done = true }
+                    return !done
+                }) {
+                    continuation.resume()
+                }
+            }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let once = Once(continuation)
+            let worker = Task {
+                await work()
+                once.finish()
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                worker.cancel()
+                once.finish()
+            }
         }
     }
 }

@@ -83,7 +83,7 @@ final class ToastAgent: Sendable {
         self.store = store
         desktop = DesktopNotificationPresenter(
             configuration: DesktopPresenterConfiguration(
-                appName: "toastkit", bus: .session, callTimeout: .seconds(10)))
+                appName: "toastkit", bus: .session, callTimeout: AgentClient.serverTimeout))
         observer = ObservingPresenter(desktop)
         let style = AgentStyle()
         let relay = EventRelay()
