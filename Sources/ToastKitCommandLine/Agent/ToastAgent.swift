@@ -481,6 +481,7 @@ final class ToastAgent: Sendable {
         let unknown = DBusError(
             name: AgentInterface.ErrorName.unknownToast, message: "no toast \"\(id)\" is live or ended recently")
         var outcome: ToastOutcome
+        var missed = 0
         while true {
             // The agent's record first: it is written, with the toast's removal from `live`, as the end is delivered.
             if let ended = state.withLock({ $0.live[id] == nil ? $0.ended[id] : nil }) { return ended.arguments }
@@ -488,9 +489,12 @@ final class ToastAgent: Sendable {
             do {
                 outcome = try await center.outcome(of: id)
             } catch is ToastCenterError {
-                // Ended between the look and the call: its record is there now.
-                if let ended = state.withLock({ $0.ended[id] }) { return ended.arguments }
-                throw unknown
+                // It ended in the center and the end is on its way to the agent (an action's end, right after the
+                // click): once the center's events are delivered, the agent's record has it.
+                missed += 1
+                guard missed < 3 else { throw unknown }
+                await center.eventsDelivered()
+                continue
             }
             await center.eventsDelivered()
             // A `-r` of its server id updated it: who waits for it waits for the updated toast's end.
