@@ -13,6 +13,7 @@
 #   P5 CPU time of a process holding one indefinite toast over S seconds
 #   P6 replace storm: one id replaced N times in a loop: the library (latest wins) vs a C loop sending them all
 #   P7 the agent's cold start: `toastkit send` when no agent runs and the bus activates one (service file), vs warm
+#   P8 one Present to a running agent with its application's queue empty, then with 10,000 toasts waiting
 # Defaults: 3 rounds × 10,000 calls, window 64, 200 hyperfine runs, 1,000 action iterations, 10 s idle (~3 min on
 # 2 cores). --quick: 1 round × 2,000 calls, 50 runs, 300 iterations, checkpoints 1k,10k,30k, 3 s idle (~40 s).
 # Release binaries come from `swift build -c release`; the C programs are built into .build/bench-c/.
@@ -21,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=3 calls=10000 window=64 runs=200 iterations=1000 checkpoints=1000,10000,100000 idle=10
-only=P1,P2,P3,P4,P5,P6,P7
+only=P1,P2,P3,P4,P5,P6,P7,P8
 scratch=()
 keep=""
 while [[ $# -gt 0 ]]; do
@@ -286,6 +287,16 @@ if wants P7; then
         record P7 "$part" "$(/usr/bin/python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))))' \
             "$work/p7-$part.json")"
     done
+fi
+
+# --- P8 --------------------------------------------------------------------------------------------------------
+if wants P8; then
+    echo "== P8: Present to the agent with its application's queue empty, then with 10,000 waiting ($rounds round(s))"
+    for _ in $(seq "$rounds"); do
+        "$work/stop-agent.sh"
+        record P8 agent "$("$benchmark" agent-queue --calls 1000 --checkpoints 10000)"
+    done
+    "$work/stop-agent.sh"
 fi
 
 echo "== done in $(($(date +%s) - started)) s (after the build)"

@@ -9,6 +9,7 @@
 //   idle   (P5)  CPU time of this process over a window while it holds one indefinite toast.
 //   replace (P6) one id presented N times in a loop: the cost of each present, the Notify calls the server got and
 //                the time until it has the final text.
+//   agent-queue (P8) Present to a running agent with its application's queue empty, then with 10,000 waiting.
 //   markup       BodyMarkup.sanitize/strip on 64 KiB of `<`, of unclosed nested tags and of ordinary markup
 //                (issue 12 item 9; no bus).
 //
@@ -21,7 +22,7 @@ import Foundation
 import Glibc
 
 struct Options {
-    enum Mode: String { case burst, action, memory, idle, replace, markup }
+    enum Mode: String { case burst, action, memory, idle, replace, markup, agentQueue = "agent-queue" }
     enum Client: String { case library, raw }
 
     var mode = Mode.burst
@@ -47,6 +48,7 @@ struct Options {
                toastkit-benchmark idle   [--seconds S] [--address ADDR]
                toastkit-benchmark replace [--calls N] [--warmup N] [--address ADDR]
                toastkit-benchmark markup [--bytes N] [--iterations R]
+               toastkit-benchmark agent-queue [--calls N] [--checkpoints QUEUED] [--address ADDR]
 
           --address ADDR   the bus (default: DBUS_SESSION_BUS_ADDRESS); instant-notifications-server must run on it
           --client C       library: ToastCenter + DesktopNotificationPresenter (default); raw: NotificationsClient
@@ -86,7 +88,7 @@ struct Options {
                 print(usage)
                 exit(0)
             }
-            fail("the first argument is the mode: burst, action, memory, idle, replace or markup\n\n\(usage)", code: 2)
+            fail("the first argument is the mode: burst, action, memory, idle, replace, markup or agent-queue\n\n\(usage)", code: 2)
         }
         options.mode = mode
         index = 1
@@ -190,6 +192,11 @@ func runBurst(_ options: Options, bus: BusAddress, control: ServerControl) async
 
 func run(_ options: Options) async throws -> String {
     if options.mode == .markup { return markupTimes(size: options.bytes, repeats: options.iterations) }
+    if options.mode == .agentQueue {
+        let bus: BusAddress = options.address.map { .address($0) } ?? .session
+        return try await agentQueue(
+            bus: bus, calls: options.calls, queued: options.checkpoints.last ?? 10_000).json
+    }
     let bus: BusAddress = options.address.map { .address($0) } ?? .session
     let control = try await ServerControl(bus: bus)
     defer { control.connection.close() }
@@ -209,7 +216,7 @@ func run(_ options: Options) async throws -> String {
             ("batch", String(options.batch)), ("baseline", baseline.json),
             ("points", "[" + points.map(\.json).joined(separator: ",") + "]"),
         ])
-    case .markup:
+    case .markup, .agentQueue:
         return markupTimes(size: options.bytes, repeats: options.iterations)
     case .idle:
         let (cpu, wall) = try await idleCPU(bus: bus, seconds: options.seconds)

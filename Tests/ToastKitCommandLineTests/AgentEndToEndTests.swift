@@ -213,10 +213,14 @@ import Testing
             let (_, id) = try await watcher.nextNotifyAndReply()
             try await killAgent(desktop)
             let path = try #require(desktop.savedToastsPath, "saved before send returned\n\(desktop.agentFiles)")
-            var saved = try #require(
-                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
-            saved["saved_at"] = try #require(saved["saved_at"] as? Double) - 60
-            try JSONSerialization.data(withJSONObject: saved).write(to: URL(fileURLWithPath: path))
+            // The journal's records, each a minute older (the header has no time).
+            let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map { line in
+                var record = try #require(
+                    try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                if let at = record["at"] as? Double { record["at"] = at - 60 }
+                return String(decoding: try JSONSerialization.data(withJSONObject: record), as: UTF8.self)
+            }
+            try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
 
             let wait = try await toastkit(["wait", "--id", "old", "--json"], environment: env)
             #expect(wait.status == 3, "\(wait.error)\n\(desktop.agentFiles)")

@@ -302,11 +302,12 @@ import Testing
             let flag = "\(desktop.directory)/planted-command-ran"
             func saved(savedAt: Double, remaining: String = "5") -> String {
                 """
-                {"bus_id":"\(busID)","saved_at":\(savedAt),"version":2,"toasts":[{"id":"planted","running":true,\
-                "remaining":\(remaining),"request":{"awaitShown":false,\
-                "onAction":{"open":["/bin/sh","-c","touch \(flag)"]},"options":{"actions":[{"id":"open",\
-                "label":"Abrir"}],"hints":[],"json":false,"noAgent":false,"onAction":{},"printID":false,\
-                "status":"normal","title":"Planted","transient":false,"wait":false}}}]}
+                {"bus_id":"\(busID)","format":"toastkit-agent-journal","version":2}
+                {"at":\(savedAt),"op":"put","toast":{"id":"planted","running":true,"remaining":\(remaining),\
+                "request":{"awaitShown":false,"onAction":{"open":["/bin/sh","-c","touch \(flag)"]},\
+                "options":{"actions":[{"id":"open","label":"Abrir"}],"hints":[],"json":false,"noAgent":false,\
+                "onAction":{},"printID":false,"status":"normal","title":"Planted","transient":false,"wait":false}}}}
+
                 """
             }
             let now = Date().timeIntervalSince1970
@@ -323,7 +324,7 @@ import Testing
                 (
                     "a time from long ago",
                     { try saved(savedAt: -1e17).write(toFile: path, atomically: false, encoding: .utf8) },
-                    "is not a time this agent can believe"
+                    "is not one this agent can believe"
                 ),
                 (
                     "a remaining time out of range",

@@ -225,9 +225,22 @@ def p7(by):
            "from its service file (scripts/dbus)"])
 
 
+def p8(by):
+    runs = by.get(("P8", "agent"))
+    if not runs:
+        return
+    empty = med([r["present_us_empty"] for r in runs])
+    full = med([r["present_us_queued"] for r in runs])
+    ratio = full / empty
+    table(f"P8 one Present to a running agent, its application's queue empty vs {runs[0]['queued']:,} waiting "
+          f"(µs per call, median of {len(runs)} rounds)",
+          ["queue", "Present µs"], [["empty", fmt(empty, 1)], [f"{runs[0]['queued']:,} waiting", fmt(full, 1)]],
+          [f"target ≤ 1.2× with the queue full: {ratio:.2f}× {verdict(ratio <= 1.2)}"])
+
+
 def main():
     by = load(sys.argv[1])
-    for f in (p1, p2, p3, p4, p5, p6, p7):
+    for f in (p1, p2, p3, p4, p5, p6, p7, p8):
         f(by)
 
 

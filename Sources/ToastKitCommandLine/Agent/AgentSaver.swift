@@ -1,18 +1,20 @@
 import Dispatch
 import Synchronization
 
-/// When the agent's saved file is written: each change takes a ticket, one writer on a queue of its own rewrites the
-/// file with a fresh snapshot as soon as it can, and a caller that must not answer before its change is on disk
-/// awaits its ticket (``durable(_:)``).
+/// When the agent's journal is written: each change hands its record over and takes a ticket, one writer on a queue
+/// of its own appends every record handed over so far in one write and flushes it to disk, and a caller that must
+/// not answer before its change is on disk awaits its ticket (``durable(_:)``).
 ///
-/// Group commit: changes that arrive while a write is under way are all covered by the next write, so a burst of
-/// `Present` calls costs a write or two, not one each, and no change waits longer than the write in progress plus
-/// its own. Nothing is delayed on purpose: a change is on disk within one write of being made.
+/// Group commit: records that arrive while a write is under way all go in the next write, so a burst of `Present`
+/// calls costs a write or two, not one each, and no change waits longer than the write in progress plus its own.
+/// Nothing is delayed on purpose: a change is on disk within one write of being made.
 final class AgentSaver: Sendable {
     private struct State {
+        /// Records handed over and not yet taken by the writer, in order.
+        var pending: [AgentStore.Record] = []
         /// The newest change's ticket.
         var changed: UInt64 = 0
-        /// The newest ticket whose change is on disk (or whose write failed and was reported).
+        /// The newest ticket whose record is on disk (or whose write failed and was reported).
         var written: UInt64 = 0
         var writing = false
         var waiters: [(ticket: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
@@ -20,24 +22,26 @@ final class AgentSaver: Sendable {
 
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "org.toastkit.agent.save")
-    private let writer = Mutex<(@Sendable () -> Void)?>(nil)
+    /// In a struct: a `Mutex` of a bare function type re-abstracts the closure at every access, and the chain of
+    /// thunks grows with each call (each write then cost time in the number of writes so far).
+    private struct Writer: Sendable {
+        var write: @Sendable ([AgentStore.Record]) -> Void
+    }
+    private let writer = Mutex<Writer?>(nil)
 
     /// A saver that writes nothing until ``attach(_:)``.
     init() {}
 
-    /// Sets what a write does: snapshot the live toasts and write them.
-    func attach(_ write: @escaping @Sendable () -> Void) {
-        writer.withLock { $0 = write }
+    /// Sets what a write does with a batch of records (append them, compact when due).
+    func attach(_ write: @escaping @Sendable ([AgentStore.Record]) -> Void) {
+        writer.withLock { $0 = Writer(write: write) }
     }
 
-    private func write() {
-        writer.withLock { $0 }?()
-    }
-
-    /// Records a change and starts a write if none is running. Returns the change's ticket.
+    /// Hands `record` over and starts a write if none is running. Returns the change's ticket.
     @discardableResult
-    func changed() -> UInt64 {
+    func changed(_ record: AgentStore.Record) -> UInt64 {
         let (ticket, start) = state.withLock { state in
+            state.pending.append(record)
             state.changed += 1
             defer { state.writing = true }
             return (state.changed, !state.writing)
@@ -46,7 +50,7 @@ final class AgentSaver: Sendable {
         return ticket
     }
 
-    /// Returns once the change with `ticket` has been written (its write began after the change).
+    /// Returns once the change with `ticket` has been written.
     func durable(_ ticket: UInt64) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLock { state in
@@ -58,33 +62,37 @@ final class AgentSaver: Sendable {
         }
     }
 
-    /// Records a change and returns once it is written.
-    func save() async {
-        await durable(changed())
+    /// Hands `record` over and returns once it is written.
+    func save(_ record: AgentStore.Record) async {
+        await durable(changed(record))
     }
 
-    /// Writes now, on the caller's thread's behalf, after any write under way (at exit, and before `GetInfo`
-    /// answers).
+    /// Returns once every record handed over so far is written (at exit, and before `GetInfo` answers); blocks the
+    /// caller's thread for at most the write in progress and one more.
     func flush() {
-        let ticket = state.withLock { $0.changed }
-        queue.sync {
-            if state.withLock({ $0.written < ticket }) { write() }
-        }
+        queue.sync { _ = self.writeBatch() }
     }
 
     private func run() {
-        while true {
-            let target = state.withLock { $0.changed }
-            write()
-            let (ready, more) = state.withLock { state in
-                state.written = max(state.written, target)
-                let ready = state.waiters.filter { $0.ticket <= target }.map(\.continuation)
-                state.waiters.removeAll { $0.ticket <= target }
-                state.writing = state.changed > target
-                return (ready, state.writing)
-            }
-            for continuation in ready { continuation.resume() }
-            if !more { return }
+        while writeBatch() {}
+    }
+
+    /// Writes what is pending; whether more came meanwhile (the writer carries on).
+    @discardableResult
+    private func writeBatch() -> Bool {
+        let (records, target) = state.withLock { state in
+            defer { state.pending = [] }
+            return (state.pending, state.changed)
         }
+        if !records.isEmpty, let writer = writer.withLock({ $0 }) { writer.write(records) }
+        let (ready, more) = state.withLock { state in
+            state.written = max(state.written, target)
+            let ready = state.waiters.filter { $0.ticket <= target }.map(\.continuation)
+            state.waiters.removeAll { $0.ticket <= target }
+            state.writing = !state.pending.isEmpty
+            return (ready, state.writing)
+        }
+        for continuation in ready { continuation.resume() }
+        return more
     }
 }

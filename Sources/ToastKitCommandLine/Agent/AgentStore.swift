@@ -1,19 +1,27 @@
 import FoundationEssentials
 import Glibc
+import Synchronization
 import ToastKit
 
-/// The agent's saved toasts: one file per session bus, `agent-<bus id>.json` in the same private folder as the `--id`
-/// store (`$XDG_RUNTIME_DIR/toastkit/`, or `/tmp/toastkit-<uid>/`), rewritten crash-safe (temporary file, `fsync`,
-/// rename), so an agent that is killed leaves the toasts it had for the next agent **of the same bus** to adopt.
+/// The agent's saved toasts: one journal per session bus, `agent-<bus id>.json` in the same private folder as the
+/// `--id` store (`$XDG_RUNTIME_DIR/toastkit/`, or `/tmp/toastkit-<uid>/`), so an agent that is killed leaves the
+/// toasts it had for the next agent **of the same bus** to adopt.
+///
+/// The file is JSON lines: a header naming the format version and the bus, then one record per change — a toast put
+/// (presented, or replaced), its server id, its timer started or stopped, its end — appended and flushed to disk
+/// (`fdatasync`) in batches (``AgentSaver``): a change costs one appended line, not a rewrite of every live toast, so a
+/// `Present` costs the same with 10,000 toasts live as with none. When the appended lines outnumber twice the live
+/// toasts, the journal is compacted: rewritten crash-safe (temporary file, `fsync`, rename) as the header and one put
+/// per live toast. A crash mid-append leaves a torn last line, which is ignored; the lines before it stand.
 ///
 /// The bus id (`org.freedesktop.DBus.GetId`) is new for every bus: an agent on another session, after a logout and
 /// login, or on a bus started by a test never sees this file (docs/decisions/0006-agent-lanes-and-sessions.md).
 ///
 /// Only the agent that owns `org.toastkit.Agent1` on that bus writes it, so it needs no lock. What is read back is
 /// checked before it is trusted: the file must be this user's own regular file of at most ``maximumSize`` bytes
-/// (opened without blocking or following a link), of this format's version, with values in range; anything else is
-/// set aside with one line on the log and never adopted.
-struct AgentStore: Sendable {
+/// (opened without blocking or following a link), of this format's version, for this bus, with values in range;
+/// anything else is set aside with one line on the log and never adopted.
+final class AgentStore: Sendable {
     /// One live toast.
     struct Saved: Codable, Sendable, Equatable {
         /// The toast as its sender gave it.
@@ -22,9 +30,9 @@ struct AgentStore: Sendable {
         var id: String
         /// The server's id for it, when it was on screen.
         var serverID: UInt32?
-        /// Its remaining time in seconds when saved (nil for a toast without a time limit).
+        /// Its remaining time in seconds at `at` (nil for a toast without a time limit).
         var remaining: Double?
-        /// Whether its timer ran when saved (then the time since counts against it).
+        /// Whether its timer ran at `at` (then the time since counts against it).
         var running: Bool
 
         enum CodingKeys: String, CodingKey {
@@ -33,29 +41,89 @@ struct AgentStore: Sendable {
         }
     }
 
-    /// The file's layout on disk, with its own keys and version (never a type of the command line's).
-    private struct Contents: Codable {
-        var version: Int
-        var busID: String
-        var savedAt: Double
-        var toasts: [Saved]
+    /// One line of the journal, with its own keys (never a type of the command line's).
+    struct Record: Codable, Sendable, Equatable {
+        /// `put`, `server`, `timer` or `end`.
+        var op: String
+        /// When, in seconds since 1970.
+        var at: Double
+        /// `put`: the toast.
+        var toast: Saved?
+        /// `server`, `timer`, `end`: the toast's id.
+        var id: String?
+        /// `server`: its server id.
+        var serverID: UInt32?
+        /// `timer`: its remaining time (nil: no limit) and whether its timer runs.
+        var remaining: Double?
+        var running: Bool?
 
         enum CodingKeys: String, CodingKey {
-            case version, toasts
-            case busID = "bus_id"
-            case savedAt = "saved_at"
+            case op, at, toast, id, remaining, running
+            case serverID = "server_id"
+        }
+
+        /// The toast is presented, or replaced (the whole toast, as it is now).
+        static func put(_ toast: Saved, at: Double = AgentStore.now()) -> Record {
+            Record(op: "put", at: at, toast: toast)
+        }
+
+        /// The server accepted the toast with `serverID`.
+        static func server(_ id: String, _ serverID: UInt32, at: Double = AgentStore.now()) -> Record {
+            Record(op: "server", at: at, id: id, serverID: serverID)
+        }
+
+        /// The toast's timer started or stopped with `remaining` seconds left.
+        static func timer(_ id: String, remaining: Double?, running: Bool, at: Double = AgentStore.now()) -> Record {
+            Record(op: "timer", at: at, id: id, remaining: remaining, running: running)
+        }
+
+        /// The toast ended.
+        static func end(_ id: String, at: Double = AgentStore.now()) -> Record {
+            Record(op: "end", at: at, id: id)
         }
     }
 
-    /// The format this version writes and reads (1 had no bus id and was shared by every bus: never adopted).
+    /// The journal's first line.
+    private struct Header: Codable {
+        var format: String
+        var version: Int
+        var busID: String
+
+        enum CodingKeys: String, CodingKey {
+            case format, version
+            case busID = "bus_id"
+        }
+    }
+
+    /// The format this version writes and reads (1 was one JSON document shared by every bus: never adopted).
     static let version = 2
-    /// The largest saved file read back: far above what the queue's bound can produce.
-    static let maximumSize = 32 << 20
+    static let format = "toastkit-agent-journal"
+    /// The largest saved file read back: far above what the bound on live toasts can produce.
+    static let maximumSize = 64 << 20
 
     /// The file.
     let path: String
     /// The bus the file belongs to.
     let busID: String
+
+    /// The open journal (appends), and how many records it has beyond its last compaction. Touched by the saver's
+    /// one writer only.
+    private struct Writer {
+        var descriptor: Int32 = -1
+        var records = 0
+    }
+    private let writer = Mutex(Writer())
+
+    private init(path: String, busID: String) {
+        self.path = path
+        self.busID = busID
+    }
+
+    deinit {
+        writer.withLock { writer in
+            if writer.descriptor >= 0 { close(writer.descriptor) }
+        }
+    }
 
     /// The folder for `environment` (the `--id` store's).
     static func stateDirectory(environment: [String: String]) -> String {
@@ -77,28 +145,80 @@ struct AgentStore: Sendable {
         Date().timeIntervalSince1970
     }
 
-    /// Writes `toasts` (removes the file when there are none).
-    func save(_ toasts: [Saved]) throws(PrivateFileError) {
-        if toasts.isEmpty {
-            try remove()
-            return
-        }
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data: Data
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    private func line(_ value: some Encodable) throws(PrivateFileError) -> [UInt8] {
         do {
-            data = try encoder.encode(
-                Contents(
-                    version: Self.version, busID: busID, savedAt: Self.now(), toasts: toasts.sorted { $0.id < $1.id }))
+            return Array(try Self.encoder.encode(value)) + [0x0A]
         } catch {
             throw PrivateFileError("cannot encode \(path)", reason: "\(error)")
         }
-        try PrivateFiles.replace(path, with: Array(data))
+    }
+
+    private var header: Header { Header(format: Self.format, version: Self.version, busID: busID) }
+
+    /// Appends `records` in one write and flushes them to disk. Returns how many records the journal holds beyond
+    /// its last compaction.
+    @discardableResult
+    func append(_ records: [Record]) throws(PrivateFileError) -> Int {
+        var bytes: [UInt8] = []
+        for record in records { bytes += try line(record) }
+        return try writer.withLock { writer throws(PrivateFileError) -> Int in
+            if writer.descriptor < 0 {
+                let descriptor = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+                guard descriptor >= 0 else { throw PrivateFileError.errno("cannot write \(path)") }
+                var info = stat()
+                guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid()
+                else {
+                    close(descriptor)
+                    throw PrivateFileError("cannot write \(path)", reason: "it is not this user's regular file")
+                }
+                writer.descriptor = descriptor
+                if info.st_size == 0 { bytes = try line(header) + bytes }
+            }
+            try Self.write(bytes, to: writer.descriptor, path: path)
+            writer.records += records.count
+            return writer.records
+        }
+    }
+
+    /// Rewrites the journal as the header and one put per toast of `toasts` (removes it when there are none).
+    func compact(_ toasts: [Saved]) throws(PrivateFileError) {
+        try writer.withLock { writer throws(PrivateFileError) in
+            if writer.descriptor >= 0 { close(writer.descriptor) }
+            writer.descriptor = -1
+            writer.records = 0
+            if toasts.isEmpty {
+                if unlink(path) != 0 && errno != ENOENT { throw PrivateFileError.errno("cannot remove \(path)") }
+                return
+            }
+            let at = Self.now()
+            var bytes = try line(header)
+            for toast in toasts.sorted(by: { $0.id < $1.id }) { bytes += try line(Record.put(toast, at: at)) }
+            try PrivateFiles.replace(path, with: bytes)
+        }
     }
 
     /// Removes the file: its bus has closed, and its toasts with it.
     func remove() throws(PrivateFileError) {
-        if unlink(path) != 0 && errno != ENOENT { throw PrivateFileError.errno("cannot remove \(path)") }
+        try compact([])
+    }
+
+    private static func write(_ bytes: [UInt8], to descriptor: Int32, path: String) throws(PrivateFileError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw PrivateFileError.errno("cannot write \(path)")
+            }
+            offset += written
+        }
+        guard fdatasync(descriptor) == 0 else { throw PrivateFileError.errno("cannot write \(path)") }
     }
 
     /// Why a saved file is not adopted.
@@ -106,61 +226,88 @@ struct AgentStore: Sendable {
         var description: String
     }
 
-    /// The saved toasts and how many seconds ago they were saved; nothing for a missing file. A file that cannot be
-    /// trusted or read is set aside as `<file>.refused` with one line on stderr (never silently dropped, never
-    /// fatal, never opened in a way that could block).
-    func load(now: Double = AgentStore.now()) -> (toasts: [Saved], age: Double) {
+    /// The saved toasts, each with how many seconds ago its timer state was saved; nothing for a missing file. A
+    /// file that cannot be trusted or read is set aside as `<file>.refused` with one line on stderr (never silently
+    /// dropped, never fatal, never opened in a way that could block).
+    func load(now: Double = AgentStore.now()) -> [(toast: Saved, age: Double)] {
         do {
-            guard let bytes = try PrivateFiles.contents(of: path, maximumSize: Self.maximumSize) else { return ([], 0) }
+            guard let bytes = try PrivateFiles.contents(of: path, maximumSize: Self.maximumSize) else { return [] }
             return try Self.decode(bytes, busID: busID, now: now)
         } catch {
             Output.error(
                 "warning: the agent's saved toasts are not adopted: \(error); the file is kept as \(path).refused")
             _ = rename(path, path + ".refused")
-            return ([], 0)
+            return []
         }
     }
 
-    /// The toasts in a saved file's `bytes`, every value checked; the age of the save in seconds.
-    static func decode(_ bytes: [UInt8], busID: String, now: Double) throws -> (toasts: [Saved], age: Double) {
-        let contents: Contents
-        do {
-            contents = try JSONDecoder().decode(Contents.self, from: Data(bytes))
-        } catch {
-            throw Refusal(description: "it is not a saved-toasts file of version \(version)")
+    /// The toasts a journal's `bytes` leave live, every value checked, each with the age of its timer state.
+    static func decode(_ bytes: [UInt8], busID: String, now: Double) throws -> [(toast: Saved, age: Double)] {
+        var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map(Array.init)
+        // The last line is empty when the file ends in a newline, and torn when a write was cut short by a crash.
+        if let last = lines.last, bytes.last != 0x0A || last.isEmpty { lines.removeLast() }
+        guard let first = lines.first, let header = try? JSONDecoder().decode(Header.self, from: Data(first)),
+            header.format == format
+        else { throw Refusal(description: "it is not a saved-toasts journal of version \(version)") }
+        guard header.version == version else {
+            throw Refusal(description: "version \(header.version) is not \(version)")
         }
-        guard contents.version == version else {
-            throw Refusal(description: "version \(contents.version) is not \(version)")
+        guard header.busID == busID else {
+            throw Refusal(description: "it belongs to bus \(header.busID), not \(busID)")
         }
-        guard contents.busID == busID else {
-            throw Refusal(description: "it belongs to bus \(contents.busID), not \(busID)")
+        var live: [String: (toast: Saved, at: Double)] = [:]
+        var order: [String] = []
+        for (number, text) in lines.enumerated().dropFirst() {
+            guard let record = try? JSONDecoder().decode(Record.self, from: Data(text)) else {
+                throw Refusal(description: "line \(number + 1) is not a record")
+            }
+            try check(record, line: number + 1, now: now)
+            switch record.op {
+            case "put":
+                guard let toast = record.toast else { throw Refusal(description: "line \(number + 1): no toast") }
+                if live[toast.id] == nil { order.append(toast.id) }
+                live[toast.id] = (toast, record.at)
+            case "server":
+                guard let id = record.id, let serverID = record.serverID else { continue }
+                live[id]?.toast.serverID = serverID
+            case "timer":
+                guard let id = record.id, let running = record.running, live[id] != nil else { continue }
+                live[id]?.toast.remaining = record.remaining
+                live[id]?.toast.running = running
+                live[id]?.at = record.at
+            case "end":
+                guard let id = record.id else { continue }
+                live[id] = nil
+            default:
+                throw Refusal(description: "line \(number + 1): unknown record \"\(record.op)\"")
+            }
+            guard live.count <= AgentLimits.maximumLive else {
+                throw Refusal(description: "more than \(AgentLimits.maximumLive) live toasts")
+            }
         }
+        return order.compactMap { id in live[id].map { ($0.toast, max(0, now - $0.at)) } }
+    }
+
+    /// Refuses a record whose values no agent could have written.
+    private static func check(_ record: Record, line: Int, now: Double) throws {
         // A save from the future (a clock set back) counts as just now; one from before 2020 is not believed.
-        guard contents.savedAt.isFinite, contents.savedAt > 1_577_836_800, contents.savedAt < now + 86_400 else {
-            throw Refusal(description: "saved_at \(contents.savedAt) is not a time this agent can believe")
+        guard record.at.isFinite, record.at > 1_577_836_800, record.at < now + 86_400 else {
+            throw Refusal(description: "line \(line): the time \(record.at) is not one this agent can believe")
         }
-        var ids = Set<String>()
-        for toast in contents.toasts {
-            guard ids.insert(toast.id).inserted, !toast.id.isEmpty else {
-                throw Refusal(description: "the toast id \"\(toast.id)\" is empty or saved twice")
-            }
-            if let remaining = toast.remaining {
-                guard remaining.isFinite, remaining >= 0, remaining <= ToastDuration.maximumSeconds else {
-                    throw Refusal(description: "toast \"\(toast.id)\": remaining \(remaining) is out of range")
-                }
+        let id = record.toast?.id ?? record.id ?? ""
+        guard !id.isEmpty else { throw Refusal(description: "line \(line): the toast id is empty") }
+        for remaining in [record.remaining, record.toast?.remaining].compactMap({ $0 }) {
+            guard remaining.isFinite, remaining >= 0, remaining <= ToastDuration.maximumSeconds else {
+                throw Refusal(description: "toast \"\(id)\": remaining \(remaining) is out of range")
             }
         }
-        guard contents.toasts.count <= AgentLimits.maximumLive else {
-            throw Refusal(description: "\(contents.toasts.count) toasts, more than \(AgentLimits.maximumLive)")
-        }
-        return (contents.toasts, max(0, now - contents.savedAt))
     }
 }
 
 /// The agent's bounds, each with a clear refusal when reached.
 enum AgentLimits {
     /// Live toasts (shown and waiting) at once: a `Present` beyond is refused with `QueueFull`.
-    static let maximumLive = 1000
+    static let maximumLive = 20_000
     /// `--on-action` commands running at once; more wait for one to end.
     static let maximumRunningCommands = 16
 }

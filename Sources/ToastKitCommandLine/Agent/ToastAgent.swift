@@ -103,7 +103,7 @@ final class ToastAgent: Sendable {
         (exits, finished) = AsyncStream.makeStream()
         let (signals, events) = AsyncStream<[DBusValue]>.makeStream()
         self.events = events
-        saver.attach { [weak self] in self?.write() }
+        saver.attach { [weak self] records in self?.write(records) }
         Task { [connection] in
             for await arguments in signals {
                 try? connection.emitSignal(
@@ -191,7 +191,11 @@ final class ToastAgent: Sendable {
     /// Closes the connection (the name goes with it).
     func stop(_ leaving: Leaving = .save) {
         switch leaving {
-        case .save: saver.flush()
+        case .save:
+            // With every timer as it is now: the journal's records know when timers started, not when a covered
+            // toast's stopped.
+            saver.flush()
+            compact()
         case .handOver: break
         case .endSession:
             do { try store.remove() } catch { Output.error("warning: \(error)") }
@@ -387,15 +391,19 @@ final class ToastAgent: Sendable {
             ? lanes.acquire(admitted.lane) : (lanes.center(of: admitted.lane) ?? lanes.acquire(admitted.lane))
         // Write-ahead: the toast is on disk before the server hears of it, so a crash from here on leaves it to
         // the next agent (docs/agent.md).
-        await saver.save()
+        let duration = try? toast.duration.resolved(default: .standardDefault)
+        let serverKnown = state.withLock { $0.live[id]?.serverID }
+        await saver.save(
+            .put(
+                AgentStore.Saved(
+                    request: request, id: id, serverID: serverKnown, remaining: duration?.seconds, running: false)))
         crash(at: "after-write-ahead")
         center.present(toast)
         await center.eventsDelivered()
         if !isOnPresenter(id, in: center) {
-            // Behind the front toast (or already over): answer now, or once it is shown when the sender needs the
-            // server's id.
+            // Behind its application's front toast (or already over): answer now, or once it is shown when the
+            // sender needs the server's id.
             guard request.awaitShown, state.withLock({ $0.live[id] != nil }) else {
-                await saver.save()
                 return [.string(id), .variantDictionary(queuedOrEnded(id))]
             }
             await shown(id)
@@ -415,9 +423,11 @@ final class ToastAgent: Sendable {
         await desktop.reportsDelivered()
         await center.eventsDelivered()
         state.withLock { $0.live[id]?.serverID = serverID }
-        // Its server id is on disk before the answer: a crash after it leaves the next agent able to show it again
-        // in place.
-        await saver.save()
+        // Its server id (and its timer, as it runs now) is on disk before the answer: a crash after it leaves the
+        // next agent able to show it again in place, with the time it has.
+        let entry = center.entryState(of: id)
+        saver.changed(.timer(id, remaining: entry?.remaining?.seconds, running: entry?.isRunning ?? false))
+        await saver.save(.server(id, serverID))
         crash(at: "before-reply")
         var shown: [(String, DBusValue)] = [("server_id", .uint32(serverID))]
         let degradations = style.takeWarnings(for: id)
@@ -430,9 +440,10 @@ final class ToastAgent: Sendable {
         if crashPoint == step { kill(getpid(), SIGKILL) }
     }
 
-    /// Whether `center` has handed toast `id` to the presenter.
+    /// Whether `center` has handed toast `id` to the presenter (one just presented is at the front when it is: a
+    /// queued one costs a look through its lane).
     private func isOnPresenter(_ id: String, in center: ToastCenter) -> Bool {
-        center.entryStates.first { $0.id == id }?.isOnPresenter ?? false
+        center.entryState(of: id)?.isOnPresenter ?? false
     }
 
     /// The center that holds live toast `id`, if any.
@@ -583,7 +594,8 @@ final class ToastAgent: Sendable {
             case .shown(let id):
                 resumeShownWaiters(id)
                 // Its timer starts now: what a restarted agent must know.
-                saver.changed()
+                let entry = center(holding: id)?.entryState(of: id)
+                saver.changed(.timer(id, remaining: entry?.remaining?.seconds, running: entry?.isRunning ?? false))
             case .ended(let id, let outcome):
                 // A replacement (`send --id` again) has already put the new toast in `live`: keep it.
                 let replaced = outcome == .replaced
@@ -600,8 +612,8 @@ final class ToastAgent: Sendable {
                     resumeShownWaiters(id)
                     lanes.forget(id)
                     if let lane { lanes.release(lane) }
+                    saver.changed(.end(id))
                 }
-                saver.changed()
                 announce(id, "ended", ["outcome": .string(ended.name)].merging(ended.details) { first, _ in first })
                 checkIdle()
             case .presented(let id):
@@ -641,10 +653,25 @@ final class ToastAgent: Sendable {
 
     // MARK: - Saving and adopting
 
-    /// Writes the live toasts with their remaining time (best effort: a failure is noted on stderr). Called by the
-    /// ``AgentSaver`` only, one write at a time, each with a fresh snapshot: an older state never lands after a
-    /// newer one.
-    private func write() {
+    /// Appends a batch of records to the journal (best effort: a failure is noted on stderr), and compacts it when
+    /// its records outnumber twice the live toasts (or removes it when none is live). Called by the ``AgentSaver``
+    /// only, one batch at a time, in order.
+    private func write(_ records: [AgentStore.Record]) {
+        let live = state.withLock { $0.live.count }
+        do {
+            let written = try store.append(records)
+            if live == 0 {
+                try store.compact([])
+            } else if written > max(64, 2 * live) {
+                compact()
+            }
+        } catch {
+            Output.error("warning: \(error)")
+        }
+    }
+
+    /// Rewrites the journal as the live toasts with their remaining time now.
+    private func compact() {
         let live = state.withLock { $0.live }
         let states = Dictionary(
             lanes.centers.flatMap(\.entryStates).filter { !$0.isConfirmation }.map { ($0.id, $0) },
@@ -655,7 +682,7 @@ final class ToastAgent: Sendable {
                 remaining: states[id]?.remaining?.seconds, running: states[id]?.isRunning ?? false)
         }
         do {
-            try store.save(saved)
+            try store.compact(saved)
         } catch {
             Output.error("warning: \(error)")
         }
@@ -664,12 +691,14 @@ final class ToastAgent: Sendable {
     /// Shows again the toasts a previous agent saved, in place (their server ids adopted), with the time they had
     /// left (minus the time since, for the one whose timer ran).
     private func adoptSavedToasts() async {
-        let (saved, elapsed) = store.load()
-        for item in saved {
+        let loaded = store.load()
+        let saved = loaded.map(\.toast)
+        let elapsed = loaded.map(\.age).min() ?? 0
+        for (item, age) in loaded {
             var request = item.request
             request.options.id = item.id
             if let remaining = item.remaining {
-                let left = item.running ? remaining - elapsed : remaining
+                let left = item.running ? remaining - age : remaining
                 // Its time ran out while no agent was there: close it (an expiry the next agent carries out).
                 request.options.duration = .duration(.seconds(max(0.05, left)))
             }
@@ -713,7 +742,14 @@ final class ToastAgent: Sendable {
                 if let serverID = desktop.serverID(ofToast: id) { state.live[id]?.serverID = serverID }
             }
         }
-        await saver.save()
+        // What was adopted, as it is now: one compact journal.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                self.saver.flush()
+                self.compact()
+                continuation.resume()
+            }
+        }
     }
 
     private func adopted() async {
@@ -809,13 +845,18 @@ extension Duration {
 
 /// Hands every lane's center events to one handler, set once the agent is ready to follow them.
 private final class EventRelay: Sendable {
-    private let handler = Mutex<(@Sendable (ToastEvent) -> Void)?>(nil)
+    /// In a struct: a `Mutex` of a bare function type re-abstracts the closure at every access, and the chain of
+    /// thunks grows with each event (10,000 toasts cost minutes).
+    private struct Handler: Sendable {
+        var handle: @Sendable (ToastEvent) -> Void
+    }
+    private let handler = Mutex<Handler?>(nil)
 
     func set(_ handler: @escaping @Sendable (ToastEvent) -> Void) {
-        self.handler.withLock { $0 = handler }
+        self.handler.withLock { $0 = Handler(handle: handler) }
     }
 
     func send(_ event: ToastEvent) {
-        handler.withLock { $0 }?(event)
+        handler.withLock { $0 }?.handle(event)
     }
 }

@@ -195,6 +195,12 @@ public final class ToastCenter: Sendable {
         state.withLock { $0.stack.entryStates(now: time.now()) }
     }
 
+    /// The live toast with `id`, as in ``entryStates``; nil when it is not live. Cheap for a toast near the front
+    /// (it does not list the queue behind it).
+    public func entryState(of id: String) -> ToastStack.EntryState? {
+        state.withLock { $0.stack.entryState(of: id, now: time.now()) }
+    }
+
     // MARK: - Presenter
 
     /// The attached presenter, if any.

@@ -120,6 +120,12 @@ public struct ToastStack: Sendable {
             return false
         }
 
+        func state(at now: Duration) -> EntryState {
+            EntryState(
+                id: id, isConfirmation: !isToast, remaining: remaining(at: now), isRunning: runningSince != nil,
+                isOnPresenter: presenter == .shown)
+        }
+
         func remaining(at now: Duration) -> Duration? {
             guard let remaining else { return nil }
             guard let runningSince else { return remaining }
@@ -188,11 +194,14 @@ public struct ToastStack: Sendable {
 
     /// Every entry, front first, with its remaining time at `now`.
     public func entryStates(now: Duration) -> [EntryState] {
-        entries.map {
-            EntryState(
-                id: $0.id, isConfirmation: !$0.isToast, remaining: $0.remaining(at: now),
-                isRunning: $0.runningSince != nil, isOnPresenter: $0.presenter == .shown)
-        }
+        entries.map { $0.state(at: now) }
+    }
+
+    /// The toast with `id` (not a confirmation), with its remaining time at `now`; nil when it is not live. The
+    /// search stops at the toast: a toast at the front (one that was just shown) costs no scan of the queue.
+    public func entryState(of id: String, now: Duration) -> EntryState? {
+        guard entryIDs.contains(id) else { return nil }
+        return entries.first { $0.id == id && $0.isToast }?.state(at: now)
     }
 
     /// Whether timers are paused by the app or the presenter.

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+@testable import ToastKitCommandLine
+
+/// The agent's journal read back (``AgentStore/decode(_:busID:now:)``), without a bus: records replayed in order, a
+/// torn last line ignored, anything an agent could not have written refused; and the lane rule.
+@Suite struct AgentStoreTests {
+    static let bus = "0123456789abcdef0123456789abcdef"
+    static let now = 1_800_000_000.0
+
+    static func toast(_ id: String, remaining: Double? = 5) -> AgentStore.Saved {
+        AgentStore.Saved(
+            request: AgentRequest(options: SendOptions(title: "T \(id)")), id: id, serverID: nil, remaining: remaining,
+            running: false)
+    }
+
+    static func journal(_ records: [AgentStore.Record], bus: String = bus, torn: String? = nil) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        var text = #"{"bus_id":"\#(bus)","format":"toastkit-agent-journal","version":2}"# + "\n"
+        for record in records { text += String(decoding: try encoder.encode(record), as: UTF8.self) + "\n" }
+        if let torn { text += torn }
+        return Array(text.utf8)
+    }
+
+    @Test func recordsAreReplayedInOrder() throws {
+        let bytes = try Self.journal([
+            .put(Self.toast("a"), at: Self.now - 10), .put(Self.toast("b"), at: Self.now - 9),
+            .server("a", 7, at: Self.now - 9), .timer("a", remaining: 4, running: true, at: Self.now - 3),
+            .end("b", at: Self.now - 2), .put(Self.toast("c", remaining: nil), at: Self.now - 1),
+        ])
+        let live = try AgentStore.decode(bytes, busID: Self.bus, now: Self.now)
+        #expect(live.map(\.toast.id) == ["a", "c"])
+        #expect(live[0].toast.serverID == 7 && live[0].toast.remaining == 4 && live[0].toast.running)
+        #expect(live[0].age == 3, "the age of its timer's record")
+        #expect(live[1].toast.remaining == nil && live[1].age == 1)
+    }
+
+    @Test func aTornLastLineIsIgnoredAndTheRestStands() throws {
+        let bytes = try Self.journal([.put(Self.toast("a"), at: Self.now)], torn: #"{"at":1800000000,"op":"pu"#)
+        #expect(try AgentStore.decode(bytes, busID: Self.bus, now: Self.now).map(\.toast.id) == ["a"])
+    }
+
+    @Test func whatNoAgentWroteIsRefused() throws {
+        func refusal(_ bytes: [UInt8]) -> String {
+            do {
+                _ = try AgentStore.decode(bytes, busID: Self.bus, now: Self.now)
+                return "adopted"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(refusal(try Self.journal([], bus: "ffff")).contains("belongs to bus ffff"))
+        #expect(refusal(Array(#"{"version":1,"saved_at":1,"toasts":[]}"#.utf8)).contains("not a saved-toasts journal"))
+        #expect(
+            refusal(try Self.journal([.put(Self.toast("a"), at: -1e17)])).contains("not one this agent can believe"))
+        #expect(
+            refusal(try Self.journal([.put(Self.toast("a", remaining: -5), at: Self.now)])).contains("out of range"))
+        #expect(refusal(try Self.journal([.end("", at: Self.now)])).contains("id is empty"))
+        let middle =
+            try Self.journal([.put(Self.toast("a"), at: Self.now)]) + Array("garbage\n".utf8)
+            + Array(try Self.journal([.end("a", at: Self.now)]).split(separator: 0x0A)[1]) + [0x0A]
+        #expect(refusal(middle).contains("line 3 is not a record"))
+    }
+
+    @Test func eachKindOfToastJoinsItsLane() {
+        func lane(_ configure: (inout AgentRequest) -> Void) -> AgentLane {
+            var request = AgentRequest(options: SendOptions(title: "T"))
+            configure(&request)
+            return AgentLane.of(request, id: "x")
+        }
+        #expect(lane { _ in } == .application("toastkit"))
+        #expect(lane { $0.options.appName = "backup" } == .application("backup"))
+        #expect(
+            lane {
+                $0.options.appName = "backup"
+                $0.options.hints = [Hint(name: "desktop-entry", value: .string("org.example.Backup"))]
+            } == .application("desktop-entry:org.example.Backup"))
+        #expect(lane { $0.options.duration = .duration(.indefinite) } == .own("x"))
+        #expect(lane { $0.options.actions = [ActionOption(id: "si", label: "Sí")] } == .own("x"))
+        #expect(lane { $0.options.tap = ActionOption(id: "open") } == .own("x"))
+        #expect(lane { $0.awaitShown = true } == .own("x"))
+        #expect(lane { $0.options.replaceID = 4242 } == .own("x"))
+        #expect(lane { $0.options.duration = .duration(.seconds(3)) } == .application("toastkit"))
+    }
+}
