@@ -88,7 +88,9 @@ struct Options {
                 print(usage)
                 exit(0)
             }
-            fail("the first argument is the mode: burst, action, memory, idle, replace, markup or agent-queue\n\n\(usage)", code: 2)
+            fail(
+                "the first argument is the mode: burst, action, memory, idle, replace, markup or agent-queue\n\n\(usage)",
+                code: 2)
         }
         options.mode = mode
         index = 1
@@ -195,7 +197,8 @@ func run(_ options: Options) async throws -> String {
     if options.mode == .agentQueue {
         let bus: BusAddress = options.address.map { .address($0) } ?? .session
         return try await agentQueue(
-            bus: bus, calls: options.calls, queued: options.checkpoints.last ?? 10_000).json
+            bus: bus, calls: options.calls, queued: options.checkpoints.last ?? 10_000
+        ).json
     }
     let bus: BusAddress = options.address.map { .address($0) } ?? .session
     let control = try await ServerControl(bus: bus)
