@@ -2,8 +2,8 @@
 import PackageDescription
 
 // Layers (dependencies point down only):
-//   toastkit (CLI) → ToastKit → FreedesktopNotifications → ToastModel
-//                                         └→ DBus → CDBus (libdbus-1)
+//   toastkit (CLI) → ToastKitAgent → ToastKit → FreedesktopNotifications → ToastModel
+//                                                        └→ DBus → CDBus (libdbus-1)
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
@@ -34,8 +34,11 @@ let package = Package(
         .target(name: "ToastKitTesting", dependencies: ["ToastModel"], swiftSettings: strict),
         .target(name: "FreedesktopNotifications", dependencies: ["DBus", "ToastModel"], swiftSettings: strict),
         .target(name: "ToastKit", dependencies: ["ToastModel", "FreedesktopNotifications"], swiftSettings: strict),
+        // The agent's rules and the parts of its service that are not the command line's: the machine, the lanes,
+        // the journal's writer, the runner of action commands.
+        .target(name: "ToastKitAgent", dependencies: ["ToastKit", "ToastModel", "CSpawn"], swiftSettings: strict),
         .target(
-            name: "ToastKitCommandLine", dependencies: ["ToastKit", "DBus", "CSpawn"], swiftSettings: strict),
+            name: "ToastKitCommandLine", dependencies: ["ToastKit", "ToastKitAgent", "DBus"], swiftSettings: strict),
         .executableTarget(name: "ToastKitCLI", dependencies: ["ToastKitCommandLine"], swiftSettings: strict),
         // The getting-started guide's programs, run by the tests as processes of their own (not a product).
         .executableTarget(name: "GuideExamples", dependencies: ["ToastKit"], swiftSettings: strict),
@@ -54,7 +57,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ToastKitCommandLineTests",
-            dependencies: ["ToastKitCommandLine", "TestSupport", "DBus"],
+            dependencies: ["ToastKitCommandLine", "ToastKitAgent", "TestSupport", "DBus"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -63,6 +66,9 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "ToastKitTests", dependencies: ["ToastKit", "ToastKitTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "ToastKitAgentTests", dependencies: ["ToastKitAgent", "ToastKitTesting", "ToastModel"],
+            swiftSettings: strict),
         .testTarget(
             name: "ToastModelTests",
             dependencies: ["ToastModel", "ToastKitTesting"],

@@ -1,10 +1,12 @@
 import Foundation
 import Testing
+import ToastKitAgent
 
 @testable import ToastKitCommandLine
 
 /// The agent's journal read back (``AgentStore/decode(_:busID:now:)``), without a bus: records replayed in order, a
-/// torn last line ignored, anything an agent could not have written refused; and the lane rule.
+/// torn last line ignored, anything an agent could not have written refused; and a request's traits for the lane
+/// rule (the rule itself: `AgentMachineTests`).
 @Suite struct AgentStoreTests {
     static let bus = "0123456789abcdef0123456789abcdef"
     static let now = 1_800_000_000.0
@@ -67,7 +69,7 @@ import Testing
         func lane(_ configure: (inout AgentRequest) -> Void) -> AgentLane {
             var request = AgentRequest(options: SendOptions(title: "T"))
             configure(&request)
-            return AgentLane.of(request, id: "x")
+            return AgentLane.of(request.traits, id: "x")
         }
         #expect(lane { _ in } == .application("toastkit"))
         #expect(lane { $0.options.appName = "backup" } == .application("backup"))

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 import ToastKit
+import ToastKitAgent
 
 /// How the `toastkit` commands reach the agent (docs/agent.md): a call to `org.toastkit.Agent1` on the session
 /// bus. With the D-Bus service file installed, the bus starts the agent for the first call; without it, `toastkit`

@@ -1,5 +1,6 @@
 import Glibc
 import ToastKit
+import ToastKitAgent
 
 /// `toastkit agent`'s options as given on the command line (nil: the config file's value, else the default).
 struct AgentOptions: Sendable, Equatable {

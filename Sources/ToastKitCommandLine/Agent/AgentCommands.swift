@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 import ToastKit
+import ToastKitAgent
 
 /// What `Present` answered.
 struct AgentPresented: Sendable, Equatable {

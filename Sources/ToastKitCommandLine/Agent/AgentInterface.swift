@@ -1,5 +1,6 @@
 import DBus
 import ToastKit
+import ToastKitAgent
 
 /// The `toastkit agent`'s D-Bus interface, `org.toastkit.Agent1` at `/org/toastkit/Agent1` on the session bus: its
 /// names, errors and introspection data, and the codec of its one structured argument, the toast (`a{sv}`). Both
@@ -406,5 +407,19 @@ struct AgentOutcome: Sendable, Equatable {
         let values = try reply.arguments("sa{sv}")
         name = values[0].stringValue ?? ""
         details = values[1].variantDictionaryValue ?? [:]
+    }
+}
+
+extension AgentRequest {
+    /// What the agent's rules need to place the toast in a lane (``AgentLane/of(_:id:)``).
+    var traits: AgentToastTraits {
+        var desktopEntry: String?
+        if let hint = options.hints.first(where: { $0.name == "desktop-entry" }), case .string(let name) = hint.value {
+            desktopEntry = name
+        }
+        return AgentToastTraits(
+            indefinite: options.duration?.toastDuration == .indefinite,
+            question: !options.actions.isEmpty || options.tap != nil, waited: awaitShown,
+            replacesServerID: options.replaceID != nil, desktopEntry: desktopEntry, appName: options.appName)
     }
 }

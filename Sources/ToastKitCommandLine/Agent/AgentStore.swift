@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 import ToastKit
+import ToastKitAgent
 
 /// The agent's saved toasts: one journal per session bus, `agent-<bus id>.json` in the same private folder as the
 /// `--id` store (`$XDG_RUNTIME_DIR/toastkit/`, or `/tmp/toastkit-<uid>/`), so an agent that is killed leaves the
@@ -302,12 +303,4 @@ final class AgentStore: Sendable {
             }
         }
     }
-}
-
-/// The agent's bounds, each with a clear refusal when reached.
-enum AgentLimits {
-    /// Live toasts (shown and waiting) at once: a `Present` beyond is refused with `QueueFull`.
-    static let maximumLive = 20_000
-    /// `--on-action` commands running at once; more wait for one to end.
-    static let maximumRunningCommands = 16
 }

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 import ToastKit
+import ToastKitAgent
 import ToastModel
 
 /// The per-user toast service (`toastkit agent`): one ``ToastCenter`` per lane (``AgentLane``: an application's
@@ -21,7 +22,6 @@ final class ToastAgent: Sendable {
     /// What the agent keeps for a live toast.
     struct Live: Sendable {
         var request: AgentRequest
-        var lane: AgentLane
         var serverID: UInt32?
         var activationToken: String?
         /// A `-r` of its server id updated it: its `replaced` end is not an end for those who wait for it.
@@ -34,12 +34,8 @@ final class ToastAgent: Sendable {
         var ended = Recents<AgentOutcome>()
         /// Callers already checked: unique name → same user.
         var callers: [String: Bool] = [:]
-        /// Calls being served (`Present`, `Wait`): the agent is not idle while one runs.
-        var busy = 0
-        var idleSerial: UInt64 = 0
-        /// Set once the agent has decided to exit for being idle: every call from then on is answered `Stopping`
-        /// (its sender starts the next agent and calls again), none is left unanswered.
-        var stopping = false
+        /// The rules: lanes, the live bound, the calls in hand, the idle exit (``AgentMachine``).
+        var machine: AgentMachine
         /// `Present` calls waiting for their queued toast to be shown (or to end).
         var shownWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     }
@@ -58,8 +54,11 @@ final class ToastAgent: Sendable {
     /// The agent's own environment: only its ``ActionCommand/sessionVariables`` are given to a command whose sender
     /// sent no environment.
     private let environment: [String: String]
-    private let state = Mutex(State())
-    private let saver = AgentSaver()
+    private let state: Mutex<State>
+    private let saver = AgentSaver<AgentStore.Record>()
+    /// The machine's time: since the agent started.
+    private let clock = ContinuousClock()
+    private let origin: ContinuousClock.Instant
     /// `TOASTKIT_FAILPOINT_AGENT_CRASH`: the step of `Present` at which this agent kills itself (SIGKILL), for the
     /// tests that prove a crash at each step loses nothing (docs/reliability.md): `after-write-ahead` (the toast on
     /// disk, the server not yet told) or `before-reply` (the server's id on disk, the caller not yet answered).
@@ -99,6 +98,11 @@ final class ToastAgent: Sendable {
         }
         runner = ActionRunner(log: ActionCommand.logPath(environment: environment))
         self.environment = environment
+        state = Mutex(
+            State(
+                machine: AgentMachine(
+                    configuration: .init(maximumLive: AgentLimits.maximumLive, idleTimeout: settings.idleTimeout))))
+        origin = clock.now
         crashPoint = environment["TOASTKIT_FAILPOINT_AGENT_CRASH"].flatMap { $0.isEmpty ? nil : $0 }
         (exits, finished) = AsyncStream.makeStream()
         let (signals, events) = AsyncStream<[DBusValue]>.makeStream()
@@ -166,7 +170,7 @@ final class ToastAgent: Sendable {
         agent.watchEvents()
         agent.watchReports()
         await agent.adoptSavedToasts()
-        agent.checkIdle()
+        agent.perform(agent.state.withLock { $0.machine.handle(.started(now: agent.now())) })
         return agent
     }
 
@@ -263,18 +267,33 @@ final class ToastAgent: Sendable {
     /// Counts a call as activity from the moment its handler starts, before any wait: the idle exit can only come
     /// while no call is in hand. Throws ``stopping`` once the exit is decided.
     private func enter() throws(DBusError) {
-        let open = state.withLock { state in
-            if state.stopping { return false }
-            state.busy += 1
-            return true
-        }
-        if !open { throw Self.stopping }
+        let actions = state.withLock { $0.machine.handle(.callArrived) }
+        if actions.contains(.refuseStopping) { throw Self.stopping }
     }
 
     /// The end of a call ``enter()`` counted.
     private func leave() {
-        state.withLock { $0.busy -= 1 }
-        checkIdle()
+        perform(state.withLock { $0.machine.handle(.callAnswered(now: now())) })
+    }
+
+    /// The machine's time now.
+    private func now() -> Duration { clock.now - origin }
+
+    /// Carries out what the machine said (the admissions are carried out by `present`, which asked).
+    private func perform(_ actions: [AgentMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .releaseLane(let lane): lanes.release(lane)
+            case .armIdle(let serial, let at):
+                Task { [weak self, clock, origin] in
+                    try? await clock.sleep(until: origin + at)
+                    guard let self else { return }
+                    perform(state.withLock { $0.machine.handle(.idleDeadline(serial: serial, now: now())) })
+                }
+            case .exit: finished.finish()
+            case .takeCall, .refuseStopping, .admit, .refuseFull: break
+            }
+        }
     }
 
     /// Runs one call: checks the caller is this user, waits for the saved toasts to be adopted.
@@ -368,17 +387,14 @@ final class ToastAgent: Sendable {
             appIcon: request.options.appIcon, for: id)
         if let replaceID = request.options.replaceID { desktop.adopt(serverID: replaceID, forToast: id) }
         // A live id stays in its lane (updated in place); a new one joins the lane its kind says.
-        let admitted = state.withLock { state -> (lane: AgentLane, isNew: Bool)? in
-            if let live = state.live[id] {
-                var updated = Live(request: request, lane: live.lane, serverID: live.serverID)
-                updated.continues = prepared.continues
-                state.live[id] = updated
-                return (live.lane, false)
-            }
-            guard state.live.count < AgentLimits.maximumLive else { return nil }
-            let lane = AgentLane.of(request, id: id)
-            state.live[id] = Live(request: request, lane: lane)
-            return (lane, true)
+        let admitted = state.withLock { state -> (lane: AgentLane, opens: Bool)? in
+            guard
+                case .admit(let lane, let opens)? = state.machine.handle(.present(id: id, traits: request.traits)).first
+            else { return nil }
+            var updated = Live(request: request, serverID: state.live[id]?.serverID)
+            updated.continues = prepared.continues
+            state.live[id] = updated
+            return (lane, opens)
         }
         guard let admitted else {
             style.forget(id)
@@ -387,8 +403,7 @@ final class ToastAgent: Sendable {
                 message: "the agent holds \(AgentLimits.maximumLive) live toasts, its limit; close some first")
         }
         let center =
-            admitted.isNew
-            ? lanes.acquire(admitted.lane) : (lanes.center(of: admitted.lane) ?? lanes.acquire(admitted.lane))
+            admitted.opens ? lanes.open(admitted.lane) : (lanes.center(of: admitted.lane) ?? lanes.open(admitted.lane))
         // Write-ahead: the toast is on disk before the server hears of it, so a crash from here on leaves it to
         // the next agent (docs/agent.md).
         let duration = try? toast.duration.resolved(default: .standardDefault)
@@ -448,7 +463,7 @@ final class ToastAgent: Sendable {
 
     /// The center that holds live toast `id`, if any.
     private func center(holding id: String) -> ToastCenter? {
-        guard let lane = state.withLock({ $0.live[id]?.lane }) else { return nil }
+        guard let lane = state.withLock({ $0.machine.lanes[id] }) else { return nil }
         return lanes.center(of: lane)
     }
 
@@ -599,23 +614,22 @@ final class ToastAgent: Sendable {
             case .ended(let id, let outcome):
                 // A replacement (`send --id` again) has already put the new toast in `live`: keep it.
                 let replaced = outcome == .replaced
-                let (ended, lane) = state.withLock { state -> (AgentOutcome, AgentLane?) in
+                let (ended, actions) = state.withLock { state -> (AgentOutcome, [AgentMachine.Action]) in
                     let live = replaced ? state.live[id] : state.live.removeValue(forKey: id)
                     let ended = AgentOutcome(
                         outcome, serverID: live?.serverID, activationToken: live?.activationToken,
                         unexplained: observer.unexplainedClose(of: id))
                     state.ended.remember(ended, for: id)
-                    return (ended, replaced ? nil : live?.lane)
+                    return (ended, state.machine.handle(.ended(id: id, replaced: replaced, now: now())))
                 }
                 if !replaced {
                     style.forget(id)
                     resumeShownWaiters(id)
                     lanes.forget(id)
-                    if let lane { lanes.release(lane) }
                     saver.changed(.end(id))
                 }
                 announce(id, "ended", ["outcome": .string(ended.name)].merging(ended.details) { first, _ in first })
-                checkIdle()
+                perform(actions)
             case .presented(let id):
                 announce(id, "presented", [:])
             default:
@@ -723,9 +737,16 @@ final class ToastAgent: Sendable {
                 CommandLineStyle(options: request.options), appName: request.options.appName,
                 appIcon: request.options.appIcon, for: item.id)
             if let serverID = item.serverID { desktop.adopt(serverID: serverID, forToast: item.id) }
-            let lane = AgentLane.of(request, id: item.id)
-            state.withLock { $0.live[item.id] = Live(request: request, lane: lane, serverID: item.serverID) }
-            lanes.acquire(lane).present(toast)
+            let lane = state.withLock { state -> AgentLane? in
+                guard
+                    case .admit(let lane, _)? = state.machine.handle(.present(id: item.id, traits: request.traits))
+                        .first
+                else { return nil }
+                state.live[item.id] = Live(request: request, serverID: item.serverID)
+                return lane
+            }
+            guard let lane else { continue }
+            lanes.open(lane).present(toast)
         }
         defer { openAfterAdoption() }
         guard !saved.isEmpty else { return }
@@ -769,28 +790,6 @@ final class ToastAgent: Sendable {
             return adoption.waiting
         }
         for continuation in waiting { continuation.resume() }
-    }
-
-    // MARK: - Idle
-
-    /// Starts the idle countdown when nothing is live and no call is served; any activity stops it.
-    private func checkIdle() {
-        let serial = state.withLock { state -> UInt64? in
-            state.idleSerial &+= 1
-            return state.busy == 0 && state.live.isEmpty ? state.idleSerial : nil
-        }
-        guard let serial, let timeout = settings.idleTimeout else { return }
-        Task { [weak self] in
-            try? await Task.sleep(for: timeout)
-            guard let self else { return }
-            let stop = state.withLock { state in
-                guard state.idleSerial == serial, state.busy == 0, state.live.isEmpty else { return false }
-                // From here on every call is answered `Stopping`: none reaches an agent that is gone.
-                state.stopping = true
-                return true
-            }
-            if stop { finished.finish() }
-        }
     }
 }
 

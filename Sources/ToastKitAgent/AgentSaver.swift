@@ -8,10 +8,10 @@ import Synchronization
 /// Group commit: records that arrive while a write is under way all go in the next write, so a burst of `Present`
 /// calls costs a write or two, not one each, and no change waits longer than the write in progress plus its own.
 /// Nothing is delayed on purpose: a change is on disk within one write of being made.
-final class AgentSaver: Sendable {
+package final class AgentSaver<Record: Sendable>: Sendable {
     private struct State {
         /// Records handed over and not yet taken by the writer, in order.
-        var pending: [AgentStore.Record] = []
+        var pending: [Record] = []
         /// The newest change's ticket.
         var changed: UInt64 = 0
         /// The newest ticket whose record is on disk (or whose write failed and was reported).
@@ -25,21 +25,21 @@ final class AgentSaver: Sendable {
     /// In a struct: a `Mutex` of a bare function type re-abstracts the closure at every access, and the chain of
     /// thunks grows with each call (each write then cost time in the number of writes so far).
     private struct Writer: Sendable {
-        var write: @Sendable ([AgentStore.Record]) -> Void
+        var write: @Sendable ([Record]) -> Void
     }
     private let writer = Mutex<Writer?>(nil)
 
     /// A saver that writes nothing until ``attach(_:)``.
-    init() {}
+    package init() {}
 
     /// Sets what a write does with a batch of records (append them, compact when due).
-    func attach(_ write: @escaping @Sendable ([AgentStore.Record]) -> Void) {
+    package func attach(_ write: @escaping @Sendable ([Record]) -> Void) {
         writer.withLock { $0 = Writer(write: write) }
     }
 
     /// Hands `record` over and starts a write if none is running. Returns the change's ticket.
     @discardableResult
-    func changed(_ record: AgentStore.Record) -> UInt64 {
+    package func changed(_ record: Record) -> UInt64 {
         let (ticket, start) = state.withLock { state in
             state.pending.append(record)
             state.changed += 1
@@ -51,7 +51,7 @@ final class AgentSaver: Sendable {
     }
 
     /// Returns once the change with `ticket` has been written.
-    func durable(_ ticket: UInt64) async {
+    package func durable(_ ticket: UInt64) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLock { state in
                 if state.written >= ticket { return true }
@@ -63,13 +63,13 @@ final class AgentSaver: Sendable {
     }
 
     /// Hands `record` over and returns once it is written.
-    func save(_ record: AgentStore.Record) async {
+    package func save(_ record: Record) async {
         await durable(changed(record))
     }
 
     /// Returns once every record handed over so far is written (at exit, and before `GetInfo` answers); blocks the
     /// caller's thread for at most the write in progress and one more.
-    func flush() {
+    package func flush() {
         queue.sync { _ = self.writeBatch() }
     }
 

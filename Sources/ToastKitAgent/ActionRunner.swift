@@ -9,15 +9,26 @@ import ToastModel
 /// header, start failure and exit status go to the actions log.
 ///
 /// The agent starts no other children, so the reaper may wait for any child (`waitpid(-1)`).
-final class ActionRunner: Sendable {
+package final class ActionRunner: Sendable {
     /// One command to run.
-    struct Job: Sendable {
-        var argv: [String]
-        var environment: [String: String]
-        var workingDirectory: String?
+    package struct Job: Sendable {
+        package var argv: [String]
+        package var environment: [String: String]
+        package var workingDirectory: String?
         /// For the log: which toast and action.
-        var toastID: String
-        var action: String
+        package var toastID: String
+        package var action: String
+
+        /// A job: `argv` with `environment` in `workingDirectory`, for action `action` of toast `toastID`.
+        package init(
+            argv: [String], environment: [String: String], workingDirectory: String?, toastID: String, action: String
+        ) {
+            self.argv = argv
+            self.environment = environment
+            self.workingDirectory = workingDirectory
+            self.toastID = toastID
+            self.action = action
+        }
     }
 
     private struct State {
@@ -32,13 +43,13 @@ final class ActionRunner: Sendable {
     private let reaper = DispatchQueue(label: "org.toastkit.agent.reaper")
 
     /// A runner whose commands log to `log`, at most `limit` at once.
-    init(log: String, limit: Int = AgentLimits.maximumRunningCommands) {
+    package init(log: String, limit: Int = AgentLimits.maximumRunningCommands) {
         self.log = log
         self.limit = limit
     }
 
     /// Starts `job` now, or once a running command ends when `limit` run already.
-    func run(_ job: Job) {
+    package func run(_ job: Job) {
         state.withLock { state in
             guard state.running.count < limit else {
                 state.waiting.append(job)
@@ -50,7 +61,7 @@ final class ActionRunner: Sendable {
     }
 
     /// How many commands run now, and how many wait.
-    var counts: (running: Int, waiting: Int) {
+    package var counts: (running: Int, waiting: Int) {
         state.withLock { ($0.running.count, $0.waiting.count) }
     }
 
@@ -113,4 +124,12 @@ final class ActionRunner: Sendable {
         Spawn.append("[\(Spawn.timestamp())] \(line)\n", to: descriptor)
         close(descriptor)
     }
+}
+
+/// The agent's bounds, each with a clear refusal when reached.
+package enum AgentLimits {
+    /// Live toasts (shown and waiting) at once: a `Present` beyond is refused with `QueueFull`.
+    package static let maximumLive = 20_000
+    /// `--on-action` commands running at once; more wait for one to end.
+    package static let maximumRunningCommands = 16
 }

@@ -4,17 +4,17 @@ import Glibc
 /// Starts programs for the agent: the agent itself (detached, from `send`) and `--on-action` commands (from the
 /// agent). Always with a clean signal mask and default dispositions for the signals `toastkit` handles or ignores,
 /// so its own handling never leaks into the program.
-enum Spawn {
+package enum Spawn {
     /// Starts `argv` (`argv[0]` looked up on `PATH` when it has no slash) with `environment`; standard input is
     /// `/dev/null`, standard output and errors go to `output` (or `/dev/null`). `newSession` puts it in a session
     /// of its own (`setsid`), so the terminal's Ctrl-C and hang-up never reach it. With `workingDirectory` it starts
     /// in that folder (a folder that is gone is a failure to start, `ENOENT`, never another folder).
     ///
     /// - Returns: the process id, or the `errno` of the failure.
-    static func start(
+    package static func start(
         _ argv: [String], environment: [String: String], output: Int32?, newSession: Bool,
         workingDirectory: String? = nil
-    ) -> Result<pid_t, Errno> {
+    ) -> Result<Int32, Errno> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -52,18 +52,18 @@ enum Spawn {
     }
 
     /// Opens `path` for appending (created 0600, never through a symbolic link), or nil.
-    static func openLog(_ path: String) -> Int32? {
+    package static func openLog(_ path: String) -> Int32? {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
         return descriptor >= 0 ? descriptor : nil
     }
 
     /// Appends `line` to an open log.
-    static func append(_ line: String, to descriptor: Int32) {
+    package static func append(_ line: String, to descriptor: Int32) {
         _ = line.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
     }
 
     /// The current time, UTC, as `2026-12-01T10:00:00Z`.
-    static func timestamp() -> String {
+    package static func timestamp() -> String {
         var now = time(nil)
         var parts = tm()
         gmtime_r(&now, &parts)
@@ -74,10 +74,13 @@ enum Spawn {
 }
 
 /// An `errno` value with its text.
-struct Errno: Error, Sendable, CustomStringConvertible {
-    var code: Int32
-    init(_ code: Int32) { self.code = code }
-    var description: String { String(cString: strerror(code)) }
+package struct Errno: Error, Sendable, CustomStringConvertible {
+    /// The `errno` value.
+    package var code: Int32
+    /// The error for `code`.
+    package init(_ code: Int32) { self.code = code }
+    /// Its text (`strerror`).
+    package var description: String { String(cString: strerror(code)) }
 }
 
 /// Calls `body` with a NULL-terminated C array of `strings`.

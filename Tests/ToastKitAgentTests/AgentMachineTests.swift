@@ -1,0 +1,162 @@
+import Testing
+
+@testable import ToastKitAgent
+
+/// The agent's rules in process, without a bus, a process or a sleep: events in with the time they happen, actions
+/// out (issue 18 §1).
+@Suite struct AgentMachineTests {
+    static let idle = Duration.seconds(60)
+
+    func started(maximumLive: Int = 20_000) -> AgentMachine {
+        var machine = AgentMachine(configuration: .init(maximumLive: maximumLive, idleTimeout: Self.idle))
+        #expect(machine.handle(.started(now: .zero)) == [.armIdle(serial: 1, at: Self.idle)])
+        return machine
+    }
+
+    @Test func anIdleAgentExitsAtItsDeadlineAndRefusesEveryCallAfter() {
+        var machine = started()
+        #expect(machine.handle(.idleDeadline(serial: 1, now: Self.idle)) == [.exit])
+        #expect(machine.isStopping)
+        // A call that arrives after the decision is refused, never taken and dropped.
+        #expect(machine.handle(.callArrived) == [.refuseStopping])
+        #expect(machine.calls == 0)
+    }
+
+    @Test func aCallInHandKeepsTheAgentAndMakesTheCountdownStale() {
+        var machine = started()
+        #expect(machine.handle(.callArrived) == [.takeCall])
+        // The old countdown's deadline comes while the call is in hand: nothing happens.
+        #expect(machine.handle(.idleDeadline(serial: 1, now: Self.idle)) == [])
+        let answered = machine.handle(.callAnswered(now: .seconds(70)))
+        guard case .armIdle(let serial, let at)? = answered.first else {
+            Issue.record("no new countdown: \(answered)")
+            return
+        }
+        #expect(at == .seconds(130))
+        #expect(machine.handle(.idleDeadline(serial: 1, now: .seconds(130))) == [], "a stale countdown")
+        #expect(machine.handle(.idleDeadline(serial: serial, now: .seconds(130))) == [.exit])
+    }
+
+    @Test func aLiveToastKeepsTheAgentUntilItEnds() {
+        var machine = started()
+        _ = machine.handle(.callArrived)
+        #expect(
+            machine.handle(.present(id: "a", traits: .init())) == [.admit(lane: .application("toastkit"), opens: true)])
+        #expect(machine.handle(.callAnswered(now: .seconds(1))) == [], "a toast is live: no countdown")
+        let ended = machine.handle(.ended(id: "a", replaced: false, now: .seconds(5)))
+        #expect(ended.first == .releaseLane(.application("toastkit")))
+        #expect(
+            ended.dropFirst().first.map { if case .armIdle(_, let at) = $0 { at == .seconds(65) } else { false } }
+                == true)
+    }
+
+    @Test func eachKindOfToastJoinsItsLaneAndALiveIDStaysInItsLane() {
+        var machine = started()
+        _ = machine.handle(.callArrived)
+        #expect(
+            machine.handle(.present(id: "a", traits: .init(appName: "backup"))) == [
+                .admit(lane: .application("backup"), opens: true)
+            ])
+        #expect(
+            machine.handle(.present(id: "b", traits: .init(appName: "backup"))) == [
+                .admit(lane: .application("backup"), opens: false)
+            ])
+        #expect(
+            machine.handle(.present(id: "q", traits: .init(question: true))) == [.admit(lane: .own("q"), opens: true)])
+        #expect(
+            machine.handle(.present(id: "i", traits: .init(indefinite: true))) == [.admit(lane: .own("i"), opens: true)]
+        )
+        #expect(
+            machine.handle(.present(id: "w", traits: .init(waited: true))) == [.admit(lane: .own("w"), opens: true)])
+        #expect(
+            machine.handle(.present(id: "r", traits: .init(replacesServerID: true))) == [
+                .admit(lane: .own("r"), opens: true)
+            ])
+        #expect(
+            machine.handle(.present(id: "d", traits: .init(desktopEntry: "org.example.App", appName: "backup")))
+                == [.admit(lane: .application("desktop-entry:org.example.App"), opens: true)])
+        // Replaced (`--id` again) with other traits: still its lane, updated in place.
+        #expect(
+            machine.handle(.present(id: "a", traits: .init(indefinite: true))) == [
+                .admit(lane: .application("backup"), opens: false)
+            ])
+        #expect(machine.handle(.ended(id: "a", replaced: true, now: .seconds(1))) == [], "a replacement is still live")
+        #expect(machine.handle(.ended(id: "a", replaced: false, now: .seconds(2))) == [], "b is still in the lane")
+        #expect(
+            machine.handle(.ended(id: "b", replaced: false, now: .seconds(3))) == [.releaseLane(.application("backup"))]
+        )
+        #expect(machine.liveCount == 5)
+    }
+
+    @Test func theLiveBoundRefusesOneMoreButNotAReplacement() {
+        var machine = started(maximumLive: 2)
+        _ = machine.handle(.callArrived)
+        _ = machine.handle(.present(id: "a", traits: .init()))
+        _ = machine.handle(.present(id: "b", traits: .init()))
+        #expect(machine.handle(.present(id: "c", traits: .init())) == [.refuseFull])
+        #expect(
+            machine.handle(.present(id: "a", traits: .init())) == [.admit(lane: .application("toastkit"), opens: false)]
+        )
+        _ = machine.handle(.ended(id: "a", replaced: false, now: .seconds(1)))
+        #expect(
+            machine.handle(.present(id: "c", traits: .init())) == [.admit(lane: .application("toastkit"), opens: false)]
+        )
+    }
+
+    @Test func withoutAnIdleTimeNoCountdownIsArmed() {
+        var machine = AgentMachine(configuration: .init(idleTimeout: nil))
+        #expect(machine.handle(.started(now: .zero)) == [])
+        _ = machine.handle(.callArrived)
+        #expect(machine.handle(.callAnswered(now: .seconds(1))) == [])
+    }
+
+    /// A seeded random walk of calls, toasts and deadlines: the machine never exits with a call in hand or a toast
+    /// live, and every refusal comes only after the exit (its debug invariants run after every event).
+    @Test func aRandomWalkNeverExitsWithWorkInHand() {
+        var generator = SeededGenerator(seed: 18)
+        for _ in 0..<200 {
+            var machine = started()
+            var now = Duration.zero
+            var armed: [UInt64] = [1]
+            var live: [String] = []
+            for _ in 0..<100 {
+                now += .milliseconds(Int64.random(in: 1...90_000, using: &generator))
+                let actions: [AgentMachine.Action]
+                switch Int.random(in: 0..<5, using: &generator) {
+                case 0:
+                    actions = machine.handle(.callArrived)
+                    if actions == [.takeCall] {
+                        let id = "t\(Int.random(in: 0..<5, using: &generator))"
+                        if !live.contains(id) { live.append(id) }
+                        _ = machine.handle(.present(id: id, traits: .init()))
+                        _ = machine.handle(.callAnswered(now: now))
+                    }
+                case 1 where !live.isEmpty:
+                    let id = live.removeFirst()
+                    actions = machine.handle(.ended(id: id, replaced: false, now: now))
+                default:
+                    actions = machine.handle(
+                        .idleDeadline(serial: armed.randomElement(using: &generator) ?? 0, now: now))
+                }
+                for case .armIdle(let serial, _) in actions { armed.append(serial) }
+                if actions.contains(.exit) {
+                    #expect(machine.calls == 0 && machine.liveCount == 0 && live.isEmpty)
+                }
+                if actions.contains(.refuseStopping) { #expect(machine.isStopping) }
+            }
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so a failure replays.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
