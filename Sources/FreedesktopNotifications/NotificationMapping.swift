@@ -39,6 +39,14 @@ public struct ServerCapabilities: Sendable, Hashable {
     }
 
     private var isLXQt: Bool { information?.name == "lxqt-notificationd" }
+
+    /// Whether a click on a notification keeps doing what the notification's *first* `Notify` said, whatever an
+    /// update says: GNOME Shell (43 and later, `js/ui/notificationDaemon.js`) connects a new click handler on every
+    /// update and never removes the old one; without a `default` action the first handler opens the app and destroys
+    /// the notification, so a tap added by an update is reported as a dismissal. There every notification carries
+    /// the `default` action from its first `Notify`: a click on a toast without a tap is still a dismissal (the
+    /// presenter has no action for it, and GNOME closes the notification with reason 2).
+    public var keepsFirstClickHandler: Bool { information?.name == "gnome-shell" }
 }
 
 /// The `Notify` call for one toast, with what had to be left out and how to read action keys back.
@@ -188,6 +196,12 @@ public enum NotificationMapping {
                 degradations.append(
                     "the server does not support actions: \(request.actions.count) dropped (\(names))")
             }
+        }
+
+        if capabilities.keepsFirstClickHandler, capabilities.has("actions"),
+            !actions.contains(where: { $0.key == "default" })
+        {
+            actions.append(("default", ""))
         }
 
         for (name, value) in request.hints {

@@ -84,6 +84,21 @@ import ToastModel
         #expect(try map(ToastRequest(summary: "x"), expireTimeout: nil).call.expireTimeout == 0)
     }
 
+    /// GNOME Shell keeps the click handler of a notification's first `Notify`: every notification there carries the
+    /// `default` action from the start, so a tap added by an update is the tap (the end-to-end proof:
+    /// `AgentGNOMEQuirkTests.aTapAddedByAnInPlaceUpdateIsReportedAsTheTap`); nowhere else.
+    @Test func onGNOMEShellEveryNotificationHasTheDefaultAction() throws {
+        let gnome = ServerCapabilities(
+            ["actions", "body"],
+            information: ServerInformation(
+                name: "gnome-shell", vendor: "GNOME", version: "43.9", specificationVersion: "1.2"))
+        #expect(try map(ToastRequest(summary: "x"), capabilities: gnome).call.actionList == ["default", ""])
+        var tapped = ToastRequest(summary: "x")
+        tapped.actions = [ToastRequest.Action(key: "default", label: "Abrir")]
+        #expect(try map(tapped, capabilities: gnome).call.actionList == ["default", "Abrir"], "not twice")
+        #expect(try map(ToastRequest(summary: "x")).call.actionList.isEmpty, "dunst: as given")
+    }
+
     @Test func aRequestMayNameItsOwnAppAndIcon() throws {
         var request = ToastRequest(summary: "x", icon: .system("archivebox"))
         request.appName = "backup"
