@@ -40,8 +40,15 @@ package final class AgentSaver<Record: Sendable>: Sendable {
     /// Hands `record` over and starts a write if none is running. Returns the change's ticket.
     @discardableResult
     package func changed(_ record: Record) -> UInt64 {
+        changed([record])
+    }
+
+    /// Hands `records` over (they go in one write) and starts a write if none is running. Returns the change's
+    /// ticket.
+    @discardableResult
+    package func changed(_ records: [Record]) -> UInt64 {
         let (ticket, start) = state.withLock { state in
-            state.pending.append(record)
+            state.pending += records
             state.changed += 1
             defer { state.writing = true }
             return (state.changed, !state.writing)
@@ -65,6 +72,11 @@ package final class AgentSaver<Record: Sendable>: Sendable {
     /// Hands `record` over and returns once it is written.
     package func save(_ record: Record) async {
         await durable(changed(record))
+    }
+
+    /// Hands `records` over and returns once they are written (in one write).
+    package func save(_ records: [Record]) async {
+        await durable(changed(records))
     }
 
     /// Returns once every record handed over so far is written (at exit, and before `GetInfo` answers); blocks the

@@ -304,9 +304,8 @@ import Testing
                 """
                 {"bus_id":"\(busID)","format":"toastkit-agent-journal","version":2}
                 {"at":\(savedAt),"op":"put","toast":{"id":"planted","running":true,"remaining":\(remaining),\
-                "request":{"awaitShown":false,"onAction":{"open":["/bin/sh","-c","touch \(flag)"]},\
-                "options":{"actions":[{"id":"open","label":"Abrir"}],"hints":[],"json":false,"noAgent":false,\
-                "onAction":{},"printID":false,"status":"normal","title":"Planted","transient":false,"wait":false}}}}
+                "request":{"title":"Planted","actions":[{"id":"open","label":"Abrir"}],\
+                "on_action":{"open":["/bin/sh","-c","touch \(flag)"]}}}}
 
                 """
             }

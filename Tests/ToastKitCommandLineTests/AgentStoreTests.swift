@@ -25,6 +25,39 @@ import ToastKitAgent
         return Array(text.utf8)
     }
 
+    /// The disk form of a request keeps every field `send` can give, under keys of its own.
+    @Test func aRequestSurvivesItsDiskForm() throws {
+        var options = SendOptions(title: "Título")
+        options.message = .text("Cuerpo")
+        options.status = .warning
+        options.icon = .path("/tmp/i.png")
+        options.duration = .duration(.seconds(2.5))
+        options.actions = [ActionOption(id: "a", label: "A", confirmation: "Hecho"), ActionOption(id: "later")]
+        options.tap = ActionOption(id: "open")
+        options.appName = "app"
+        options.appIcon = "icon"
+        options.urgency = .critical
+        options.category = "im"
+        options.hints = [
+            Hint(name: "value", value: .int32(-5)), Hint(name: "y", value: .byte(7)),
+            Hint(name: "b", value: .bool(true)),
+            Hint(name: "u", value: .uint32(9)), Hint(name: "d", value: .double(0.5)),
+            Hint(name: "s", value: .string("t")),
+        ]
+        options.transient = true
+        options.replaceID = 42
+        var request = AgentRequest(options: options, onAction: ["a": ["touch", "/tmp/x"]])
+        request.awaitShown = true
+        request.workingDirectory = "/tmp"
+        request.environment = ["A": "1"]
+        let text = String(decoding: try JSONEncoder().encode(SavedRequest(request)), as: UTF8.self)
+        #expect(text.contains(#""on_action""#) && text.contains(#""icon_file""#) && !text.contains("printID"))
+        #expect(try JSONDecoder().decode(SavedRequest.self, from: Data(text.utf8)).request() == request)
+        var indefinite = AgentRequest(options: SendOptions(title: "x"))
+        indefinite.options.duration = .duration(.indefinite)
+        #expect(try SavedRequest(indefinite).request() == indefinite)
+    }
+
     @Test func recordsAreReplayedInOrder() throws {
         let bytes = try Self.journal([
             .put(Self.toast("a"), at: Self.now - 10), .put(Self.toast("b"), at: Self.now - 9),
@@ -59,6 +92,11 @@ import ToastKitAgent
         #expect(
             refusal(try Self.journal([.put(Self.toast("a", remaining: -5), at: Self.now)])).contains("out of range"))
         #expect(refusal(try Self.journal([.end("", at: Self.now)])).contains("id is empty"))
+        let bogus = Array(
+            (#"{"bus_id":"\#(Self.bus)","format":"toastkit-agent-journal","version":2}"# + "\n"
+                + #"{"at":1800000000,"op":"put","toast":{"id":"a","running":false,"request":{"title":"T","status":"x"}}}"#
+                + "\n").utf8)
+        #expect(refusal(bogus).contains(#"line 2: toast "a": status "x" is not valid"#), "\(refusal(bogus))")
         let middle =
             try Self.journal([.put(Self.toast("a"), at: Self.now)]) + Array("garbage\n".utf8)
             + Array(try Self.journal([.end("a", at: Self.now)]).split(separator: 0x0A)[1]) + [0x0A]

@@ -40,6 +40,37 @@ final class AgentStore: Sendable {
             case request, id, running, remaining
             case serverID = "server_id"
         }
+
+        init(request: AgentRequest, id: String, serverID: UInt32?, remaining: Double?, running: Bool) {
+            self.request = request
+            self.id = id
+            self.serverID = serverID
+            self.remaining = remaining
+            self.running = running
+        }
+
+        /// The request in its disk form (``SavedRequest``), checked as it is read.
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(String.self, forKey: .id)
+            serverID = try container.decodeIfPresent(UInt32.self, forKey: .serverID)
+            remaining = try container.decodeIfPresent(Double.self, forKey: .remaining)
+            running = try container.decode(Bool.self, forKey: .running)
+            do {
+                request = try container.decode(SavedRequest.self, forKey: .request).request()
+            } catch let error as SavedRequest.Invalid {
+                throw Refusal(description: "toast \"\(id)\": \(error.description) is not valid")
+            }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encodeIfPresent(serverID, forKey: .serverID)
+            try container.encodeIfPresent(remaining, forKey: .remaining)
+            try container.encode(running, forKey: .running)
+            try container.encode(SavedRequest(request), forKey: .request)
+        }
     }
 
     /// One line of the journal, with its own keys (never a type of the command line's).
@@ -259,7 +290,12 @@ final class AgentStore: Sendable {
         var live: [String: (toast: Saved, at: Double)] = [:]
         var order: [String] = []
         for (number, text) in lines.enumerated().dropFirst() {
-            guard let record = try? JSONDecoder().decode(Record.self, from: Data(text)) else {
+            let record: Record
+            do {
+                record = try JSONDecoder().decode(Record.self, from: Data(text))
+            } catch let refusal as Refusal {
+                throw Refusal(description: "line \(number + 1): \(refusal.description)")
+            } catch {
                 throw Refusal(description: "line \(number + 1) is not a record")
             }
             try check(record, line: number + 1, now: now)

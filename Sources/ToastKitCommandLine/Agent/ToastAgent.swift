@@ -441,8 +441,9 @@ final class ToastAgent: Sendable {
         // Its server id (and its timer, as it runs now) is on disk before the answer: a crash after it leaves the
         // next agent able to show it again in place, with the time it has.
         let entry = center.entryState(of: id)
-        saver.changed(.timer(id, remaining: entry?.remaining?.seconds, running: entry?.isRunning ?? false))
-        await saver.save(.server(id, serverID))
+        await saver.save([
+            .server(id, serverID), .timer(id, remaining: entry?.remaining?.seconds, running: entry?.isRunning ?? false),
+        ])
         crash(at: "before-reply")
         var shown: [(String, DBusValue)] = [("server_id", .uint32(serverID))]
         let degradations = style.takeWarnings(for: id)

@@ -1,0 +1,177 @@
+import ToastKit
+
+/// A toast's request as the agent's journal keeps it on disk: every field under a key of its own (snake case),
+/// plain JSON values, nothing derived from the command line's option types' shape — so the journal's format
+/// (version 2, ``AgentStore``) changes only when this file does, and a value no agent could have written is refused
+/// with its key's name.
+struct SavedRequest: Codable, Sendable, Equatable {
+    /// An action: its id, label and confirmation text.
+    struct Action: Codable, Sendable, Equatable {
+        var id: String
+        var label: String?
+        var confirmation: String?
+    }
+
+    /// A hint: its name, its D-Bus type (`y b i u d s`) and its value as text.
+    struct Hint: Codable, Sendable, Equatable {
+        var name: String
+        var type: String
+        var value: String
+    }
+
+    var title: String
+    var message: String?
+    var status: String?
+    var icon: String?
+    var iconFile: String?
+    /// Seconds; absent for the default duration.
+    var seconds: Double?
+    var indefinite: Bool?
+    var actions: [Action]?
+    var tap: Action?
+    var appName: String?
+    var appIcon: String?
+    var urgency: String?
+    var category: String?
+    var hints: [Hint]?
+    var transient: Bool?
+    var replaceID: UInt32?
+    var onAction: [String: [String]]?
+    var awaitShown: Bool?
+    var workingDirectory: String?
+    var environment: [String: String]?
+
+    enum CodingKeys: String, CodingKey {
+        case title, message, status, icon, seconds, indefinite, actions, tap, urgency, category, hints, transient
+        case environment
+        case iconFile = "icon_file"
+        case appName = "app_name"
+        case appIcon = "app_icon"
+        case replaceID = "replace_id"
+        case onAction = "on_action"
+        case awaitShown = "await_shown"
+        case workingDirectory = "working_directory"
+    }
+
+    /// The disk form of `request` (whose message is text and whose icon file is absolute, as `send` resolved them).
+    init(_ request: AgentRequest) {
+        let options = request.options
+        title = options.title
+        if case .text(let text)? = options.message { message = text }
+        status = options.status == .normal ? nil : options.status.rawValue
+        switch options.icon {
+        case .name(let name)?: icon = name
+        case .path(let path)?: iconFile = path
+        case nil: break
+        }
+        switch options.duration?.toastDuration {
+        case .seconds(let value)?: seconds = value
+        case .indefinite?: indefinite = true
+        case .automatic?, nil: break
+        }
+        func action(_ option: ActionOption) -> Action {
+            Action(id: option.id, label: option.label, confirmation: option.confirmation)
+        }
+        actions = options.actions.isEmpty ? nil : options.actions.map(action)
+        tap = options.tap.map(action)
+        appName = options.appName
+        appIcon = options.appIcon
+        urgency = options.urgency.map(AgentRequest.name(of:))
+        category = options.category
+        hints = options.hints.isEmpty ? nil : options.hints.map { Self.hint($0) }
+        transient = options.transient ? true : nil
+        replaceID = options.replaceID
+        onAction = request.onAction.isEmpty ? nil : request.onAction
+        awaitShown = request.awaitShown ? true : nil
+        workingDirectory = request.workingDirectory
+        environment = request.environment
+    }
+
+    /// Why a saved request cannot be used.
+    struct Invalid: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The request back, every value checked.
+    func request() throws(Invalid) -> AgentRequest {
+        var options = SendOptions(title: title)
+        options.message = message.map(MessageSource.text)
+        if let status {
+            guard let value = ToastStatus(rawValue: status) else { throw Invalid(description: "status \"\(status)\"") }
+            options.status = value
+        }
+        if let icon { options.icon = .name(icon) }
+        if let iconFile {
+            guard iconFile.hasPrefix("/") else { throw Invalid(description: "icon_file \"\(iconFile)\"") }
+            options.icon = .path(iconFile)
+        }
+        if indefinite == true {
+            options.duration = .duration(.indefinite)
+        } else if let seconds {
+            guard seconds.isFinite, seconds >= 0, seconds <= ToastDuration.maximumSeconds else {
+                throw Invalid(description: "seconds \(seconds)")
+            }
+            options.duration = .duration(.seconds(seconds))
+        }
+        func option(_ action: Action) throws(Invalid) -> ActionOption {
+            guard !action.id.isEmpty else { throw Invalid(description: "an action without an id") }
+            return ActionOption(id: action.id, label: action.label, confirmation: action.confirmation)
+        }
+        let saved = actions ?? []
+        guard saved.count <= 2 else { throw Invalid(description: "\(saved.count) actions") }
+        options.actions = try saved.map { (action) throws(Invalid) in try option(action) }
+        options.tap = try tap.map { (action) throws(Invalid) in try option(action) }
+        options.appName = appName
+        options.appIcon = appIcon
+        if let urgency {
+            guard let value = ["low": ToastUrgency.low, "normal": .normal, "critical": .critical][urgency] else {
+                throw Invalid(description: "urgency \"\(urgency)\"")
+            }
+            options.urgency = value
+        }
+        options.category = category
+        options.hints = try (hints ?? []).map { (hint) throws(Invalid) in
+            ToastKitCommandLine.Hint(name: hint.name, value: try Self.value(of: hint))
+        }
+        options.transient = transient ?? false
+        options.replaceID = replaceID
+        var request = AgentRequest(options: options, onAction: onAction ?? [:])
+        let actionIDs = Set(options.actions.map(\.id) + (options.tap.map { [$0.id] } ?? []))
+        if let unknown = request.onAction.keys.sorted().first(where: { !actionIDs.contains($0) }) {
+            throw Invalid(description: "on_action \"\(unknown)\" names no action")
+        }
+        request.awaitShown = awaitShown ?? false
+        if let workingDirectory, !workingDirectory.hasPrefix("/") {
+            throw Invalid(description: "working_directory \"\(workingDirectory)\"")
+        }
+        request.workingDirectory = workingDirectory
+        request.environment = environment
+        return request
+    }
+
+    private static func hint(_ hint: ToastKitCommandLine.Hint) -> Hint {
+        switch hint.value {
+        case .byte(let value): Hint(name: hint.name, type: "y", value: String(value))
+        case .bool(let value): Hint(name: hint.name, type: "b", value: String(value))
+        case .int32(let value): Hint(name: hint.name, type: "i", value: String(value))
+        case .uint32(let value): Hint(name: hint.name, type: "u", value: String(value))
+        case .double(let value): Hint(name: hint.name, type: "d", value: String(value))
+        case .string(let value): Hint(name: hint.name, type: "s", value: value)
+        }
+    }
+
+    private static func value(of hint: Hint) throws(Invalid) -> ToastHintValue {
+        let value: ToastHintValue? =
+            switch hint.type {
+            case "y": UInt8(hint.value).map(ToastHintValue.byte)
+            case "b": Bool(hint.value).map(ToastHintValue.bool)
+            case "i": Int32(hint.value).map(ToastHintValue.int32)
+            case "u": UInt32(hint.value).map(ToastHintValue.uint32)
+            case "d": Double(hint.value).map(ToastHintValue.double)
+            case "s": .string(hint.value)
+            default: nil
+            }
+        guard let value else { throw Invalid(description: "hint \"\(hint.name)\" (\(hint.type)) \"\(hint.value)\"") }
+        return value
+    }
+}
