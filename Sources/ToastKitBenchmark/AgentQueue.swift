@@ -11,14 +11,34 @@ struct AgentQueueFigures {
     var emptyMicroseconds: Double
     var fullMicroseconds: Double
     var queued: Int
+    /// The agent's resident memory with the queue full, and its peak (KiB, /proc/PID/status).
+    var residentKiB: Int
+    var peakKiB: Int
 
     var json: String {
         jsonObject([
             ("queued", String(queued)), ("present_us_empty", number(emptyMicroseconds)),
             ("present_us_queued", number(fullMicroseconds)),
             ("ratio", number(fullMicroseconds / max(emptyMicroseconds, 0.001))),
+            ("agent_rss_kib", String(residentKiB)), ("agent_hwm_kib", String(peakKiB)),
         ])
     }
+}
+
+/// `VmRSS` and `VmHWM` of process `pid`, in KiB (0 when unreadable).
+private func memory(of pid: UInt32) -> (resident: Int, peak: Int) {
+    guard let file = fopen("/proc/\(pid)/status", "r") else { return (0, 0) }
+    defer { fclose(file) }
+    var resident = 0
+    var peak = 0
+    var line = [CChar](repeating: 0, count: 256)
+    while fgets(&line, Int32(line.count), file) != nil {
+        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let value = Int(text.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+        if text.hasPrefix("VmRSS:") { resident = value }
+        if text.hasPrefix("VmHWM:") { peak = value }
+    }
+    return (resident, peak)
 }
 
 func agentQueue(bus: BusAddress, calls: Int, queued: Int) async throws -> AgentQueueFigures {
@@ -52,11 +72,18 @@ func agentQueue(bus: BusAddress, calls: Int, queued: Int) async throws -> AgentQ
     let empty = try await timedPresents()
     while serial < queued { try await present("Filler \(serial)") }
     let full = try await timedPresents()
+    let info = try await connection.call(
+        DBusMethodCall(
+            destination: "org.toastkit.Agent1", path: "/org/toastkit/Agent1", interface: "org.toastkit.Agent1",
+            member: "GetInfo"))
+    let pid = try info.arguments("a{sv}")[0].variantDictionaryValue?["pid"]?.uint32Value ?? 0
+    let (resident, peak) = memory(of: pid)
     for index in 1...serial {
         _ = try? await connection.call(
             DBusMethodCall(
                 destination: "org.toastkit.Agent1", path: "/org/toastkit/Agent1", interface: "org.toastkit.Agent1",
                 member: "Close", arguments: [.string("bench-\(index)")]), timeout: .seconds(30))
     }
-    return AgentQueueFigures(emptyMicroseconds: empty, fullMicroseconds: full, queued: serial - calls)
+    return AgentQueueFigures(
+        emptyMicroseconds: empty, fullMicroseconds: full, queued: serial - calls, residentKiB: resident, peakKiB: peak)
 }

@@ -1,6 +1,7 @@
 import DBus
 import FreedesktopNotifications
 import Testing
+import ToastKitTesting
 import ToastModel
 
 /// Seeded random event sequences through `ToastStack` and the portal presenter's state machine, against a simulated

@@ -1,6 +1,7 @@
 import DBus
 import FreedesktopNotifications
 import Testing
+import ToastKitTesting
 import ToastModel
 
 /// Seeded random event sequences through the whole model: `ToastStack` and the desktop presenter's state machine
@@ -15,19 +16,6 @@ import ToastModel
             world.checkRules(step: step)
         }
         world.finish()
-    }
-}
-
-/// splitmix64: a tiny seeded generator, so a failing seed replays exactly.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
