@@ -1,3 +1,5 @@
+import ToastKitAgent
+
 /// One command-line argument as the kernel passed it: its text, and where its bytes are not UTF-8.
 ///
 /// Swift's `CommandLine.arguments` repairs invalid bytes silently (U+FFFD), which would send something the person

@@ -1,5 +1,6 @@
 import DBus
 import ToastKit
+import ToastKitAgent
 
 /// Connections to the session bus for the commands that talk to the server directly, with their errors turned
 /// into the tool's one-line messages (exit 69).

@@ -1,5 +1,6 @@
 import DBus
 import ToastKit
+import ToastKitAgent
 
 /// `toastkit close --id ID | --server-id N`: `CloseNotification` for a toast sent with `--id`, or for a server id.
 struct CloseCommand {

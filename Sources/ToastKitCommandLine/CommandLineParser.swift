@@ -1,4 +1,5 @@
 import ToastKit
+import ToastKitAgent
 
 /// Turns a command line into an ``Invocation``. Pure: no I/O, no environment; every error is a
 /// ``CommandFailure`` with its exit code (64 for the shape of the command line, 65 for a bad value).

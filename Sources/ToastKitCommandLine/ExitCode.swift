@@ -1,3 +1,5 @@
+import ToastKitAgent
+
 /// The exit codes of `toastkit`, documented in `--help`, the man page and the README.
 ///
 /// 1 is never used, so a shell's generic failure is never mistaken for an outcome.

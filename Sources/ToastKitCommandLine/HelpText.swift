@@ -1,3 +1,5 @@
+import ToastKitAgent
+
 /// The help pages: OVERVIEW, USAGE, ARGUMENTS, OPTIONS (and EXIT CODES for the top level and `send`).
 enum HelpText {
     static func page(for command: Command?) -> String {

@@ -1,4 +1,5 @@
 import ToastKit
+import ToastKitAgent
 
 /// Parses `-h TYPE:NAME:VALUE` as notify-send does: TYPE is `boolean`, `int`, `double`, `string`, `byte` or
 /// `variant` (a small subset of GVariant text: `<int32 5>`, `<uint32 5>`, `<'text'>`, `<true>`, `<byte 0x05>`,

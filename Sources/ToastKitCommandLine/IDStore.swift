@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import ToastKit
+import ToastKitAgent
 
 /// Remembers which server notification each `--id` became, so that a later run replaces it: a small JSON file
 /// `ids.json` in `$XDG_RUNTIME_DIR/toastkit/` (or a private `/tmp/toastkit-<uid>/` when there is no runtime
@@ -48,11 +49,7 @@ struct IDStore: Sendable {
 
     /// The folder for `environment`.
     static func directory(environment: [String: String]) -> String {
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            var info = stat()
-            if stat(runtime, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return runtime + "/toastkit" }
-        }
-        return "/tmp/toastkit-\(geteuid())"
+        PrivateFiles.runtimeFolder(environment: environment)
     }
 
     /// Opens the store for `environment`, creating its folder (mode 0700) or making it private.

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import ToastKit
+import ToastKitAgent
 
 /// `toastkit later [--show] [--json]`: lists the toasts kept with the Later action, or presents them again.
 struct LaterCommand {

@@ -1,6 +1,7 @@
 import DBus
 import Glibc
 import ToastKit
+import ToastKitAgent
 
 /// `toastkit listen [--json]`: a bus monitor that prints the notification traffic, one line per message —
 /// `Notify` (with the id the server answered), `CloseNotification`, and the server's signals.

@@ -1,4 +1,5 @@
 import Glibc
+import ToastKitAgent
 
 /// Reads MESSAGE from standard input (`-`) and keeps messages within the documented limit.
 enum MessageInput {

@@ -1,3 +1,5 @@
+import ToastKitAgent
+
 /// One option a command accepts.
 struct OptionSpec: Sendable {
     /// The short letter, if any (`s` for `-s`).

@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+import ToastKitAgent
 
 /// Writes lines straight to the file descriptors with `write(2)`: every line reaches a pipe at once (no stdio
 /// buffering, so `-p` and `--json` lines can be read while the command still runs), and a closed pipe is an
@@ -44,7 +45,7 @@ enum Output {
 
     /// Writes `toastkit: <message>` to standard error, as one line (control characters escaped).
     static func error(_ message: String) {
-        write(2, "toastkit: \(TerminalText.escape(message))\n")
+        ErrorLine.write(message)
     }
 
     /// Writes text to standard output as it is.
@@ -53,19 +54,8 @@ enum Output {
     }
 
     private static func write(_ descriptor: Int32, _ text: String) {
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { buffer in
-                Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 {
-                let error = written < 0 ? errno : EIO
-                if descriptor == 1 { standardOutputError.withLock { $0 = $0 ?? error } }
-                return
-            }
-            offset += written
+        if let error = ErrorLine.writeAll(descriptor, text), descriptor == 1 {
+            standardOutputError.withLock { $0 = $0 ?? error }
         }
     }
 }
@@ -149,42 +139,4 @@ struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 extension JSONValue {
     /// A string, or null.
     static func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
-}
-
-/// Text for a terminal: what a terminal or a reader could take for something else — C0 controls (newline, ESC, …),
-/// DEL, the C1 controls (U+0080–U+009F; U+009B is a CSI on many terminals), the bidirectional marks, embeddings,
-/// overrides and isolates, and the Unicode line and paragraph separators — is written as a Swift-style escape
-/// (`\n`, `\t`, `\u{1B}`). Every human-readable line the tool prints goes through it, so text from a server, a
-/// stored toast or the command line can neither forge lines nor drive the terminal.
-enum TerminalText {
-    /// Whether `scalar` is escaped.
-    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x00..<0x20, 0x7F...0x9F: true
-        case 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
-        default: false
-        }
-    }
-
-    /// `text` with every unsafe scalar escaped (the rest unchanged).
-    static func escape(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
-        var out = ""
-        for scalar in text.unicodeScalars {
-            if isUnsafe(scalar) {
-                switch scalar {
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
-                case "\t": out += "\\t"
-                case "\0": out += "\\0"
-                default:
-                    let hex = String(scalar.value, radix: 16, uppercase: true)
-                    out += "\\u{" + (hex.count == 1 ? "0" : "") + hex + "}"
-                }
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
 }

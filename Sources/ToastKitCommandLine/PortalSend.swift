@@ -1,4 +1,5 @@
 import ToastKit
+import ToastKitAgent
 
 extension SendCommand {
     /// `toastkit send` through the notification portal (`--backend portal`, or in a Flatpak or Snap sandbox).

@@ -2,6 +2,7 @@ import DBus
 import FoundationEssentials
 import Glibc
 import ToastKit
+import ToastKitAgent
 
 /// `toastkit send`: builds the toast, shows it through a center on the desktop presenter, and either returns once
 /// the server accepted it or waits for its end.
@@ -236,79 +237,27 @@ struct SendCommand {
         return text?.isEmpty == true ? nil : text
     }
 
-    /// The toast for `options` with message `text`, checked: the tool and the agent build it the same way.
+    /// The toast for `options` with message `text`, checked: the tool and the agent build it the same way
+    /// (``ToastOptions/message(for:text:)``).
     static func message(for options: SendOptions, text: String?) throws(CommandFailure) -> ToastMessage {
-        var swipe = ToastSwipeActions()
-        if let first = options.actions.first { swipe.leading = Self.action(first) }
-        if options.actions.count > 1 { swipe.trailing = Self.action(options.actions[1]) }
-        let message = ToastMessage(
-            id: options.id ?? "toastkit-\(UUID().uuidString.lowercased())",
-            status: options.status,
-            title: options.title,
-            message: text,
-            icon: try icon(options.icon),
-            duration: options.duration?.toastDuration ?? .automatic,
-            tapAction: options.tap.map { Self.action($0, tap: true) },
-            swipeActions: options.actions.isEmpty ? nil : swipe)
         do {
-            try message.validate()
+            return try ToastOptions.message(for: options, text: text)
         } catch {
-            throw .data(Self.describe(error))
+            throw .data(error.message)
         }
-        return message
     }
 
-    /// The model's action for an option: the built-ins `later` and `dismiss`, or an action with its label
-    /// (`--tap ID` without a label shows the built-in "Open").
-    static func action(_ option: ActionOption, tap: Bool = false) -> ToastAction {
-        var action: ToastAction
-        switch option.id {
-        case "later": action = .later
-        case "dismiss": action = .dismiss
-        default:
-            action = ToastAction(id: option.id, title: option.label ?? "")
-            if option.label == nil, tap { action.builtInLabel = .open }
-        }
-        if let label = option.label, action.builtInLabel != nil {
-            action.title = label
-            action.builtInLabel = nil
-        }
-        action.confirmation = option.confirmation
-        return action
-    }
-
-    /// The icon: a theme name as it is, a file checked and made absolute.
+    /// The icon: a theme name as it is, a file checked and made absolute (``ToastOptions/icon(_:)``).
     static func icon(_ option: IconOption?) throws(CommandFailure) -> ToastIcon? {
-        switch option {
-        case nil: return nil
-        case .name(let name)?: return .system(name)
-        case .path(let path)?:
-            let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-            var info = stat()
-            guard stat(absolute, &info) == 0 else {
-                throw .data("-i/--icon \(path): \(String(cString: strerror(errno)).lowercased())")
-            }
-            guard info.st_mode & S_IFMT == S_IFREG else { throw .data("-i/--icon \(path): not a regular file") }
-            guard access(absolute, R_OK) == 0 else { throw .data("-i/--icon \(path): cannot be read") }
-            return .file(absolute)
+        do {
+            return try ToastOptions.icon(option)
+        } catch {
+            throw .data(error.message)
         }
     }
 
     /// A model validation error in the command line's words.
     static func describe(_ error: ToastValidationError) -> String {
-        let field: String
-        switch error.field {
-        case "title": field = "TITLE"
-        case "message": field = "MESSAGE"
-        case "id": field = "--id"
-        case "duration": field = "-d/--duration"
-        case "icon": field = "-i/--icon"
-        case let name where name.hasPrefix("actions.tap"): field = "--tap"
-        default: field = "-A/--action"
-        }
-        if error.field == "title", error.reason.contains("both are empty") {
-            return "a toast needs a TITLE or a MESSAGE; both are empty"
-        }
-        return "\(field): \(error.reason)"
+        ToastOptions.describe(error)
     }
 }

@@ -1,5 +1,6 @@
 import DBus
 import ToastKit
+import ToastKitAgent
 
 /// `toastkit capabilities` and `toastkit server-info`: what the notification server (or, with the portal backend,
 /// the notification portal) says about itself, asked in one round trip on the calling thread. Both say which backend

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import ToastKitAgent
 
 /// Turns SIGINT and SIGTERM into values on an async stream, so a waiting command can close its toast first.
 final class SignalWatcher {

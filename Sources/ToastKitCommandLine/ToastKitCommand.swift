@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import Synchronization
 import ToastKit
+import ToastKitAgent
 
 /// The `toastkit` command: parses the command line and runs it. The executable's `main` only calls ``main()``;
 /// ``run(arguments:environment:)`` runs a command line in-process and returns its exit code.

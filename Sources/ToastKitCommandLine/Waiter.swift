@@ -1,6 +1,7 @@
 import Glibc
 import Synchronization
 import ToastKit
+import ToastKitAgent
 
 /// The tool's own limits for a waited toast, as a plain state machine over "now" (time since the wait began):
 /// when the wait must end whatever the server does.

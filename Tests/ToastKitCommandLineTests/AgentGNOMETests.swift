@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import ToastKitAgent
 
 extension OneAtATime {
     /// The agent on GNOME Shell 43 (issue 18 §7): what GNOME's notification daemon does to in-place updates and to

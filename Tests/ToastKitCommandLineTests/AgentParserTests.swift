@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 import ToastKit
+import ToastKitAgent
 
 @testable import ToastKitCommandLine
 
@@ -84,10 +85,10 @@ import ToastKit
         #expect(settings.maxVisible == 3)
         #expect(settings.idleTimeout == nil, "0: never exit when idle")
         var bad = AgentSettings()
-        #expect(throws: CommandFailure.data(#"/c:2: unknown setting "colour" (max-visible, idle-timeout)"#)) {
+        #expect(throws: AgentSettingsError(#"/c:2: unknown setting "colour" (max-visible, idle-timeout)"#)) {
             try bad.read("max-visible = 2\ncolour = red\n", path: "/c")
         }
-        #expect(throws: CommandFailure.data(#"/c:1: expected key = value, got "max-visible""#)) {
+        #expect(throws: AgentSettingsError(#"/c:1: expected key = value, got "max-visible""#)) {
             try bad.read("max-visible\n", path: "/c")
         }
         let folder = try Tools.makeTemporaryDirectory(prefix: "toastkit-config")

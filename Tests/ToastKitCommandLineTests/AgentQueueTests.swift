@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import ToastKitAgent
 
 /// The agent's queueing rule (issue 18, point 2; docs/decisions/0006-agent-lanes-and-sessions.md), end to end on
 /// dunst: no toast waits behind another application's, nor behind a question or an indefinite toast; `-r N`

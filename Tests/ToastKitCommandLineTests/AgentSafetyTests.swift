@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import ToastKitAgent
 
 /// The agent attacked and crashed on purpose (issue 18, points 3–5), end to end on dunst: a kill at any moment after
 /// `send` returns loses nothing, a crash at each step of `Present` (fail points) leaves one toast, a call that races

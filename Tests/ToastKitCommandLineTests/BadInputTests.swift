@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import ToastKitAgent
 
 /// Bad input never crashes or hangs: each case ends with its documented exit code and one clear stderr line.
 /// Where no drawing server is needed, the binary talks to a fake server (or none) on a private bus.

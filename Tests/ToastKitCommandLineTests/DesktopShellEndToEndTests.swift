@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import ToastKitAgent
 
 extension OneAtATime {
     /// The built `toastkit` binary on GNOME Shell 43 and KDE Plasma 5.27, each headless on a private bus (issue 11):

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import ToastKitAgent
 
 /// The built `toastkit` binary against dunst on a private bus (Xvfb), with a bus monitor reading every `Notify`.
 @Suite(.timeLimit(.minutes(2))) struct DunstEndToEndTests {

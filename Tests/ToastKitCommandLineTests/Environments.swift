@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import TestSupport
 import Testing
+import ToastKitAgent
 
 /// A private bus with an optional fake server, and an environment for the tool that points at it.
 struct BusOnlyEnvironment {

@@ -1,6 +1,7 @@
 import DBus
 import Testing
 import ToastKit
+import ToastKitAgent
 
 @testable import ToastKitCommandLine
 
@@ -86,13 +87,13 @@ import ToastKit
     }
 
     @Test func builtInActions() {
-        let later = SendCommand.action(ActionOption(id: "later", label: nil))
+        let later = ToastOptions.action(ActionOption(id: "later", label: nil))
         #expect(later.effect == .later && later.builtInLabel == .later)
-        let luego = SendCommand.action(ActionOption(id: "later", label: "Luego"))
+        let luego = ToastOptions.action(ActionOption(id: "later", label: "Luego"))
         #expect(luego.effect == .later && luego.title == "Luego" && luego.builtInLabel == nil)
-        let open = SendCommand.action(ActionOption(id: "open", label: nil), tap: true)
+        let open = ToastOptions.action(ActionOption(id: "open", label: nil), tap: true)
         #expect(open.builtInLabel == .open)
-        let archive = SendCommand.action(ActionOption(id: "archive", label: "Archivar", confirmation: "Hecho"))
+        let archive = ToastOptions.action(ActionOption(id: "archive", label: "Archivar", confirmation: "Hecho"))
         #expect(archive.title == "Archivar" && archive.confirmation == "Hecho" && archive.effect == .dismiss)
     }
 

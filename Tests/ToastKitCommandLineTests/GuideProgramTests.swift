@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import ToastKitAgent
 
 /// The getting-started guide's programs (`Sources/GuideExamples`, the guide's text) as short-lived processes on
 /// dunst: the first one's toast reaches the server before it exits, and the one that waits for an action leaves

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import ToastKitAgent
 
 /// A stranger on the bus cannot make a waiting `toastkit send` pay for its messages (issue 12 item 10): incoming
 /// messages are matched on their header — sender (the owner of the well-known name), path, interface, member —

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import ToastKitAgent
 
 /// The `--id` store (`$XDG_RUNTIME_DIR/toastkit/ids.json`): bounded, private, and never the reason a shown toast
 /// reports a failure.

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import ToastKitAgent
 
 /// The store of toasts kept with Later (`$XDG_STATE_HOME/toastkit/later.json`): nothing is lost when processes
 /// defer at the same moment or one is killed while writing, the file is private, and a toast that could not be

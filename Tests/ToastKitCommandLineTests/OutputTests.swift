@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import ToastKitAgent
 
 /// What the tool prints for people: control characters never reach the terminal raw, a lost write is an error, and
 /// each outcome says what it is.

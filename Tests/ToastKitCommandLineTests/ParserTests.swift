@@ -1,5 +1,6 @@
 import Testing
 import ToastKit
+import ToastKitAgent
 
 @testable import ToastKitCommandLine
 

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import ToastKitAgent
 
 extension OneAtATime {
     /// The `toastkit` binary through the REAL notification portal (xdg-desktop-portal 1.16 + xdg-desktop-portal-gtk,

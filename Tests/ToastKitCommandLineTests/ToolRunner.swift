@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import TestSupport
+import ToastKitAgent
 
 /// Runs the built `toastkit` binary in a child process with a clean signal mask (posix_spawn), with arguments
 /// given as raw bytes (so tests can pass bytes that are not UTF-8) and pipes for stdin, stdout and stderr.

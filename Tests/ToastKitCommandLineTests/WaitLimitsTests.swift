@@ -1,4 +1,5 @@
 import Testing
+import ToastKitAgent
 
 @testable import ToastKitCommandLine
 

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import ToastKitAgent
 
 extension ToolProcess {
     /// Waits for the end, as ``finish()``, but kills the process (SIGKILL) if it is still running after `limit`:

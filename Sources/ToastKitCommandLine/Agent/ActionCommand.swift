@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
+import ToastKitAgent
 import ToastModel
 
 /// `--on-action ID=COMMAND`: what runs when action `ID` of a toast is invoked, after the sending script has gone.
@@ -49,36 +50,5 @@ enum ActionCommand {
         if inWord { words.append(word) }
         guard !words.isEmpty else { throw .usage("--on-action: the command is empty") }
         return words
-    }
-
-    /// The log of the commands' output: `$XDG_STATE_HOME/toastkit/actions.log` (`~/.local/state/toastkit/`),
-    /// or the private runtime folder when neither is set.
-    static func logPath(environment: [String: String]) -> String {
-        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/toastkit/actions.log" }
-        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/state/toastkit/actions.log" }
-        return IDStore.directory(environment: environment) + "/actions.log"
-    }
-
-    /// The variables an `--on-action` command needs from its sender, and nothing more is ever taken from the agent:
-    /// `send` captures its whole environment (and working folder) for a toast with commands; a caller of `Present`
-    /// that gives none gets these from the agent, so the command can still reach the desktop.
-    static let sessionVariables = [
-        "HOME", "PATH", "DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "LANG",
-    ]
-
-    /// The environment of a command of `request`: the sender's own, captured when it sent the toast; for a caller
-    /// that sent none, `fallback`'s ``sessionVariables`` only; then `TOASTKIT_ACTION`, `TOASTKIT_ID` and
-    /// `TOASTKIT_ACTIVATION_TOKEN` (empty when the server sent none).
-    static func environment(
-        of request: AgentRequest, action: String, toastID: String, activationToken: String?,
-        fallback: [String: String]
-    ) -> [String: String] {
-        var environment =
-            request.environment
-            ?? fallback.filter { sessionVariables.contains($0.key) }
-        environment["TOASTKIT_ACTION"] = action
-        environment["TOASTKIT_ID"] = toastID
-        environment["TOASTKIT_ACTIVATION_TOKEN"] = activationToken ?? ""
-        return environment
     }
 }

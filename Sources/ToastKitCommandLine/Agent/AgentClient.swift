@@ -21,13 +21,10 @@ enum AgentClient {
         else { return defaultStartLimit }
         return .milliseconds(Int64(min(seconds, 3600) * 1000))
     }
-    /// How long the agent may take to call the server: the direct path's limit (`callTimeout`, 10 s), the one the
-    /// README's exit code 69 names.
-    static let serverTimeout: Duration = .seconds(10)
-    /// How long `Present` may take: the agent's own call to the server (``serverTimeout``) and one second for the
-    /// agent's part (its disk writes, its start). An agent that does not answer within it is exit 69, "the toast
-    /// agent did not answer".
-    static let presentTimeout: Duration = serverTimeout + .seconds(1)
+    /// How long `Present` may take: the agent's own call to the server (``AgentInterface/serverTimeout``) and one
+    /// second for the agent's part (its disk writes, its start). An agent that does not answer within it is exit 69,
+    /// "the toast agent did not answer".
+    static let presentTimeout: Duration = AgentInterface.serverTimeout + .seconds(1)
 
     /// Why a command does not go through the agent, or nil when it may.
     ///
@@ -125,7 +122,7 @@ enum AgentClient {
         guard let program = program(environment: environment) else {
             throw .unreachable("cannot find the toastkit program to start the agent")
         }
-        let log = PrivateFiles.parent(of: ActionCommand.logPath(environment: environment)) + "/agent.log"
+        let log = PrivateFiles.parent(of: ActionEnvironment.logPath(environment: environment)) + "/agent.log"
         try? PrivateFiles.prepareFolder(PrivateFiles.parent(of: log), tighten: false)
         let descriptor = Spawn.openLog(log)
         defer { if let descriptor { close(descriptor) } }

@@ -64,6 +64,16 @@ package enum PrivateFiles {
         }
     }
 
+    /// The private runtime folder of the package's state (the `--id` store, the agent's journal):
+    /// `$XDG_RUNTIME_DIR/toastkit` when that is an absolute path to a folder, else `/tmp/toastkit-<uid>`.
+    package static func runtimeFolder(environment: [String: String]) -> String {
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            var info = stat()
+            if stat(runtime, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return runtime + "/toastkit" }
+        }
+        return "/tmp/toastkit-\(geteuid())"
+    }
+
     /// The folder part of `path` (`/` for a top-level name).
     package static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

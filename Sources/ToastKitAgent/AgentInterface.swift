@@ -1,42 +1,44 @@
-import DBus
-import ToastKit
-import ToastKitAgent
+package import DBus
+package import ToastKit
 
 /// The `toastkit agent`'s D-Bus interface, `org.toastkit.Agent1` at `/org/toastkit/Agent1` on the session bus: its
 /// names, errors and introspection data, and the codec of its one structured argument, the toast (`a{sv}`). Both
 /// the agent and the `toastkit` commands that talk to it use this file; docs/agent.md describes it for other
 /// clients.
-enum AgentInterface {
+package enum AgentInterface {
     /// The agent's well-known name.
-    static let busName: BusName = "org.toastkit.Agent1"
+    package static let busName: BusName = "org.toastkit.Agent1"
     /// Its object.
-    static let path: ObjectPath = "/org/toastkit/Agent1"
+    package static let path: ObjectPath = "/org/toastkit/Agent1"
     /// Its interface.
-    static let interface: InterfaceName = "org.toastkit.Agent1"
+    package static let interface: InterfaceName = "org.toastkit.Agent1"
+    /// How long the agent may take to call the server: the direct path's limit (`callTimeout`, 10 s), the one the
+    /// README's exit code 69 names.
+    package static let serverTimeout: Duration = .seconds(10)
 
     /// The errors the agent answers with.
-    enum ErrorName {
+    package enum ErrorName {
         /// The toast cannot be shown as given (a missing title, a NUL byte, a bad hint…): `toastkit` exits 65.
-        static let invalidToast: DBusError.Name = "org.toastkit.Agent1.Error.InvalidToast"
+        package static let invalidToast: DBusError.Name = "org.toastkit.Agent1.Error.InvalidToast"
         /// No notification server, or it refused: `toastkit` exits 69.
-        static let unavailable: DBusError.Name = "org.toastkit.Agent1.Error.Unavailable"
+        package static let unavailable: DBusError.Name = "org.toastkit.Agent1.Error.Unavailable"
         /// No toast with this id is live or ended recently.
-        static let unknownToast: DBusError.Name = "org.toastkit.Agent1.Error.UnknownToast"
+        package static let unknownToast: DBusError.Name = "org.toastkit.Agent1.Error.UnknownToast"
         /// The caller is not the agent's own user.
-        static let accessDenied: DBusError.Name = "org.toastkit.Agent1.Error.AccessDenied"
+        package static let accessDenied: DBusError.Name = "org.toastkit.Agent1.Error.AccessDenied"
         /// The agent is exiting for being idle and took nothing: call again (the next agent answers).
-        static let stopping: DBusError.Name = "org.toastkit.Agent1.Error.Stopping"
+        package static let stopping: DBusError.Name = "org.toastkit.Agent1.Error.Stopping"
         /// The agent holds as many live toasts as it may (``AgentLimits/maximumLive``): `toastkit` exits 69.
-        static let queueFull: DBusError.Name = "org.toastkit.Agent1.Error.QueueFull"
+        package static let queueFull: DBusError.Name = "org.toastkit.Agent1.Error.QueueFull"
     }
 
     /// A call of `member` on the agent.
-    static func call(_ member: MemberName, _ arguments: [DBusValue] = []) -> DBusMethodCall {
+    package static func call(_ member: MemberName, _ arguments: [DBusValue] = []) -> DBusMethodCall {
         DBusMethodCall(destination: busName, path: path, interface: interface, member: member, arguments: arguments)
     }
 
     /// The introspection data of the interface (docs/agent.md quotes it).
-    static let introspection = """
+    package static let introspection = """
         <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
         <node name="/org/toastkit/Agent1">
@@ -77,51 +79,51 @@ enum AgentInterface {
 /// A toast as `toastkit send` hands it to the agent: the send options with what only the sending process can know
 /// resolved — the message text (standard input read), the icon file's absolute path, the built-in labels in the
 /// sender's language — plus the commands to run on actions.
-struct AgentRequest: Sendable, Equatable, Codable {
+package struct AgentRequest: Sendable, Equatable, Codable {
     /// The send options (`message` is text, `icon` a theme name or an absolute path).
-    var options: SendOptions
+    package var options: SendOptions
     /// `--on-action ID=COMMAND`: the program and arguments to run when action `ID` is invoked.
-    var onAction: [String: [String]] = [:]
+    package var onAction: [String: [String]] = [:]
     /// Whether `Present` answers only once the toast is on screen (with its server id), also when it waits behind
     /// the front toast: for `-p`, `--json` and `--wait`. Otherwise a queued toast is answered at once.
-    var awaitShown = false
+    package var awaitShown = false
     /// The sender's working folder, for its `--on-action` commands (captured by `send`; absolute).
-    var workingDirectory: String?
+    package var workingDirectory: String?
     /// The sender's environment, for its `--on-action` commands (captured by `send`): they run as if the script
     /// had run them itself, never in the environment the agent was started with.
-    var environment: [String: String]?
+    package var environment: [String: String]?
 
     /// The keys of the `a{sv}`, and their types.
-    enum Key {
-        static let id = "id"  // s
-        static let title = "title"  // s, required
-        static let message = "message"  // s
-        static let status = "status"  // s: normal success warning error notification
-        static let icon = "icon"  // s: a theme icon name
-        static let iconFile = "icon-file"  // s: an absolute path
-        static let duration = "duration"  // d seconds, or s "auto" / "indefinite"
-        static let actions = "actions"  // a(sss): id, label, confirmation ("" for none)
-        static let tap = "tap"  // (sss)
-        static let appName = "app-name"  // s
-        static let appIcon = "app-icon"  // s
-        static let urgency = "urgency"  // s: low normal critical
-        static let category = "category"  // s
-        static let hints = "hints"  // a{sv}: y b i u d s values
-        static let transient = "transient"  // b
-        static let replaceID = "replace-id"  // u
-        static let onAction = "on-action"  // a{sas}: action id → program and arguments
-        static let awaitShown = "await-shown"  // b
-        static let workingDirectory = "working-directory"  // s: an absolute path
-        static let environment = "environment"  // a{ss}
+    package enum Key {
+        package static let id = "id"  // s
+        package static let title = "title"  // s, required
+        package static let message = "message"  // s
+        package static let status = "status"  // s: normal success warning error notification
+        package static let icon = "icon"  // s: a theme icon name
+        package static let iconFile = "icon-file"  // s: an absolute path
+        package static let duration = "duration"  // d seconds, or s "auto" / "indefinite"
+        package static let actions = "actions"  // a(sss): id, label, confirmation ("" for none)
+        package static let tap = "tap"  // (sss)
+        package static let appName = "app-name"  // s
+        package static let appIcon = "app-icon"  // s
+        package static let urgency = "urgency"  // s: low normal critical
+        package static let category = "category"  // s
+        package static let hints = "hints"  // a{sv}: y b i u d s values
+        package static let transient = "transient"  // b
+        package static let replaceID = "replace-id"  // u
+        package static let onAction = "on-action"  // a{sas}: action id → program and arguments
+        package static let awaitShown = "await-shown"  // b
+        package static let workingDirectory = "working-directory"  // s: an absolute path
+        package static let environment = "environment"  // a{ss}
 
-        static let all: Set<String> = [
+        package static let all: Set<String> = [
             id, title, message, status, icon, iconFile, duration, actions, tap, appName, appIcon, urgency, category,
             hints, transient, replaceID, onAction, awaitShown, workingDirectory, environment,
         ]
     }
 
     /// The `a{sv}` argument of `Present`.
-    var dictionary: DBusValue {
+    package var dictionary: DBusValue {
         var entries: [(String, DBusValue)] = [(Key.title, .string(options.title))]
         if let id = options.id { entries.append((Key.id, .string(id))) }
         if case .text(let text)? = options.message { entries.append((Key.message, .string(text))) }
@@ -174,7 +176,7 @@ struct AgentRequest: Sendable, Equatable, Codable {
     }
 
     /// A request for `options`, with commands for its actions.
-    init(options: SendOptions, onAction: [String: [String]] = [:]) {
+    package init(options: SendOptions, onAction: [String: [String]] = [:]) {
         self.options = options
         self.onAction = onAction
     }
@@ -182,7 +184,7 @@ struct AgentRequest: Sendable, Equatable, Codable {
     /// Reads `Present`'s argument; every key is checked (a service any local process may call).
     ///
     /// - Throws: ``AgentRequestError`` naming the key and what is wrong with it.
-    init(_ value: DBusValue) throws(AgentRequestError) {
+    package init(_ value: DBusValue) throws(AgentRequestError) {
         guard let entries = value.variantDictionaryValue else {
             throw AgentRequestError("the toast must be a{sv}, not \(value.signature)")
         }
@@ -323,7 +325,7 @@ struct AgentRequest: Sendable, Equatable, Codable {
         return hint
     }
 
-    static func name(of urgency: ToastUrgency) -> String {
+    package static func name(of urgency: ToastUrgency) -> String {
         switch urgency {
         case .low: "low"
         case .normal: "normal"
@@ -333,25 +335,25 @@ struct AgentRequest: Sendable, Equatable, Codable {
 }
 
 /// What is wrong with a toast sent to the agent, in words.
-struct AgentRequestError: Error, Sendable, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+package struct AgentRequestError: Error, Sendable, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// How a toast ended, as the agent's `Wait` answers and its `Event` signal says: the outcome's name and details.
-struct AgentOutcome: Sendable, Equatable {
+package struct AgentOutcome: Sendable, Equatable {
     /// `action`, `dismissed`, `expired`, `closed`, `replaced`, `deferred` or `failed`.
-    var name: String
+    package var name: String
     /// `action` (s), `activation_token` (s), `server_id` (u), `reason` (s), `kept` (b, for deferred), `invalid` (b).
-    var details: [String: DBusValue]
+    package var details: [String: DBusValue]
 
-    init(name: String, details: [String: DBusValue] = [:]) {
+    package init(name: String, details: [String: DBusValue] = [:]) {
         self.name = name
         self.details = details
     }
 
     /// The outcome of `ToastOutcome`, with what the agent knows besides.
-    init(_ outcome: ToastOutcome, serverID: UInt32?, activationToken: String?, unexplained: String?) {
+    package init(_ outcome: ToastOutcome, serverID: UInt32?, activationToken: String?, unexplained: String?) {
         var details: [String: DBusValue] = [:]
         if let serverID { details["server_id"] = .uint32(serverID) }
         switch outcome {
@@ -374,7 +376,7 @@ struct AgentOutcome: Sendable, Equatable {
             name = "failed"
             switch failure {
             case .invalid(let error):
-                details["reason"] = .string(SendCommand.describe(error))
+                details["reason"] = .string(ToastOptions.describe(error))
                 details["invalid"] = .boolean(true)
             case .presenter(let reason): details["reason"] = .string(reason)
             }
@@ -384,7 +386,7 @@ struct AgentOutcome: Sendable, Equatable {
 
     /// The model's outcome this stands for, and the server's words for a close that was not the person's; nil for
     /// `failed` (its reason and `invalid` flag say more) and for a name this version does not know.
-    var toastOutcome: (outcome: ToastOutcome, unexplainedClose: String?)? {
+    package var toastOutcome: (outcome: ToastOutcome, unexplainedClose: String?)? {
         switch name {
         case "action": details["action"]?.stringValue.map { (.actionInvoked(actionID: $0), nil) }
         case "dismissed": (.dismissed, nil)
@@ -398,12 +400,12 @@ struct AgentOutcome: Sendable, Equatable {
     }
 
     /// The `Wait` reply's arguments.
-    var arguments: [DBusValue] {
+    package var arguments: [DBusValue] {
         [.string(name), .variantDictionary(details.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })]
     }
 
     /// Reads a `Wait` reply.
-    init(reply: DBusMessage) throws(DBusError) {
+    package init(reply: DBusMessage) throws(DBusError) {
         let values = try reply.arguments("sa{sv}")
         name = values[0].stringValue ?? ""
         details = values[1].variantDictionaryValue ?? [:]
@@ -412,7 +414,7 @@ struct AgentOutcome: Sendable, Equatable {
 
 extension AgentRequest {
     /// What the agent's rules need to place the toast in a lane (``AgentLane/of(_:id:)``).
-    var traits: AgentToastTraits {
+    package var traits: AgentToastTraits {
         var desktopEntry: String?
         if let hint = options.hints.first(where: { $0.name == "desktop-entry" }), case .string(let name) = hint.value {
             desktopEntry = name

@@ -1,5 +1,5 @@
 import Synchronization
-import ToastKit
+package import ToastKit
 
 /// Wraps the desktop (or portal) presenter to see what the center does with it and what it reports to the center:
 /// - when the center closes a toast (an action's confirmation outlives the toast's terminal event, and the command
@@ -8,28 +8,28 @@ import ToastKit
 ///   for ``Waiter``'s own limits;
 /// - a close the server did not explain (`NotificationClosed` reason 4 or an unknown one), which the model reports
 ///   as a dismissal.
-final class ObservingPresenter: ToastPresenter {
-    let desktop: any ToastPresenter
+package final class ObservingPresenter: ToastPresenter {
+    package let desktop: any ToastPresenter
     /// Returns once what the center handed over for a toast has reached the service (a close included).
-    let settle: @Sendable (String) async -> Void
+    package let settle: @Sendable (String) async -> Void
     /// The presenter's reports to the center, in order (one consumer).
-    let reports: AsyncStream<ToastPresenterReport>
+    package let reports: AsyncStream<ToastPresenterReport>
     private let reportContinuation: AsyncStream<ToastPresenterReport>.Continuation
 
     private struct State {
-        var closedByCenter: Set<String> = []
-        var closeWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
-        var unexplainedCloses: [String: String] = [:]
+        package var closedByCenter: Set<String> = []
+        package var closeWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+        package var unexplainedCloses: [String: String] = [:]
     }
     private let state = Mutex(State())
 
-    init(_ desktop: DesktopNotificationPresenter) {
+    package init(_ desktop: DesktopNotificationPresenter) {
         self.desktop = desktop
         settle = { id in _ = try? await desktop.accepted(id) }
         (reports, reportContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
-    init(_ portal: PortalNotificationPresenter) {
+    package init(_ portal: PortalNotificationPresenter) {
         desktop = portal
         settle = { _ in await portal.flush() }
         (reports, reportContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
@@ -38,7 +38,7 @@ final class ObservingPresenter: ToastPresenter {
     deinit { reportContinuation.finish() }
 
     /// Waits until the center has closed `id` on the presenter, or `limit` has passed.
-    func waitForClose(of id: String, limit: Duration) async {
+    package func waitForClose(of id: String, limit: Duration) async {
         let timeout = Task {
             try? await Task.sleep(for: limit)
             self.closed(id)
@@ -56,7 +56,7 @@ final class ObservingPresenter: ToastPresenter {
 
     /// What the server said when it last closed `id` for a reason it did not explain (reason 4, "undefined", or
     /// an unknown number), or nil when its last close was an explained one.
-    func unexplainedClose(of id: String) -> String? {
+    package func unexplainedClose(of id: String) -> String? {
         state.withLock { $0.unexplainedCloses[id] }
     }
 
@@ -69,7 +69,7 @@ final class ObservingPresenter: ToastPresenter {
     }
 
     /// Connects the wrapped presenter to the center through a sink that notes each report first.
-    func connect(_ events: ToastPresenterEvents) {
+    package func connect(_ events: ToastPresenterEvents) {
         let observed = ToastPresenterEvents { [weak self] report in
             if let self {
                 if case .closed(let id, let reason) = report {
@@ -89,15 +89,15 @@ final class ObservingPresenter: ToastPresenter {
         desktop.connect(observed)
     }
 
-    func disconnect() { desktop.disconnect() }
-    func show(_ presentation: ToastPresentation) { desktop.show(presentation) }
-    func update(_ presentation: ToastPresentation) { desktop.update(presentation) }
-    func timerChanged(id: String, remaining: Duration?, isRunning: Bool) {
+    package func disconnect() { desktop.disconnect() }
+    package func show(_ presentation: ToastPresentation) { desktop.show(presentation) }
+    package func update(_ presentation: ToastPresentation) { desktop.update(presentation) }
+    package func timerChanged(id: String, remaining: Duration?, isRunning: Bool) {
         desktop.timerChanged(id: id, remaining: remaining, isRunning: isRunning)
     }
-    func flush() async { await desktop.flush() }
+    package func flush() async { await desktop.flush() }
 
-    func close(id: String, reason: ToastCloseReason) {
+    package func close(id: String, reason: ToastCloseReason) {
         desktop.close(id: id, reason: reason)
         closed(id)
     }

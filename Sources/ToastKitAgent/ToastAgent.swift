@@ -1,11 +1,10 @@
-import DBus
+package import DBus
 import Dispatch
 import FoundationEssentials
 import Glibc
 import Synchronization
-import ToastKit
-import ToastKitAgent
-import ToastModel
+package import ToastKit
+package import ToastModel
 
 /// The per-user toast service (`toastkit agent`): one ``ToastCenter`` per lane (``AgentLane``: an application's
 /// informing toasts queue behind its front toast; questions, indefinite toasts and toasts someone waits for are
@@ -18,40 +17,42 @@ import ToastModel
 /// --id` reach the toast through the connection that sent it. Live toasts are saved (crash-safe, see
 /// ``AgentStore``) in a file of this session bus's own; a toast is on disk before `Present` answers, and an agent
 /// started on the same bus after a crash adopts them with the time they had left.
-final class ToastAgent: Sendable {
+package final class ToastAgent: Sendable {
     /// What the agent keeps for a live toast.
-    struct Live: Sendable {
-        var request: AgentRequest
-        var serverID: UInt32?
-        var activationToken: String?
+    package struct Live: Sendable {
+        package var request: AgentRequest
+        package var serverID: UInt32?
+        package var activationToken: String?
         /// A `-r` of its server id updated it: its `replaced` end is not an end for those who wait for it.
-        var continues = false
+        package var continues = false
     }
 
     private struct State {
-        var live: [String: Live] = [:]
+        package var live: [String: Live] = [:]
         /// How recently ended toasts ended, with the agent's details (bounded).
-        var ended = Recents<AgentOutcome>()
+        package var ended = Recents<AgentOutcome>()
         /// Callers already checked: unique name → same user.
-        var callers: [String: Bool] = [:]
+        package var callers: [String: Bool] = [:]
         /// The rules: lanes, the live bound, the calls in hand, the idle exit (``AgentMachine``).
-        var machine: AgentMachine
+        package var machine: AgentMachine
         /// `Present` calls waiting for their queued toast to be shown (or to end).
-        var shownWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+        package var shownWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     }
 
-    let connection: DBusConnection
-    let lanes: AgentLanes
+    package let connection: DBusConnection
+    package let lanes: AgentLanes
     /// The centers' events, all to ``handle(_:)``.
     private let relay: EventRelay
-    let desktop: DesktopNotificationPresenter
-    let observer: ObservingPresenter
-    let settings: AgentSettings
+    package let desktop: DesktopNotificationPresenter
+    package let observer: ObservingPresenter
+    package let settings: AgentSettings
+    /// The tool's version, for `GetInfo`.
+    private let version: String
     private let ownerChanges: NameOwnerChanges
     private let style: AgentStyle
     private let store: AgentStore
     private let runner: ActionRunner
-    /// The agent's own environment: only its ``ActionCommand/sessionVariables`` are given to a command whose sender
+    /// The agent's own environment: only its ``ActionEnvironment/sessionVariables`` are given to a command whose sender
     /// sent no environment.
     private let environment: [String: String]
     private let state: Mutex<State>
@@ -70,19 +71,20 @@ final class ToastAgent: Sendable {
     /// The `Event` signals' arguments, emitted in order by one task: off the path of the call that caused them.
     private let events: AsyncStream<[DBusValue]>.Continuation
     /// Ends when the agent should exit (idle, or asked to).
-    let exits: AsyncStream<Void>
+    package let exits: AsyncStream<Void>
 
     private init(
         connection: DBusConnection, settings: AgentSettings, store: AgentStore, ownerChanges: NameOwnerChanges,
-        environment: [String: String]
+        environment: [String: String], version: String
     ) {
         self.connection = connection
+        self.version = version
         self.settings = settings
         self.ownerChanges = ownerChanges
         self.store = store
         desktop = DesktopNotificationPresenter(
             configuration: DesktopPresenterConfiguration(
-                appName: "toastkit", bus: .session, callTimeout: AgentClient.serverTimeout))
+                appName: "toastkit", bus: .session, callTimeout: AgentInterface.serverTimeout))
         observer = ObservingPresenter(desktop)
         let style = AgentStyle()
         let relay = EventRelay()
@@ -96,7 +98,7 @@ final class ToastAgent: Sendable {
             center.onEvent = { relay.send($0) }
             return center
         }
-        runner = ActionRunner(log: ActionCommand.logPath(environment: environment))
+        runner = ActionRunner(log: ActionEnvironment.logPath(environment: environment))
         self.environment = environment
         state = Mutex(
             State(
@@ -122,7 +124,9 @@ final class ToastAgent: Sendable {
     /// Connects, takes `org.toastkit.Agent1`, adopts the toasts a previous agent left, and serves.
     ///
     /// - Returns: nil when another agent already owns the name (and `replace` was not asked for).
-    static func start(settings: AgentSettings, environment: [String: String]) async throws(CommandFailure)
+    package static func start(
+        settings: AgentSettings, environment: [String: String], version: String
+    ) async throws(AgentStartError)
         -> ToastAgent?
     {
         let connection: DBusConnection
@@ -132,7 +136,7 @@ final class ToastAgent: Sendable {
             connection = try await DBusConnection.connect(
                 to: starter.map(BusAddress.address) ?? .session)
         } catch {
-            throw .unavailable("cannot reach the session bus: \(error)")
+            throw AgentStartError("cannot reach the session bus: \(error)")
         }
         // The saved toasts are this bus's own: another session's (or a closed one's) are never adopted.
         let busID: String
@@ -140,14 +144,14 @@ final class ToastAgent: Sendable {
             busID = try await connection.bus.id()
         } catch {
             connection.close()
-            throw .unavailable("cannot ask the session bus for its id: \(error)")
+            throw AgentStartError("cannot ask the session bus for its id: \(error)")
         }
         let store: AgentStore
         do {
             store = try AgentStore.open(environment: environment, busID: busID)
         } catch {
             connection.close()
-            throw CommandFailure(.ioError, "\(error.description) (the agent's saved toasts)")
+            throw AgentStartError("\(error.description) (the agent's saved toasts)", stateUnusable: true)
         }
         let flags: NameRequestFlags =
             settings.replace ? [.replaceExisting, .doNotQueue] : [.doNotQueue, .allowReplacement]
@@ -156,7 +160,7 @@ final class ToastAgent: Sendable {
             let changes = try await connection.bus.nameOwnerChanges(of: AgentInterface.busName)
             agent = ToastAgent(
                 connection: connection, settings: settings, store: store, ownerChanges: changes,
-                environment: environment)
+                environment: environment, version: version)
             agent.export()
             let reply = try await connection.bus.requestName(AgentInterface.busName, flags: flags)
             guard reply == .primaryOwner || reply == .alreadyOwner else {
@@ -165,7 +169,7 @@ final class ToastAgent: Sendable {
             }
         } catch {
             connection.close()
-            throw .unavailable("cannot take \(AgentInterface.busName): \(error)")
+            throw AgentStartError("cannot take \(AgentInterface.busName): \(error)")
         }
         agent.watchEvents()
         agent.watchReports()
@@ -175,7 +179,7 @@ final class ToastAgent: Sendable {
     }
 
     /// Returns when another agent has taken the name (`toastkit agent --replace`).
-    func nameLost() async {
+    package func nameLost() async {
         let me = connection.uniqueName
         do {
             for try await change in ownerChanges where change.newOwner != me { return }
@@ -183,7 +187,7 @@ final class ToastAgent: Sendable {
     }
 
     /// What becomes of the saved toasts when the agent stops.
-    enum Leaving {
+    package enum Leaving {
         /// Written as they are, for the next agent on this bus (a signal, an idle exit).
         case save
         /// Left to the agent that took over the name: the file is its now.
@@ -193,7 +197,7 @@ final class ToastAgent: Sendable {
     }
 
     /// Closes the connection (the name goes with it).
-    func stop(_ leaving: Leaving = .save) {
+    package func stop(_ leaving: Leaving = .save) {
         switch leaving {
         case .save:
             // With every timer as it is now: the journal's records know when timers started, not when a covered
@@ -202,7 +206,7 @@ final class ToastAgent: Sendable {
             compact()
         case .handOver: break
         case .endSession:
-            do { try store.remove() } catch { Output.error("warning: \(error)") }
+            do { try store.remove() } catch { ErrorLine.write("warning: \(error)") }
         }
         events.finish()
         connection.close()
@@ -350,10 +354,10 @@ final class ToastAgent: Sendable {
 
     /// A `Present` call's toast, decoded and checked.
     private struct Prepared {
-        var request: AgentRequest
-        var toast: ToastMessage
+        package var request: AgentRequest
+        package var toast: ToastMessage
         /// It updates a live toast the agent shows (`-r` of its server id).
-        var continues: Bool
+        package var continues: Bool
     }
 
     /// Decodes and checks a `Present` call's argument, without acting on it.
@@ -368,10 +372,10 @@ final class ToastAgent: Sendable {
             throw DBusError(name: DBusError.Name.invalidArgs, message: error.message)
         }
         let continues = continuing(&request)
-        do throws(CommandFailure) {
+        do throws(ToastOptionError) {
             var text: String?
             if case .text(let value)? = request.options.message { text = value }
-            toast = try SendCommand.message(for: request.options, text: text)
+            toast = try ToastOptions.message(for: request.options, text: text)
         } catch {
             throw DBusError(name: AgentInterface.ErrorName.invalidToast, message: error.message)
         }
@@ -573,7 +577,7 @@ final class ToastAgent: Sendable {
     private func info() -> [DBusValue] {
         [
             .variantDictionary([
-                ("version", .string(ToolVersion.current)), ("pid", .uint32(UInt32(getpid()))),
+                ("version", .string(version)), ("pid", .uint32(UInt32(getpid()))),
                 ("uid", .uint32(getuid())), ("live", .uint32(UInt32(state.withLock { $0.live.count }))),
                 ("max_visible", .uint32(UInt32(settings.maxVisible))),
                 ("idle_timeout", .double(settings.idleTimeout?.seconds ?? 0)),
@@ -601,7 +605,7 @@ final class ToastAgent: Sendable {
                     runner.run(
                         ActionRunner.Job(
                             argv: command,
-                            environment: ActionCommand.environment(
+                            environment: ActionEnvironment.environment(
                                 of: request, action: actionID, toastID: id, activationToken: token,
                                 fallback: environment),
                             workingDirectory: request.workingDirectory, toastID: id, action: actionID))
@@ -681,7 +685,7 @@ final class ToastAgent: Sendable {
                 compact()
             }
         } catch {
-            Output.error("warning: \(error)")
+            ErrorLine.write("warning: \(error)")
         }
     }
 
@@ -699,7 +703,7 @@ final class ToastAgent: Sendable {
         do {
             try store.compact(saved)
         } catch {
-            Output.error("warning: \(error)")
+            ErrorLine.write("warning: \(error)")
         }
     }
 
@@ -720,12 +724,12 @@ final class ToastAgent: Sendable {
             var text: String?
             if case .text(let value)? = request.options.message { text = value }
             let toast: ToastMessage
-            do throws(CommandFailure) {
-                toast = try SendCommand.message(for: request.options, text: text)
+            do throws(ToastOptionError) {
+                toast = try ToastOptions.message(for: request.options, text: text)
             } catch {
                 // Never dropped without a word: the log says why, and `wait --id` gets the failure.
                 let reason = "the saved toast \"\(item.id)\" cannot be shown again: \(error.message)"
-                Output.error("warning: \(reason)")
+                ErrorLine.write("warning: \(reason)")
                 state.withLock { state in
                     var details: [String: DBusValue] = ["reason": .string(reason)]
                     if let serverID = item.serverID { details["server_id"] = .uint32(serverID) }
@@ -752,7 +756,7 @@ final class ToastAgent: Sendable {
         defer { openAfterAdoption() }
         guard !saved.isEmpty else { return }
         // One line in agent.log: what a restarted agent took over, and how old the file was.
-        Output.error(
+        ErrorLine.write(
             "adopting \(saved.count) saved toast(s) from \(Int(min(elapsed, 1e12) * 1000)) ms ago: "
                 + saved.map {
                     "\($0.id) (\($0.remaining.map { "\(($0 * 100).rounded() / 100) s left" } ?? "no limit"))"
@@ -794,38 +798,50 @@ final class ToastAgent: Sendable {
     }
 }
 
+/// Why the agent could not start: no session bus or name (`toastkit agent` exits 69), or a state folder it cannot use
+/// (74).
+package struct AgentStartError: Error, Sendable {
+    package var message: String
+    package var stateUnusable = false
+
+    package init(_ message: String, stateUnusable: Bool = false) {
+        self.message = message
+        self.stateUnusable = stateUnusable
+    }
+}
+
 /// The agent's style: each toast's own `send` options (urgency, category, hints, transient, app name and icon) on
 /// top of the standard theme, and the degradations reported for it until its `Present` answers.
-final class AgentStyle: ToastStyle, Sendable {
+package final class AgentStyle: ToastStyle, Sendable {
     private struct Entry {
-        var style: CommandLineStyle
-        var appName: String?
-        var appIcon: String?
-        var warnings: [String] = []
+        package var style: CommandLineStyle
+        package var appName: String?
+        package var appIcon: String?
+        package var warnings: [String] = []
     }
 
     private let entries = Mutex<[String: Entry]>([:])
 
-    func set(_ style: CommandLineStyle, appName: String?, appIcon: String?, for id: String) {
+    package func set(_ style: CommandLineStyle, appName: String?, appIcon: String?, for id: String) {
         entries.withLock { $0[id] = Entry(style: style, appName: appName, appIcon: appIcon) }
     }
 
-    func forget(_ id: String) {
+    package func forget(_ id: String) {
         _ = entries.withLock { $0.removeValue(forKey: id) }
     }
 
-    func warn(_ reason: String, for id: String) {
+    package func warn(_ reason: String, for id: String) {
         entries.withLock { $0[id]?.warnings.append(reason) }
     }
 
-    func takeWarnings(for id: String) -> [String] {
+    package func takeWarnings(for id: String) -> [String] {
         entries.withLock { entries in
             defer { entries[id]?.warnings = [] }
             return entries[id]?.warnings ?? []
         }
     }
 
-    func makeRequest(for toast: PresentedToast) -> ToastRequest {
+    package func makeRequest(for toast: PresentedToast) -> ToastRequest {
         guard let entry = entries.withLock({ $0[toast.id] }) else {
             return ThemedToastStyle(theme: .standard).makeRequest(for: toast)
         }
@@ -838,7 +854,7 @@ final class AgentStyle: ToastStyle, Sendable {
 
 extension Duration {
     /// The duration in seconds.
-    var seconds: Double {
+    package var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
@@ -848,15 +864,15 @@ private final class EventRelay: Sendable {
     /// In a struct: a `Mutex` of a bare function type re-abstracts the closure at every access, and the chain of
     /// thunks grows with each event (10,000 toasts cost minutes).
     private struct Handler: Sendable {
-        var handle: @Sendable (ToastEvent) -> Void
+        package var handle: @Sendable (ToastEvent) -> Void
     }
     private let handler = Mutex<Handler?>(nil)
 
-    func set(_ handler: @escaping @Sendable (ToastEvent) -> Void) {
+    package func set(_ handler: @escaping @Sendable (ToastEvent) -> Void) {
         self.handler.withLock { $0 = Handler(handle: handler) }
     }
 
-    func send(_ event: ToastEvent) {
+    package func send(_ event: ToastEvent) {
         handler.withLock { $0 }?.handle(event)
     }
 }

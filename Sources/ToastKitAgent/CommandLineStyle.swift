@@ -1,22 +1,22 @@
-import ToastKit
+package import ToastKit
 
 /// The standard themed style with notify-send's overrides on top: `-u` beats the status's urgency, `-c` sets the
 /// category, `-e` makes the toast transient, and every `-h` hint is added (winning over the standard ones).
-struct CommandLineStyle: ToastStyle {
-    var base = ThemedToastStyle(theme: .standard)
-    var urgency: ToastUrgency?
-    var category: String?
-    var transient = false
-    var hints: [Hint] = []
+package struct CommandLineStyle: ToastStyle {
+    package var base = ThemedToastStyle(theme: .standard)
+    package var urgency: ToastUrgency?
+    package var category: String?
+    package var transient = false
+    package var hints: [Hint] = []
 
-    init(options: SendOptions) {
+    package init(options: SendOptions) {
         urgency = options.urgency
         category = options.category
         transient = options.transient
         hints = options.hints
     }
 
-    func makeRequest(for toast: PresentedToast) -> ToastRequest {
+    package func makeRequest(for toast: PresentedToast) -> ToastRequest {
         var request = base.makeRequest(for: toast)
         if let urgency { request.urgency = urgency }
         if let category { request.category = category }

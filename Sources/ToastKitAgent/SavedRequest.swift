@@ -4,44 +4,44 @@ import ToastKit
 /// plain JSON values, nothing derived from the command line's option types' shape — so the journal's format
 /// (version 2, ``AgentStore``) changes only when this file does, and a value no agent could have written is refused
 /// with its key's name.
-struct SavedRequest: Codable, Sendable, Equatable {
+package struct SavedRequest: Codable, Sendable, Equatable {
     /// An action: its id, label and confirmation text.
-    struct Action: Codable, Sendable, Equatable {
-        var id: String
-        var label: String?
-        var confirmation: String?
+    package struct Action: Codable, Sendable, Equatable {
+        package var id: String
+        package var label: String?
+        package var confirmation: String?
     }
 
     /// A hint: its name, its D-Bus type (`y b i u d s`) and its value as text.
-    struct Hint: Codable, Sendable, Equatable {
-        var name: String
-        var type: String
-        var value: String
+    package struct Hint: Codable, Sendable, Equatable {
+        package var name: String
+        package var type: String
+        package var value: String
     }
 
-    var title: String
-    var message: String?
-    var status: String?
-    var icon: String?
-    var iconFile: String?
+    package var title: String
+    package var message: String?
+    package var status: String?
+    package var icon: String?
+    package var iconFile: String?
     /// Seconds; absent for the default duration.
-    var seconds: Double?
-    var indefinite: Bool?
-    var actions: [Action]?
-    var tap: Action?
-    var appName: String?
-    var appIcon: String?
-    var urgency: String?
-    var category: String?
-    var hints: [Hint]?
-    var transient: Bool?
-    var replaceID: UInt32?
-    var onAction: [String: [String]]?
-    var awaitShown: Bool?
-    var workingDirectory: String?
-    var environment: [String: String]?
+    package var seconds: Double?
+    package var indefinite: Bool?
+    package var actions: [Action]?
+    package var tap: Action?
+    package var appName: String?
+    package var appIcon: String?
+    package var urgency: String?
+    package var category: String?
+    package var hints: [Hint]?
+    package var transient: Bool?
+    package var replaceID: UInt32?
+    package var onAction: [String: [String]]?
+    package var awaitShown: Bool?
+    package var workingDirectory: String?
+    package var environment: [String: String]?
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case title, message, status, icon, seconds, indefinite, actions, tap, urgency, category, hints, transient
         case environment
         case iconFile = "icon_file"
@@ -54,7 +54,7 @@ struct SavedRequest: Codable, Sendable, Equatable {
     }
 
     /// The disk form of `request` (whose message is text and whose icon file is absolute, as `send` resolved them).
-    init(_ request: AgentRequest) {
+    package init(_ request: AgentRequest) {
         let options = request.options
         title = options.title
         if case .text(let text)? = options.message { message = text }
@@ -88,12 +88,12 @@ struct SavedRequest: Codable, Sendable, Equatable {
     }
 
     /// Why a saved request cannot be used.
-    struct Invalid: Error, CustomStringConvertible {
-        var description: String
+    package struct Invalid: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// The request back, every value checked.
-    func request() throws(Invalid) -> AgentRequest {
+    package func request() throws(Invalid) -> AgentRequest {
         var options = SendOptions(title: title)
         options.message = message.map(MessageSource.text)
         if let status {
@@ -131,7 +131,7 @@ struct SavedRequest: Codable, Sendable, Equatable {
         }
         options.category = category
         options.hints = try (hints ?? []).map { (hint) throws(Invalid) in
-            ToastKitCommandLine.Hint(name: hint.name, value: try Self.value(of: hint))
+            ToastKitAgent.Hint(name: hint.name, value: try Self.value(of: hint))
         }
         options.transient = transient ?? false
         options.replaceID = replaceID
@@ -149,7 +149,7 @@ struct SavedRequest: Codable, Sendable, Equatable {
         return request
     }
 
-    private static func hint(_ hint: ToastKitCommandLine.Hint) -> Hint {
+    private static func hint(_ hint: ToastKitAgent.Hint) -> Hint {
         switch hint.value {
         case .byte(let value): Hint(name: hint.name, type: "y", value: String(value))
         case .bool(let value): Hint(name: hint.name, type: "b", value: String(value))

@@ -1,5 +1,5 @@
 /// The tool's version, printed by `toastkit --version`.
-enum ToolVersion {
+package enum ToolVersion {
     /// The one place the version lives.
-    static let current = "0.1.0"
+    package static let current = "0.1.0"
 }

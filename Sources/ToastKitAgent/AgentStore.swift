@@ -2,7 +2,7 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 import ToastKit
-import ToastKitAgent
+package import ToastModel
 
 /// The agent's saved toasts: one journal per session bus, `agent-<bus id>.json` in the same private folder as the
 /// `--id` store (`$XDG_RUNTIME_DIR/toastkit/`, or `/tmp/toastkit-<uid>/`), so an agent that is killed leaves the
@@ -22,26 +22,26 @@ import ToastKitAgent
 /// checked before it is trusted: the file must be this user's own regular file of at most ``maximumSize`` bytes
 /// (opened without blocking or following a link), of this format's version, for this bus, with values in range;
 /// anything else is set aside with one line on the log and never adopted.
-final class AgentStore: Sendable {
+package final class AgentStore: Sendable {
     /// One live toast.
-    struct Saved: Codable, Sendable, Equatable {
+    package struct Saved: Codable, Sendable, Equatable {
         /// The toast as its sender gave it.
-        var request: AgentRequest
+        package var request: AgentRequest
         /// Its id in the agent's center.
-        var id: String
+        package var id: String
         /// The server's id for it, when it was on screen.
-        var serverID: UInt32?
+        package var serverID: UInt32?
         /// Its remaining time in seconds at `at` (nil for a toast without a time limit).
-        var remaining: Double?
+        package var remaining: Double?
         /// Whether its timer ran at `at` (then the time since counts against it).
-        var running: Bool
+        package var running: Bool
 
-        enum CodingKeys: String, CodingKey {
+        package enum CodingKeys: String, CodingKey {
             case request, id, running, remaining
             case serverID = "server_id"
         }
 
-        init(request: AgentRequest, id: String, serverID: UInt32?, remaining: Double?, running: Bool) {
+        package init(request: AgentRequest, id: String, serverID: UInt32?, remaining: Double?, running: Bool) {
             self.request = request
             self.id = id
             self.serverID = serverID
@@ -50,7 +50,7 @@ final class AgentStore: Sendable {
         }
 
         /// The request in its disk form (``SavedRequest``), checked as it is read.
-        init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             id = try container.decode(String.self, forKey: .id)
             serverID = try container.decodeIfPresent(UInt32.self, forKey: .serverID)
@@ -63,7 +63,7 @@ final class AgentStore: Sendable {
             }
         }
 
-        func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(id, forKey: .id)
             try container.encodeIfPresent(serverID, forKey: .serverID)
@@ -74,75 +74,77 @@ final class AgentStore: Sendable {
     }
 
     /// One line of the journal, with its own keys (never a type of the command line's).
-    struct Record: Codable, Sendable, Equatable {
+    package struct Record: Codable, Sendable, Equatable {
         /// `put`, `server`, `timer` or `end`.
-        var op: String
+        package var op: String
         /// When, in seconds since 1970.
-        var at: Double
+        package var at: Double
         /// `put`: the toast.
-        var toast: Saved?
+        package var toast: Saved?
         /// `server`, `timer`, `end`: the toast's id.
-        var id: String?
+        package var id: String?
         /// `server`: its server id.
-        var serverID: UInt32?
+        package var serverID: UInt32?
         /// `timer`: its remaining time (nil: no limit) and whether its timer runs.
-        var remaining: Double?
-        var running: Bool?
+        package var remaining: Double?
+        package var running: Bool?
 
-        enum CodingKeys: String, CodingKey {
+        package enum CodingKeys: String, CodingKey {
             case op, at, toast, id, remaining, running
             case serverID = "server_id"
         }
 
         /// The toast is presented, or replaced (the whole toast, as it is now).
-        static func put(_ toast: Saved, at: Double = AgentStore.now()) -> Record {
+        package static func put(_ toast: Saved, at: Double = AgentStore.now()) -> Record {
             Record(op: "put", at: at, toast: toast)
         }
 
         /// The server accepted the toast with `serverID`.
-        static func server(_ id: String, _ serverID: UInt32, at: Double = AgentStore.now()) -> Record {
+        package static func server(_ id: String, _ serverID: UInt32, at: Double = AgentStore.now()) -> Record {
             Record(op: "server", at: at, id: id, serverID: serverID)
         }
 
         /// The toast's timer started or stopped with `remaining` seconds left.
-        static func timer(_ id: String, remaining: Double?, running: Bool, at: Double = AgentStore.now()) -> Record {
+        package static func timer(_ id: String, remaining: Double?, running: Bool, at: Double = AgentStore.now())
+            -> Record
+        {
             Record(op: "timer", at: at, id: id, remaining: remaining, running: running)
         }
 
         /// The toast ended.
-        static func end(_ id: String, at: Double = AgentStore.now()) -> Record {
+        package static func end(_ id: String, at: Double = AgentStore.now()) -> Record {
             Record(op: "end", at: at, id: id)
         }
     }
 
     /// The journal's first line.
     private struct Header: Codable {
-        var format: String
-        var version: Int
-        var busID: String
+        package var format: String
+        package var version: Int
+        package var busID: String
 
-        enum CodingKeys: String, CodingKey {
+        package enum CodingKeys: String, CodingKey {
             case format, version
             case busID = "bus_id"
         }
     }
 
     /// The format this version writes and reads (1 was one JSON document shared by every bus: never adopted).
-    static let version = 2
-    static let format = "toastkit-agent-journal"
+    package static let version = 2
+    package static let format = "toastkit-agent-journal"
     /// The largest saved file read back: far above what the bound on live toasts can produce.
-    static let maximumSize = 64 << 20
+    package static let maximumSize = 64 << 20
 
     /// The file.
-    let path: String
+    package let path: String
     /// The bus the file belongs to.
-    let busID: String
+    package let busID: String
 
     /// The open journal (appends), and how many records it has beyond its last compaction. Touched by the saver's
     /// one writer only.
     private struct Writer {
-        var descriptor: Int32 = -1
-        var records = 0
+        package var descriptor: Int32 = -1
+        package var records = 0
     }
     private let writer = Mutex(Writer())
 
@@ -158,8 +160,8 @@ final class AgentStore: Sendable {
     }
 
     /// The folder for `environment` (the `--id` store's).
-    static func stateDirectory(environment: [String: String]) -> String {
-        IDStore.directory(environment: environment)
+    package static func stateDirectory(environment: [String: String]) -> String {
+        PrivateFiles.runtimeFolder(environment: environment)
     }
 
     /// Opens the store of bus `busID`, creating its folder (0700) or making it private.
@@ -173,7 +175,7 @@ final class AgentStore: Sendable {
     }
 
     /// Seconds since 1970 (the saved time survives the agent; the folder does not survive a reboot).
-    static func now() -> Double {
+    package static func now() -> Double {
         Date().timeIntervalSince1970
     }
 
@@ -196,7 +198,7 @@ final class AgentStore: Sendable {
     /// Appends `records` in one write and flushes them to disk. Returns how many records the journal holds beyond
     /// its last compaction.
     @discardableResult
-    func append(_ records: [Record]) throws(PrivateFileError) -> Int {
+    package func append(_ records: [Record]) throws(PrivateFileError) -> Int {
         var bytes: [UInt8] = []
         for record in records { bytes += try line(record) }
         return try writer.withLock { writer throws(PrivateFileError) -> Int in
@@ -219,7 +221,7 @@ final class AgentStore: Sendable {
     }
 
     /// Rewrites the journal as the header and one put per toast of `toasts` (removes it when there are none).
-    func compact(_ toasts: [Saved]) throws(PrivateFileError) {
+    package func compact(_ toasts: [Saved]) throws(PrivateFileError) {
         try writer.withLock { writer throws(PrivateFileError) in
             if writer.descriptor >= 0 { close(writer.descriptor) }
             writer.descriptor = -1
@@ -236,7 +238,7 @@ final class AgentStore: Sendable {
     }
 
     /// Removes the file: its bus has closed, and its toasts with it.
-    func remove() throws(PrivateFileError) {
+    package func remove() throws(PrivateFileError) {
         try compact([])
     }
 
@@ -254,19 +256,19 @@ final class AgentStore: Sendable {
     }
 
     /// Why a saved file is not adopted.
-    struct Refusal: Error, CustomStringConvertible {
-        var description: String
+    package struct Refusal: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// The saved toasts, each with how many seconds ago its timer state was saved; nothing for a missing file. A
     /// file that cannot be trusted or read is set aside as `<file>.refused` with one line on stderr (never silently
     /// dropped, never fatal, never opened in a way that could block).
-    func load(now: Double = AgentStore.now()) -> [(toast: Saved, age: Double)] {
+    package func load(now: Double = AgentStore.now()) -> [(toast: Saved, age: Double)] {
         do {
             guard let bytes = try PrivateFiles.contents(of: path, maximumSize: Self.maximumSize) else { return [] }
             return try Self.decode(bytes, busID: busID, now: now)
         } catch {
-            Output.error(
+            ErrorLine.write(
                 "warning: the agent's saved toasts are not adopted: \(error); the file is kept as \(path).refused")
             _ = rename(path, path + ".refused")
             return []
@@ -274,7 +276,7 @@ final class AgentStore: Sendable {
     }
 
     /// The toasts a journal's `bytes` leave live, every value checked, each with the age of its timer state.
-    static func decode(_ bytes: [UInt8], busID: String, now: Double) throws -> [(toast: Saved, age: Double)] {
+    package static func decode(_ bytes: [UInt8], busID: String, now: Double) throws -> [(toast: Saved, age: Double)] {
         var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map(Array.init)
         // The last line is empty when the file ends in a newline, and torn when a write was cut short by a crash.
         if let last = lines.last, bytes.last != 0x0A || last.isEmpty { lines.removeLast() }

@@ -1,0 +1,35 @@
+import ToastModel
+
+/// Where an `--on-action` command's output goes, and the environment it runs with: its sender's, never the agent's.
+package enum ActionEnvironment {
+    /// The log of the commands' output: `$XDG_STATE_HOME/toastkit/actions.log` (`~/.local/state/toastkit/`),
+    /// or the private runtime folder when neither is set.
+    package static func logPath(environment: [String: String]) -> String {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/toastkit/actions.log" }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/state/toastkit/actions.log" }
+        return PrivateFiles.runtimeFolder(environment: environment) + "/actions.log"
+    }
+
+    /// The variables an `--on-action` command needs from its sender, and nothing more is ever taken from the agent:
+    /// `send` captures its whole environment (and working folder) for a toast with commands; a caller of `Present`
+    /// that gives none gets these from the agent, so the command can still reach the desktop.
+    package static let sessionVariables = [
+        "HOME", "PATH", "DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "LANG",
+    ]
+
+    /// The environment of a command of `request`: the sender's own, captured when it sent the toast; for a caller
+    /// that sent none, `fallback`'s ``sessionVariables`` only; then `TOASTKIT_ACTION`, `TOASTKIT_ID` and
+    /// `TOASTKIT_ACTIVATION_TOKEN` (empty when the server sent none).
+    package static func environment(
+        of request: AgentRequest, action: String, toastID: String, activationToken: String?,
+        fallback: [String: String]
+    ) -> [String: String] {
+        var environment =
+            request.environment
+            ?? fallback.filter { sessionVariables.contains($0.key) }
+        environment["TOASTKIT_ACTION"] = action
+        environment["TOASTKIT_ID"] = toastID
+        environment["TOASTKIT_ACTIVATION_TOKEN"] = activationToken ?? ""
+        return environment
+    }
+}
