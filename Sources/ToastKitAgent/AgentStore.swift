@@ -119,11 +119,11 @@ package final class AgentStore: Sendable {
 
     /// The journal's first line.
     private struct Header: Codable {
-        package var format: String
-        package var version: Int
-        package var busID: String
+        var format: String
+        var version: Int
+        var busID: String
 
-        package enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey {
             case format, version
             case busID = "bus_id"
         }
@@ -143,8 +143,8 @@ package final class AgentStore: Sendable {
     /// The open journal (appends), and how many records it has beyond its last compaction. Touched by the saver's
     /// one writer only.
     private struct Writer {
-        package var descriptor: Int32 = -1
-        package var records = 0
+        var descriptor: Int32 = -1
+        var records = 0
     }
     private let writer = Mutex(Writer())
 

@@ -17,9 +17,9 @@ package final class ObservingPresenter: ToastPresenter {
     private let reportContinuation: AsyncStream<ToastPresenterReport>.Continuation
 
     private struct State {
-        package var closedByCenter: Set<String> = []
-        package var closeWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
-        package var unexplainedCloses: [String: String] = [:]
+        var closedByCenter: Set<String> = []
+        var closeWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+        var unexplainedCloses: [String: String] = [:]
     }
     private let state = Mutex(State())
 

@@ -28,15 +28,15 @@ package final class ToastAgent: Sendable {
     }
 
     private struct State {
-        package var live: [String: Live] = [:]
+        var live: [String: Live] = [:]
         /// How recently ended toasts ended, with the agent's details (bounded).
-        package var ended = Recents<AgentOutcome>()
+        var ended = Recents<AgentOutcome>()
         /// Callers already checked: unique name → same user.
-        package var callers: [String: Bool] = [:]
+        var callers: [String: Bool] = [:]
         /// The rules: lanes, the live bound, the calls in hand, the idle exit (``AgentMachine``).
-        package var machine: AgentMachine
+        var machine: AgentMachine
         /// `Present` calls waiting for their queued toast to be shown (or to end).
-        package var shownWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+        var shownWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     }
 
     package let connection: DBusConnection
@@ -354,10 +354,10 @@ package final class ToastAgent: Sendable {
 
     /// A `Present` call's toast, decoded and checked.
     private struct Prepared {
-        package var request: AgentRequest
-        package var toast: ToastMessage
+        var request: AgentRequest
+        var toast: ToastMessage
         /// It updates a live toast the agent shows (`-r` of its server id).
-        package var continues: Bool
+        var continues: Bool
     }
 
     /// Decodes and checks a `Present` call's argument, without acting on it.
@@ -814,10 +814,10 @@ package struct AgentStartError: Error, Sendable {
 /// top of the standard theme, and the degradations reported for it until its `Present` answers.
 package final class AgentStyle: ToastStyle, Sendable {
     private struct Entry {
-        package var style: CommandLineStyle
-        package var appName: String?
-        package var appIcon: String?
-        package var warnings: [String] = []
+        var style: CommandLineStyle
+        var appName: String?
+        var appIcon: String?
+        var warnings: [String] = []
     }
 
     private let entries = Mutex<[String: Entry]>([:])
@@ -864,15 +864,15 @@ private final class EventRelay: Sendable {
     /// In a struct: a `Mutex` of a bare function type re-abstracts the closure at every access, and the chain of
     /// thunks grows with each event (10,000 toasts cost minutes).
     private struct Handler: Sendable {
-        package var handle: @Sendable (ToastEvent) -> Void
+        var handle: @Sendable (ToastEvent) -> Void
     }
     private let handler = Mutex<Handler?>(nil)
 
-    package func set(_ handler: @escaping @Sendable (ToastEvent) -> Void) {
+    func set(_ handler: @escaping @Sendable (ToastEvent) -> Void) {
         self.handler.withLock { $0 = Handler(handle: handler) }
     }
 
-    package func send(_ event: ToastEvent) {
+    func send(_ event: ToastEvent) {
         handler.withLock { $0 }?.handle(event)
     }
 }
