@@ -201,6 +201,54 @@ import ToastKitAgent
         }
     }
 
+    /// Before: each running `--on-action` command held a thread of the agent (197 threads for 197 commands). Now one
+    /// reaper collects them all and at most 16 run at once; the rest wait their turn, and the log says so.
+    @Test func longRunningCommandsNeitherHoldThreadsNorRunBeyondTheBound() async throws {
+        try await withDesktop { desktop, watcher in
+            let env = desktop.agentEnvironment
+            let bus = try await desktop.bus.connect()
+            defer { bus.close() }
+            let count = 20
+            for index in 0..<count {
+                let sent = try await toastkit(
+                    [
+                        "send", "--id", "c\(index)", "-A", "go=Ir", "--on-action", "go=sleep 20.0\(index)", "-d",
+                        "indefinite", "Tarea \(index)",
+                    ], environment: env)
+                #expect(sent.status == 0 && sent.error.isEmpty, "\(sent.error)")
+                _ = try await watcher.nextNotifyAndReply()
+            }
+            let pid = try await agentPID(bus)
+            defer {
+                for index in 0..<count { _ = try? desktop.run("pkill", ["-f", "sleep 20.0\(index)$"]) }
+            }
+            for remaining in stride(from: count, to: 0, by: -1) {
+                try await desktop.waitUntilDisplayed(remaining)
+                try desktop.dunstctl("action", "0")
+            }
+            try await desktop.waitUntilDisplayed(0)
+            let log = "\(desktop.directory)/state/toastkit/actions.log"
+            let text = try await Deadline.run(within: .seconds(10), "the commands started and queued") {
+                () -> String? in
+                while true {
+                    let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                    if text.components(separatedBy: "\n").filter({ $0.contains(": sleep 20.0") }).count == 16,
+                        text.components(separatedBy: "\n").filter({ $0.contains("commands run already") }).count == 4
+                    {
+                        return text
+                    }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            #expect(text.contains("waits, 16 commands run already"))
+            let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+            let threads =
+                status.split(separator: "\n").first { $0.hasPrefix("Threads:") }
+                .flatMap { Int($0.split(separator: "\t").last ?? "") } ?? 0
+            #expect(threads > 0 && threads < 16, "the agent has \(threads) threads with 16 commands running")
+        }
+    }
+
     /// Before: a command ran in the folder and environment of whichever process started the agent. Now it runs in
     /// its sender's folder with its sender's environment, whoever started the agent and however bare its
     /// environment was (a cron-like `env -i`).
