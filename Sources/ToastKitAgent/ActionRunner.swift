@@ -46,6 +46,9 @@ package final class ActionRunner: Sendable {
     package init(log: String, limit: Int = AgentLimits.maximumRunningCommands) {
         self.log = log
         self.limit = limit
+        // The ends must be seen: an ignored SIGCHLD (inherited from whoever started the agent) would have the
+        // kernel reap the commands itself.
+        signal(SIGCHLD, SIG_DFL)
     }
 
     /// Starts `job` now, or once a running command ends when `limit` run already.
@@ -100,11 +103,19 @@ package final class ActionRunner: Sendable {
             let pid = waitpid(-1, &status, 0)
             if pid < 0 {
                 if errno == EINTR { continue }
-                // No child (ECHILD): stop unless one was started meanwhile.
-                let done = state.withLock { state in
+                // No child (ECHILD): stop unless one was started meanwhile. Commands still counted as running were
+                // reaped by someone else (SIGCHLD ignored): forget them, and start the waiting ones, rather than
+                // waiting for ends that will never be seen.
+                let (done, lost) = state.withLock { state -> (Bool, [String]) in
+                    let lost = Array(state.running.values)
+                    state.running = [:]
+                    while state.running.count < limit, !state.waiting.isEmpty {
+                        start(state.waiting.removeFirst(), in: &state)
+                    }
                     if state.running.isEmpty { state.reaping = false }
-                    return !state.reaping
+                    return (!state.reaping, lost)
                 }
+                for program in lost { note("\(program): its end was not seen (reaped elsewhere)") }
                 if done { return }
                 continue
             }

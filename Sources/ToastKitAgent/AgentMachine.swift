@@ -75,8 +75,9 @@ package enum AgentLane: Hashable, Sendable, CustomStringConvertible {
 ///   it becomes idle a new countdown is armed (``Action/armIdle(serial:at:)``); only the newest countdown's deadline
 ///   counts, and any activity since makes it stale.
 /// - **Admission**: a new id joins the lane its traits say (``AgentLane/of(_:id:)``) unless
-///   ``Configuration/maximumLive`` toasts are live (``Action/refuseFull``); a live id stays in its lane. A lane is
-///   opened for its first live toast and released when its last one ends.
+///   ``Configuration/maximumLive`` toasts are live (``Action/refuseFull``); a live id stays in its lane, unless it
+///   was in an application's lane and now needs one of its own (``Action/leave(lane:)``). A lane is opened for its
+///   first live toast and released when its last one ends.
 package struct AgentMachine: Sendable {
     /// The bounds and times the rules use.
     package struct Configuration: Sendable, Hashable {
@@ -116,6 +117,9 @@ package struct AgentMachine: Sendable {
         case refuseStopping
         /// Present the toast in `lane`; `opens` when this is the lane's first live toast (acquire its center).
         case admit(lane: AgentLane, opens: Bool)
+        /// The live toast leaves `lane` for a lane of its own (it was replaced with traits that call for one): take
+        /// it off its old center before presenting it in the new one. Comes before the ``admit(lane:opens:)``.
+        case leave(lane: AgentLane)
         /// Refuse the toast: `maximumLive` toasts are live.
         case refuseFull
         /// The lane's last live toast ended (release its center).
@@ -166,7 +170,25 @@ package struct AgentMachine: Sendable {
             return armIfIdle(now: now)
         case .present(let id, let traits):
             precondition(!isStopping, "a toast was presented after the exit was decided")
-            if let lane = lanes[id] { return [.admit(lane: lane, opens: false)] }
+            if let lane = lanes[id] {
+                // A live id stays in its lane, unless it now needs one of its own (it became a question, indefinite,
+                // waited for): it must not block its application's lane, nor wait in it.
+                guard case .application = lane, case .own = AgentLane.of(traits, id: id) else {
+                    return [.admit(lane: lane, opens: false)]
+                }
+                var actions: [Action] = [.leave(lane: lane)]
+                let count = (laneCounts[lane] ?? 1) - 1
+                if count == 0 {
+                    laneCounts[lane] = nil
+                    actions.append(.releaseLane(lane))
+                } else {
+                    laneCounts[lane] = count
+                }
+                let own = AgentLane.own(id)
+                lanes[id] = own
+                laneCounts[own, default: 0] += 1
+                return actions + [.admit(lane: own, opens: true)]
+            }
             guard lanes.count < configuration.maximumLive else { return [.refuseFull] }
             let lane = AgentLane.of(traits, id: id)
             lanes[id] = lane

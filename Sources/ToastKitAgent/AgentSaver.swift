@@ -85,6 +85,15 @@ package final class AgentSaver<Record: Sendable>: Sendable {
         queue.sync { _ = self.writeBatch() }
     }
 
+    /// Writes what is pending, then runs `body` on the writer's queue, where no other write can run: a compaction
+    /// from outside the writer (at exit, after adoption) never races an append.
+    package func barrier(_ body: () -> Void) {
+        queue.sync {
+            _ = writeBatch()
+            body()
+        }
+    }
+
     private func run() {
         while writeBatch() {}
     }

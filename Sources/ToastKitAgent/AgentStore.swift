@@ -165,7 +165,7 @@ package final class AgentStore: Sendable {
     }
 
     /// Opens the store of bus `busID`, creating its folder (0700) or making it private.
-    static func open(environment: [String: String], busID: String) throws(PrivateFileError) -> AgentStore {
+    package static func open(environment: [String: String], busID: String) throws(PrivateFileError) -> AgentStore {
         let directory = stateDirectory(environment: environment)
         try PrivateFiles.prepareFolder(directory, tighten: true)
         // A bus id is 32 hex digits; anything else (a bus that answers oddly) still gets a file name of its own.
@@ -214,7 +214,14 @@ package final class AgentStore: Sendable {
                 writer.descriptor = descriptor
                 if info.st_size == 0 { bytes = try line(header) + bytes }
             }
-            try Self.write(bytes, to: writer.descriptor, path: path)
+            // A write cut short (a full disk) must not leave half a line for the next append to glue onto.
+            let before = lseek(writer.descriptor, 0, SEEK_END)
+            do throws(PrivateFileError) {
+                try Self.write(bytes, to: writer.descriptor, path: path)
+            } catch {
+                if before >= 0 { _ = ftruncate(writer.descriptor, before) }
+                throw error
+            }
             writer.records += records.count
             return writer.records
         }
@@ -266,7 +273,16 @@ package final class AgentStore: Sendable {
     package func load(now: Double = AgentStore.now()) -> [(toast: Saved, age: Double)] {
         do {
             guard let bytes = try PrivateFiles.contents(of: path, maximumSize: Self.maximumSize) else { return [] }
-            return try Self.decode(bytes, busID: busID, now: now)
+            let toasts = try Self.decode(bytes, busID: busID, now: now)
+            // A torn last line (a crash mid-append) is cut off, so the next append starts a line of its own.
+            if let last = bytes.lastIndex(of: 0x0A), last + 1 < bytes.count {
+                let descriptor = Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+                if descriptor >= 0 {
+                    _ = ftruncate(descriptor, off_t(last + 1))
+                    close(descriptor)
+                }
+            }
+            return toasts
         } catch {
             ErrorLine.write(
                 "warning: the agent's saved toasts are not adopted: \(error); the file is kept as \(path).refused")

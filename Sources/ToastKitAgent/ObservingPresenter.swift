@@ -1,5 +1,6 @@
 import Synchronization
 package import ToastKit
+import ToastModel
 
 /// Wraps the desktop (or portal) presenter to see what the center does with it and what it reports to the center:
 /// - when the center closes a toast (an action's confirmation outlives the toast's terminal event, and the command
@@ -17,9 +18,10 @@ package final class ObservingPresenter: ToastPresenter {
     private let reportContinuation: AsyncStream<ToastPresenterReport>.Continuation
 
     private struct State {
-        var closedByCenter: Set<String> = []
+        /// Bounded: the agent is long-lived, and only a recent close is ever awaited.
+        var closedByCenter = Recents<Bool>(capacity: 4096)
         var closeWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
-        var unexplainedCloses: [String: String] = [:]
+        var unexplainedCloses = Recents<String>(capacity: 4096)
     }
     private let state = Mutex(State())
 
@@ -46,7 +48,7 @@ package final class ObservingPresenter: ToastPresenter {
         defer { timeout.cancel() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLock { state in
-                if state.closedByCenter.contains(id) { return true }
+                if state.closedByCenter[id] != nil { return true }
                 state.closeWaiters[id, default: []].append(continuation)
                 return false
             }
@@ -62,7 +64,7 @@ package final class ObservingPresenter: ToastPresenter {
 
     private func closed(_ id: String) {
         let waiters = state.withLock { state in
-            state.closedByCenter.insert(id)
+            state.closedByCenter.remember(true, for: id)
             return state.closeWaiters.removeValue(forKey: id) ?? []
         }
         for waiter in waiters { waiter.resume() }
@@ -75,10 +77,10 @@ package final class ObservingPresenter: ToastPresenter {
                 if case .closed(let id, let reason) = report {
                     state.withLock { state in
                         if case .other(let text) = reason {
-                            state.unexplainedCloses[id] =
-                                text ?? "closed by the notification server for a reason it did not give"
+                            state.unexplainedCloses.remember(
+                                text ?? "closed by the notification server for a reason it did not give", for: id)
                         } else {
-                            state.unexplainedCloses[id] = nil
+                            state.unexplainedCloses.forget(id)
                         }
                     }
                 }

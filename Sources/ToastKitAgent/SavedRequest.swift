@@ -136,6 +136,13 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         options.transient = transient ?? false
         options.replaceID = replaceID
         var request = AgentRequest(options: options, onAction: onAction ?? [:])
+        // The checks `Present` makes of the same fields (``AgentRequest/init(_:)``): what no agent could have written.
+        if let empty = request.onAction.first(where: { $0.value.first?.isEmpty ?? true }) {
+            throw Invalid(description: "on_action \"\(empty.key)\" without a program")
+        }
+        if let name = environment?.keys.first(where: { $0.isEmpty || $0.contains("=") }) {
+            throw Invalid(description: "environment variable \"\(name)\"")
+        }
         let actionIDs = Set(options.actions.map(\.id) + (options.tap.map { [$0.id] } ?? []))
         if let unknown = request.onAction.keys.sorted().first(where: { !actionIDs.contains($0) }) {
             throw Invalid(description: "on_action \"\(unknown)\" names no action")

@@ -19,12 +19,15 @@ package import ToastModel
 /// started on the same bus after a crash adopts them with the time they had left.
 package final class ToastAgent: Sendable {
     /// What the agent keeps for a live toast.
-    package struct Live: Sendable {
-        package var request: AgentRequest
-        package var serverID: UInt32?
-        package var activationToken: String?
+    private struct Live: Sendable {
+        var request: AgentRequest
+        var serverID: UInt32?
+        var activationToken: String?
         /// A `-r` of its server id updated it: its `replaced` end is not an end for those who wait for it.
-        package var continues = false
+        var continues = false
+        /// `Present` calls of this id admitted and not yet handed to their center: an end that comes meanwhile is
+        /// the end of an older presentation (it expired as the new one was written ahead), not of this one.
+        var presenting = 0
     }
 
     private struct State {
@@ -56,6 +59,8 @@ package final class ToastAgent: Sendable {
     /// sent no environment.
     private let environment: [String: String]
     private let state: Mutex<State>
+    /// The idle countdown sleeping now, if any (cancelled when a newer one is armed).
+    private let idleTask = Mutex<Task<Void, Never>?>(nil)
     private let saver = AgentSaver<AgentStore.Record>()
     /// The machine's time: since the agent started.
     private let clock = ContinuousClock()
@@ -202,8 +207,7 @@ package final class ToastAgent: Sendable {
         case .save:
             // With every timer as it is now: the journal's records know when timers started, not when a covered
             // toast's stopped.
-            saver.flush()
-            compact()
+            saver.barrier { compact() }
         case .handOver: break
         case .endSession:
             do { try store.remove() } catch { ErrorLine.write("warning: \(error)") }
@@ -223,6 +227,8 @@ package final class ToastAgent: Sendable {
             // The caller's uid is asked of the bus while the toast is decoded and checked (nothing is done with it
             // before the answer): one round trip less on the path every `send` takes.
             async let check: Void = self.checkCaller(message.sender)
+            // After adoption: a `-r` of an adopted toast's server id must find it.
+            await self.adopted()
             let prepared = Result { try self.prepare(message) }
             try await check
             return try await self.serve(message, checked: true) { try await self.present(prepared.get()) }
@@ -283,19 +289,22 @@ package final class ToastAgent: Sendable {
     /// The machine's time now.
     private func now() -> Duration { clock.now - origin }
 
-    /// Carries out what the machine said (the admissions are carried out by `present`, which asked).
+    /// Carries out what the machine said that happens outside the state lock: the idle countdown and the exit. The
+    /// lanes' changes (admit, leave, release) are carried out under the lock by the caller, in the same step as the
+    /// machine's, so a lane is never closed while a toast is on its way into it.
     private func perform(_ actions: [AgentMachine.Action]) {
         for action in actions {
             switch action {
-            case .releaseLane(let lane): lanes.release(lane)
             case .armIdle(let serial, let at):
-                Task { [weak self, clock, origin] in
-                    try? await clock.sleep(until: origin + at)
-                    guard let self else { return }
+                let task = Task { [weak self, clock, origin] in
+                    guard (try? await clock.sleep(until: origin + at)) != nil, let self else { return }
                     perform(state.withLock { $0.machine.handle(.idleDeadline(serial: serial, now: now())) })
                 }
+                idleTask.withLock { $0 }?.cancel()
+                idleTask.withLock { $0 = task }
             case .exit: finished.finish()
-            case .takeCall, .refuseStopping, .admit, .refuseFull: break
+            // Carried out under the state lock by whoever asked the machine (the lanes change with the rules).
+            case .releaseLane, .leave, .takeCall, .refuseStopping, .admit, .refuseFull: break
             }
         }
     }
@@ -386,28 +395,40 @@ package final class ToastAgent: Sendable {
     private func present(_ prepared: Prepared) async throws -> [DBusValue] {
         let (request, toast) = (prepared.request, prepared.toast)
         let id = toast.id
-        style.set(
-            CommandLineStyle(options: request.options), appName: request.options.appName,
-            appIcon: request.options.appIcon, for: id)
         if let replaceID = request.options.replaceID { desktop.adopt(serverID: replaceID, forToast: id) }
-        // A live id stays in its lane (updated in place); a new one joins the lane its kind says.
-        let admitted = state.withLock { state -> (lane: AgentLane, opens: Bool)? in
+        // A live id stays in its lane (updated in place), unless it now needs one of its own; a new one joins the
+        // lane its kind says. The lanes change in the same step as the rules, under the one lock.
+        let admitted = state.withLock { state -> (center: ToastCenter, leaving: ToastCenter?)? in
+            let actions = state.machine.handle(.present(id: id, traits: request.traits))
             guard
-                case .admit(let lane, let opens)? = state.machine.handle(.present(id: id, traits: request.traits)).first
+                let (lane, opens) = actions.lazy.compactMap({ action -> (AgentLane, Bool)? in
+                    if case .admit(let lane, let opens) = action { return (lane, opens) }
+                    return nil
+                }).first
             else { return nil }
+            var leaving: ToastCenter?
+            for action in actions {
+                switch action {
+                case .leave(let old): leaving = lanes.center(of: old)
+                case .releaseLane(let old): lanes.release(old)
+                default: break
+                }
+            }
             var updated = Live(request: request, serverID: state.live[id]?.serverID)
             updated.continues = prepared.continues
+            updated.presenting = (state.live[id]?.presenting ?? 0) + 1
             state.live[id] = updated
-            return (lane, opens)
+            style.set(
+                CommandLineStyle(options: request.options), appName: request.options.appName,
+                appIcon: request.options.appIcon, for: id)
+            let center = opens ? lanes.open(lane) : (lanes.center(of: lane) ?? lanes.open(lane))
+            return (center, leaving)
         }
-        guard let admitted else {
-            style.forget(id)
+        guard let (center, leaving) = admitted else {
             throw DBusError(
                 name: AgentInterface.ErrorName.queueFull,
                 message: "the agent holds \(AgentLimits.maximumLive) live toasts, its limit; close some first")
         }
-        let center =
-            admitted.opens ? lanes.open(admitted.lane) : (lanes.center(of: admitted.lane) ?? lanes.open(admitted.lane))
         // Write-ahead: the toast is on disk before the server hears of it, so a crash from here on leaves it to
         // the next agent (docs/agent.md).
         let duration = try? toast.duration.resolved(default: .standardDefault)
@@ -417,8 +438,14 @@ package final class ToastAgent: Sendable {
                 AgentStore.Saved(
                     request: request, id: id, serverID: serverKnown, remaining: duration?.seconds, running: false)))
         crash(at: "after-write-ahead")
+        // Off its application's lane first (its end there is ignored: it is being presented anew).
+        if let leaving {
+            leaving.dismiss(id: id)
+            await leaving.eventsDelivered()
+        }
         center.present(toast)
         await center.eventsDelivered()
+        state.withLock { $0.live[id]?.presenting -= 1 }
         if !isOnPresenter(id, in: center) {
             // Behind its application's front toast (or already over): answer now, or once it is shown when the
             // sender needs the server's id.
@@ -528,8 +555,12 @@ package final class ToastAgent: Sendable {
                 continue
             }
             await center.eventsDelivered()
+            // Still live after its end: a new presentation of the id took its place (`--id` again, or it moved to a
+            // lane of its own), and this one was replaced.
+            let (stillLive, continues) = state.withLock { ($0.live[id] != nil, $0.live[id]?.continues == true) }
+            if stillLive, outcome != .replaced { outcome = .replaced }
             // A `-r` of its server id updated it: who waits for it waits for the updated toast's end.
-            if outcome == .replaced, state.withLock({ $0.live[id]?.continues == true }) { continue }
+            if outcome == .replaced, continues { continue }
             break
         }
         let record = state.withLock { $0.ended[id] }
@@ -617,22 +648,28 @@ package final class ToastAgent: Sendable {
                 let entry = center(holding: id)?.entryState(of: id)
                 saver.changed(.timer(id, remaining: entry?.remaining?.seconds, running: entry?.isRunning ?? false))
             case .ended(let id, let outcome):
-                // A replacement (`send --id` again) has already put the new toast in `live`: keep it.
-                let replaced = outcome == .replaced
-                let (ended, actions) = state.withLock { state -> (AgentOutcome, [AgentMachine.Action]) in
+                // A replacement (`send --id` again) has already put the new toast in `live`: keep it. So does an end
+                // that comes while a new presentation of the id is on its way (an older one expired meanwhile).
+                let ending = state.withLock { state -> (AgentOutcome, [AgentMachine.Action], Bool)? in
+                    let replaced = outcome == .replaced || (state.live[id]?.presenting ?? 0) > 0
+                    if replaced, state.live[id] == nil { return nil }
                     let live = replaced ? state.live[id] : state.live.removeValue(forKey: id)
                     let ended = AgentOutcome(
                         outcome, serverID: live?.serverID, activationToken: live?.activationToken,
                         unexplained: observer.unexplainedClose(of: id))
                     state.ended.remember(ended, for: id)
-                    return (ended, state.machine.handle(.ended(id: id, replaced: replaced, now: now())))
-                }
-                if !replaced {
+                    guard !replaced else { return (ended, [], true) }
+                    let actions = state.machine.handle(.ended(id: id, replaced: false, now: now()))
+                    for case .releaseLane(let lane) in actions { lanes.release(lane) }
+                    // In the same step as the removal: a new presentation of the id admitted after it keeps its
+                    // style, its routes and its journal record.
                     style.forget(id)
-                    resumeShownWaiters(id)
                     lanes.forget(id)
                     saver.changed(.end(id))
+                    return (ended, actions, false)
                 }
+                guard let (ended, actions, replaced) = ending else { break }
+                if !replaced { resumeShownWaiters(id) }
                 announce(id, "ended", ["outcome": .string(ended.name)].merging(ended.details) { first, _ in first })
                 perform(actions)
             case .presented(let id):
@@ -742,16 +779,15 @@ package final class ToastAgent: Sendable {
                 CommandLineStyle(options: request.options), appName: request.options.appName,
                 appIcon: request.options.appIcon, for: item.id)
             if let serverID = item.serverID { desktop.adopt(serverID: serverID, forToast: item.id) }
-            let lane = state.withLock { state -> AgentLane? in
+            let center = state.withLock { state -> ToastCenter? in
                 guard
                     case .admit(let lane, _)? = state.machine.handle(.present(id: item.id, traits: request.traits))
                         .first
                 else { return nil }
                 state.live[item.id] = Live(request: request, serverID: item.serverID)
-                return lane
+                return lanes.open(lane)
             }
-            guard let lane else { continue }
-            lanes.open(lane).present(toast)
+            center?.present(toast)
         }
         defer { openAfterAdoption() }
         guard !saved.isEmpty else { return }
@@ -771,8 +807,7 @@ package final class ToastAgent: Sendable {
         // What was adopted, as it is now: one compact journal.
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
-                self.saver.flush()
-                self.compact()
+                self.saver.barrier { self.compact() }
                 continuation.resume()
             }
         }

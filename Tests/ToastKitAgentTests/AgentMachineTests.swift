@@ -76,17 +76,28 @@ import ToastKitTesting
         #expect(
             machine.handle(.present(id: "d", traits: .init(desktopEntry: "org.example.App", appName: "backup")))
                 == [.admit(lane: .application("desktop-entry:org.example.App"), opens: true)])
-        // Replaced (`--id` again) with other traits: still its lane, updated in place.
+        // Replaced (`--id` again) with the same kind: still its lane, updated in place.
         #expect(
-            machine.handle(.present(id: "a", traits: .init(indefinite: true))) == [
-                .admit(lane: .application("backup"), opens: false)
-            ])
+            machine.handle(.present(id: "a", traits: .init(appName: "other")))
+                == [.admit(lane: .application("backup"), opens: false)])
         #expect(machine.handle(.ended(id: "a", replaced: true, now: .seconds(1))) == [], "a replacement is still live")
-        #expect(machine.handle(.ended(id: "a", replaced: false, now: .seconds(2))) == [], "b is still in the lane")
+        // Replaced with traits that call for a lane of its own (indefinite): it leaves its application's lane, so it
+        // can neither block nor wait in it.
+        #expect(
+            machine.handle(.present(id: "a", traits: .init(indefinite: true)))
+                == [.leave(lane: .application("backup")), .admit(lane: .own("a"), opens: true)])
+        #expect(machine.handle(.ended(id: "a", replaced: false, now: .seconds(2))) == [.releaseLane(.own("a"))])
         #expect(
             machine.handle(.ended(id: "b", replaced: false, now: .seconds(3))) == [.releaseLane(.application("backup"))]
         )
-        #expect(machine.liveCount == 5)
+        // The last of its lane leaving it releases the lane.
+        _ = machine.handle(.present(id: "e", traits: .init(appName: "solo")))
+        #expect(
+            machine.handle(.present(id: "e", traits: .init(waited: true))) == [
+                .leave(lane: .application("solo")), .releaseLane(.application("solo")),
+                .admit(lane: .own("e"), opens: true),
+            ])
+        #expect(machine.liveCount == 6)
     }
 
     @Test func theLiveBoundRefusesOneMoreButNotAReplacement() {

@@ -87,6 +87,28 @@ import ToastKitAgent
         }
     }
 
+    /// A live id replaced with what calls for a lane of its own leaves its application's lane: a queued toast
+    /// sent again with `-p` is shown at once and its id printed (it waited behind the front toast before), and one
+    /// made indefinite no longer holds its application's next toast back.
+    @Test func aQueuedIDSentAgainWithPrintIDLeavesTheQueue() async throws {
+        try await withDesktop { desktop, watcher, bus in
+            let env = desktop.agentEnvironment
+            _ = try await send(["-a", "app", "--id", "front", "-d", "30", "Delante"], env)
+            _ = try await send(["-a", "app", "--id", "t", "-d", "30", "En cola"], env)
+            let printed = try await send(["-a", "app", "--id", "t", "-p", "-d", "30", "Ya no"], env)
+            let id = try #require(UInt32(printed.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(try await notified(watcher, bus) == ["Delante", "Ya no"])
+            _ = id
+            // The front one made indefinite: it leaves the lane, and the application's next toast is shown.
+            _ = try await send(["-a", "app", "--id", "front", "-d", "indefinite", "Delante, sin fin"], env)
+            _ = try await send(["-a", "app", "--id", "next", "-d", "30", "Siguiente"], env)
+            let summaries = try await notified(watcher, bus)
+            #expect(summaries.suffix(2) == ["Delante, sin fin", "Siguiente"], "\(summaries)")
+            let list = try await toastkit(["list"], environment: env)
+            #expect(list.lines.filter { $0.contains("\tfront\t") }.count == 3, "\(list.output)")
+        }
+    }
+
     /// Before: a toast waiting for an answer held back every other script's toast. Now a question (and any
     /// indefinite toast) has a lane of its own, and the next toasts, of its application or another, are shown at
     /// once.

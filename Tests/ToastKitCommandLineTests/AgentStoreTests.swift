@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import TestSupport
 import Testing
 import ToastKitAgent
 
@@ -76,6 +78,22 @@ import ToastKitAgent
         #expect(try AgentStore.decode(bytes, busID: Self.bus, now: Self.now).map(\.toast.id) == ["a"])
     }
 
+    /// The torn line is also cut off the file as it is read, so the next append starts a line of its own (glued onto
+    /// the fragment, it would make the whole journal unreadable for the agent after).
+    @Test func aTornLastLineIsCutOffTheFile() throws {
+        let folder = try Tools.makeTemporaryDirectory(prefix: "toastkit-journal")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try AgentStore.open(environment: ["XDG_RUNTIME_DIR": folder], busID: Self.bus)
+        let now = Date().timeIntervalSince1970
+        let bytes = try Self.journal([.put(Self.toast("a"), at: now)], torn: #"{"at":1800000000,"op":"pu"#)
+        try Data(bytes).write(to: URL(fileURLWithPath: store.path))
+        chmod(store.path, 0o600)
+        #expect(store.load(now: now).map(\.toast.id) == ["a"])
+        try store.append([.put(Self.toast("b"), at: now)])
+        #expect(store.load(now: now).map(\.toast.id) == ["a", "b"])
+        #expect(access(store.path + ".refused", F_OK) != 0)
+    }
+
     @Test func whatNoAgentWroteIsRefused() throws {
         func refusal(_ bytes: [UInt8]) -> String {
             do {
@@ -92,6 +110,11 @@ import ToastKitAgent
         #expect(
             refusal(try Self.journal([.put(Self.toast("a", remaining: -5), at: Self.now)])).contains("out of range"))
         #expect(refusal(try Self.journal([.end("", at: Self.now)])).contains("id is empty"))
+        let noProgram = Array(
+            (#"{"bus_id":"\#(Self.bus)","format":"toastkit-agent-journal","version":2}"# + "\n"
+                + #"{"at":1800000000,"op":"put","toast":{"id":"a","running":false,"request":{"title":"T","#
+                + #""actions":[{"id":"ok"}],"on_action":{"ok":[]}}}}"# + "\n").utf8)
+        #expect(refusal(noProgram).contains(#"on_action "ok" without a program"#), "\(refusal(noProgram))")
         let bogus = Array(
             (#"{"bus_id":"\#(Self.bus)","format":"toastkit-agent-journal","version":2}"# + "\n"
                 + #"{"at":1800000000,"op":"put","toast":{"id":"a","running":false,"request":{"title":"T","status":"x"}}}"#

@@ -55,6 +55,9 @@ enum AgentClient {
     enum NextStep {
         /// No agent owns the name: start one (once) and try again.
         case startAgent
+        /// The agent is going away (`Stopping`, or it left with the call unanswered): call again shortly, without
+        /// starting one yet — the name is still its, or the next call finds it free and starts one.
+        case callAgain
         case give(CallError)
     }
 
@@ -66,10 +69,12 @@ enum AgentClient {
     /// time, never a second toast.
     static func next(after error: DBusError) -> NextStep {
         switch error.name {
-        case DBusError.Name.serviceUnknown, DBusError.Name.nameHasNoOwner, AgentInterface.ErrorName.stopping:
+        case DBusError.Name.serviceUnknown, DBusError.Name.nameHasNoOwner:
             return .startAgent
+        case AgentInterface.ErrorName.stopping:
+            return .callAgain
         case DBusError.Name.noReply where error.isRecipientDisconnected:
-            return .startAgent
+            return .callAgain
         case AgentInterface.ErrorName.queueFull:
             return .give(.failed(.unavailable(error.message)))
         case AgentInterface.ErrorName.invalidToast:
@@ -214,6 +219,15 @@ enum AgentClient {
                     }
                     usleep(10_000)
                     result = connection.call([call], timeout: timeout)[0]
+                case .callAgain:
+                    let limit = deadline ?? ContinuousClock.now + startLimit
+                    deadline = limit
+                    guard ContinuousClock.now < limit else {
+                        connection.close()
+                        throw .unreachable("the toast agent did not start within \(startLimit)")
+                    }
+                    usleep(2_000)
+                    result = connection.call([call], timeout: timeout)[0]
                 }
             }
         }
@@ -244,6 +258,13 @@ enum AgentClient {
                         throw .unreachable("the toast agent did not start within \(startLimit)")
                     }
                     try? await Task.sleep(for: .milliseconds(10))
+                case .callAgain:
+                    let limit = deadline ?? ContinuousClock.now + startLimit
+                    deadline = limit
+                    guard ContinuousClock.now < limit else {
+                        throw .unreachable("the toast agent did not start within \(startLimit)")
+                    }
+                    try? await Task.sleep(for: .milliseconds(2))
                 }
             } catch {
                 throw .failed(CommandFailure(.software, "internal error: \(error)"))
