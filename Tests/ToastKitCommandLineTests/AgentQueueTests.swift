@@ -9,7 +9,8 @@ import ToastKitAgent
 /// dunst: no toast waits behind another application's, nor behind a question or an indefinite toast; `-r N`
 /// replaces at once and, aimed at a toast the agent shows, updates it with its actions and waiters; `-p` answers
 /// within one round trip of the server. Each test checks what reached the server by the time the last `send`
-/// returned (the bus monitor synced), not after a wait.
+/// returned (the bus monitor synced), not after a wait; the toasts that must stay in front have a minute, so none
+/// ends by itself before the check however loaded the machine.
 @Suite(.timeLimit(.minutes(2))) struct AgentQueueTests {
     private func withDesktop(_ body: (NotificationEnvironment, BusWatcher, DBusConnection) async throws -> Void)
         async throws
@@ -39,9 +40,9 @@ import ToastKitAgent
     @Test func toastsOfDifferentApplicationsAreShownAtOnce() async throws {
         try await withDesktop { desktop, watcher, bus in
             let env = desktop.agentEnvironment
-            _ = try await send(["-a", "backup", "-d", "5", "Backup listo"], env)
-            _ = try await send(["-a", "descargas", "-d", "5", "Descarga lista"], env)
-            _ = try await send(["-a", "backup", "-d", "5", "Segunda copia"], env)
+            _ = try await send(["-a", "backup", "-d", "60", "Backup listo"], env)
+            _ = try await send(["-a", "descargas", "-d", "60", "Descarga lista"], env)
+            _ = try await send(["-a", "backup", "-d", "60", "Segunda copia"], env)
             #expect(try await notified(watcher, bus) == ["Backup listo", "Descarga lista"])
             let list = try await toastkit(["list"], environment: env)
             #expect(list.lines.filter { $0.contains("\tfront\t") }.count == 2, "\(list.output)")
@@ -73,8 +74,8 @@ import ToastKitAgent
         try await withDesktop { desktop, watcher, bus in
             let env = desktop.agentEnvironment
             // Something in the application's queue already: -p must not wait behind it.
-            _ = try await send(["-d", "10", "Delante"], env)
-            _ = try await send(["-d", "10", "Detrás"], env)
+            _ = try await send(["-d", "60", "Delante"], env)
+            _ = try await send(["-d", "60", "Detrás"], env)
             let printed = try await send(["-p", "-d", "indefinite", "Copiando 0 %"], env)
             let id = try #require(UInt32(printed.output.trimmingCharacters(in: .whitespacesAndNewlines)))
             _ = try await send(["-r", "\(id)", "-d", "indefinite", "Copiando 3 %"], env)
