@@ -17,7 +17,13 @@ package final class AgentSaver<Record: Sendable>: Sendable {
         /// The newest ticket whose record is on disk (or whose write failed and was reported).
         var written: UInt64 = 0
         var writing = false
-        var waiters: [(ticket: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters: [(ticket: UInt64, continuation: CheckedContinuation<String?, Never>)] = []
+        /// The batches whose write failed, newest last (a few): their tickets and why.
+        var failures: [(first: UInt64, last: UInt64, reason: String)] = []
+
+        func failure(of ticket: UInt64) -> String? {
+            failures.last { $0.first <= ticket && ticket <= $0.last }?.reason
+        }
     }
 
     private let state = Mutex(State())
@@ -25,15 +31,16 @@ package final class AgentSaver<Record: Sendable>: Sendable {
     /// In a struct: a `Mutex` of a bare function type re-abstracts the closure at every access, and the chain of
     /// thunks grows with each call (each write then cost time in the number of writes so far).
     private struct Writer: Sendable {
-        var write: @Sendable ([Record]) -> Void
+        var write: @Sendable ([Record]) -> String?
     }
     private let writer = Mutex<Writer?>(nil)
 
     /// A saver that writes nothing until ``attach(_:)``.
     package init() {}
 
-    /// Sets what a write does with a batch of records (append them, compact when due).
-    package func attach(_ write: @escaping @Sendable ([Record]) -> Void) {
+    /// Sets what a write does with a batch of records (append them, compact when due); it returns why the write
+    /// failed, or nil.
+    package func attach(_ write: @escaping @Sendable ([Record]) -> String?) {
         writer.withLock { $0 = Writer(write: write) }
     }
 
@@ -57,25 +64,29 @@ package final class AgentSaver<Record: Sendable>: Sendable {
         return ticket
     }
 
-    /// Returns once the change with `ticket` has been written.
-    package func durable(_ ticket: UInt64) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = state.withLock { state in
-                if state.written >= ticket { return true }
+    /// Returns once the change with `ticket` has been written: nil, or why its write failed (the change is then not
+    /// on disk, and the caller says so).
+    @discardableResult
+    package func durable(_ ticket: UInt64) async -> String? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+            let done = state.withLock { state -> String?? in
+                if state.written >= ticket { return .some(state.failure(of: ticket)) }
                 state.waiters.append((ticket, continuation))
-                return false
+                return nil
             }
-            if done { continuation.resume() }
+            if let done { continuation.resume(returning: done) }
         }
     }
 
-    /// Hands `record` over and returns once it is written.
-    package func save(_ record: Record) async {
+    /// Hands `record` over and returns once it is written: nil, or why the write failed.
+    @discardableResult
+    package func save(_ record: Record) async -> String? {
         await durable(changed(record))
     }
 
-    /// Hands `records` over and returns once they are written (in one write).
-    package func save(_ records: [Record]) async {
+    /// Hands `records` over and returns once they are written (in one write): nil, or why the write failed.
+    @discardableResult
+    package func save(_ records: [Record]) async -> String? {
         await durable(changed(records))
     }
 
@@ -101,19 +112,26 @@ package final class AgentSaver<Record: Sendable>: Sendable {
     /// Writes what is pending; whether more came meanwhile (the writer carries on).
     @discardableResult
     private func writeBatch() -> Bool {
-        let (records, target) = state.withLock { state in
+        let (records, first, target) = state.withLock { state in
             defer { state.pending = [] }
-            return (state.pending, state.changed)
+            return (state.pending, state.written + 1, state.changed)
         }
-        if !records.isEmpty, let writer = writer.withLock({ $0 }) { writer.write(records) }
+        var reason: String?
+        if !records.isEmpty, let writer = writer.withLock({ $0 }) { reason = writer.write(records) }
         let (ready, more) = state.withLock { state in
+            if let reason {
+                state.failures.append((first, target, reason))
+                if state.failures.count > 16 { state.failures.removeFirst() }
+            }
             state.written = max(state.written, target)
-            let ready = state.waiters.filter { $0.ticket <= target }.map(\.continuation)
+            let ready = state.waiters.filter { $0.ticket <= target }.map {
+                ($0.continuation, state.failure(of: $0.ticket))
+            }
             state.waiters.removeAll { $0.ticket <= target }
             state.writing = !state.pending.isEmpty
             return (ready, state.writing)
         }
-        for continuation in ready { continuation.resume() }
+        for (continuation, failure) in ready { continuation.resume(returning: failure) }
         return more
     }
 }

@@ -433,10 +433,14 @@ package final class ToastAgent: Sendable {
         // the next agent (docs/agent.md).
         let duration = try? toast.duration.resolved(default: .standardDefault)
         let serverKnown = state.withLock { $0.live[id]?.serverID }
-        await saver.save(
+        let notSaved = await saver.save(
             .put(
                 AgentStore.Saved(
                     request: request, id: id, serverID: serverKnown, remaining: duration?.seconds, running: false)))
+        // Shown all the same (a full disk is no reason to lose the message), and `send` says what is at stake.
+        if let notSaved {
+            style.warn("the toast is not saved, a restarted agent will not know it: \(notSaved)", for: id)
+        }
         crash(at: "after-write-ahead")
         // Off its application's lane first (its end there is ignored: it is being presented anew).
         if let leaving {
@@ -472,9 +476,13 @@ package final class ToastAgent: Sendable {
         // Its server id (and its timer, as it runs now) is on disk before the answer: a crash after it leaves the
         // next agent able to show it again in place, with the time it has.
         let entry = center.entryState(of: id)
-        await saver.save([
+        let serverNotSaved = await saver.save([
             .server(id, serverID), .timer(id, remaining: entry?.remaining?.seconds, running: entry?.isRunning ?? false),
         ])
+        if let serverNotSaved, notSaved == nil {
+            style.warn(
+                "the toast's server id is not saved, a restarted agent will show it anew: \(serverNotSaved)", for: id)
+        }
         crash(at: "before-reply")
         var shown: [(String, DBusValue)] = [("server_id", .uint32(serverID))]
         let degradations = style.takeWarnings(for: id)
@@ -712,7 +720,7 @@ package final class ToastAgent: Sendable {
     /// Appends a batch of records to the journal (best effort: a failure is noted on stderr), and compacts it when
     /// its records outnumber twice the live toasts (or removes it when none is live). Called by the ``AgentSaver``
     /// only, one batch at a time, in order.
-    private func write(_ records: [AgentStore.Record]) {
+    private func write(_ records: [AgentStore.Record]) -> String? {
         let live = state.withLock { $0.live.count }
         do {
             let written = try store.append(records)
@@ -721,8 +729,10 @@ package final class ToastAgent: Sendable {
             } else if written > max(64, 2 * live) {
                 compact()
             }
+            return nil
         } catch {
             ErrorLine.write("warning: \(error)")
+            return error.description
         }
     }
 

@@ -249,6 +249,31 @@ import ToastKitAgent
         }
     }
 
+    /// A journal that cannot be written (here its path has become a folder) costs no toast: it is shown, `send` exits
+    /// 0, and says in one warning that a restarted agent would not know it.
+    @Test func aToastThatCannotBeSavedIsShownWithAWarning() async throws {
+        try await withDesktop { desktop, watcher in
+            let env = desktop.agentEnvironment
+            let bus = try await desktop.bus.connect()
+            defer { bus.close() }
+            _ = try await toastkit(["send", "--id", "a", "-d", "0.1", "Primero"], environment: env)
+            _ = try await watcher.nextNotifyAndReply()
+            _ = try await toastkit(["wait", "--id", "a"], environment: env)
+            // Its end is written (the journal removed: nothing is live) once GetInfo answers.
+            _ = try await agentPID(bus)
+            let path = "\(desktop.directory)/runtime/toastkit/agent-\(try await bus.bus.id()).json"
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            let sent = try await toastkit(["send", "--id", "b", "-d", "indefinite", "Sin guardar"], environment: env)
+            #expect(sent.status == 0, "\(sent.error)")
+            #expect(
+                sent.error.hasPrefix("toastkit: warning: the toast is not saved, a restarted agent will not know it:"),
+                "\(sent.error)")
+            #expect(sent.error.split(separator: "\n").count == 1, "one line: \(sent.error)")
+            let (notify, _) = try await watcher.nextNotifyAndReply()
+            #expect(notify.summary == "Sin guardar")
+        }
+    }
+
     /// Before: a command ran in the folder and environment of whichever process started the agent. Now it runs in
     /// its sender's folder with its sender's environment, whoever started the agent and however bare its
     /// environment was (a cron-like `env -i`).
