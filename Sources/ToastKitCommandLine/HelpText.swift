@@ -19,7 +19,8 @@ enum HelpText {
 
     static let exitCodes = """
         EXIT CODES:
-          0     shown (without --wait), or an action was invoked (with --wait)
+          0     shown (without --wait; through the agent also: waiting in its application's queue), or an action
+                was invoked (with --wait)
           2     dismissed by the user
           3     expired
           4     closed by another program, by `toastkit close`, or by the server without a reason
