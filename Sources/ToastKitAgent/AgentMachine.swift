@@ -176,14 +176,7 @@ package struct AgentMachine: Sendable {
                 guard case .application = lane, case .own = AgentLane.of(traits, id: id) else {
                     return [.admit(lane: lane, opens: false)]
                 }
-                var actions: [Action] = [.leave(lane: lane)]
-                let count = (laneCounts[lane] ?? 1) - 1
-                if count == 0 {
-                    laneCounts[lane] = nil
-                    actions.append(.releaseLane(lane))
-                } else {
-                    laneCounts[lane] = count
-                }
+                let actions: [Action] = [.leave(lane: lane)] + leaving(lane)
                 let own = AgentLane.own(id)
                 lanes[id] = own
                 laneCounts[own, default: 0] += 1
@@ -197,20 +190,23 @@ package struct AgentMachine: Sendable {
             return [.admit(lane: lane, opens: laneCounts[lane] == 1)]
         case .ended(let id, let replaced, let now):
             guard !replaced, let lane = lanes.removeValue(forKey: id) else { return [] }
-            var actions: [Action] = []
-            let count = (laneCounts[lane] ?? 1) - 1
-            if count == 0 {
-                laneCounts[lane] = nil
-                actions.append(.releaseLane(lane))
-            } else {
-                laneCounts[lane] = count
-            }
-            return actions + armIfIdle(now: now)
+            return leaving(lane) + armIfIdle(now: now)
         case .idleDeadline(let serial, _):
             guard serial == idleSerial, calls == 0, lanes.isEmpty, !isStopping, started else { return [] }
             isStopping = true
             return [.exit]
         }
+    }
+
+    /// One live toast less in `lane`: the lane is released with its last one.
+    private mutating func leaving(_ lane: AgentLane) -> [Action] {
+        let count = (laneCounts[lane] ?? 1) - 1
+        guard count == 0 else {
+            laneCounts[lane] = count
+            return []
+        }
+        laneCounts[lane] = nil
+        return [.releaseLane(lane)]
     }
 
     /// A new countdown when nothing is live and no call is in hand.

@@ -59,6 +59,12 @@ enum AgentClient {
         /// starting one yet — the name is still its, or the next call finds it free and starts one.
         case callAgain
         case give(CallError)
+
+        /// Whether this step starts an agent (then the next call waits longer for it).
+        var startsAgent: Bool {
+            if case .startAgent = self { return true }
+            return false
+        }
     }
 
     /// The step after a call to the agent failed with `error`.
@@ -196,7 +202,8 @@ enum AgentClient {
             switch result {
             case .success(let reply): return (reply, connection)
             case .failure(let error):
-                switch next(after: error) {
+                let step = next(after: error)
+                switch step {
                 case .give(let failure):
                     connection.close()
                     throw failure
@@ -211,14 +218,7 @@ enum AgentClient {
                         connection.close()
                         throw error
                     }
-                    let limit = deadline ?? ContinuousClock.now + startLimit
-                    deadline = limit
-                    guard ContinuousClock.now < limit else {
-                        connection.close()
-                        throw .unreachable("the toast agent did not start within \(startLimit)")
-                    }
-                    usleep(10_000)
-                    result = connection.call([call], timeout: timeout)[0]
+                    fallthrough
                 case .callAgain:
                     let limit = deadline ?? ContinuousClock.now + startLimit
                     deadline = limit
@@ -226,7 +226,7 @@ enum AgentClient {
                         connection.close()
                         throw .unreachable("the toast agent did not start within \(startLimit)")
                     }
-                    usleep(2_000)
+                    usleep(step.startsAgent ? 10_000 : 2_000)
                     result = connection.call([call], timeout: timeout)[0]
                 }
             }
