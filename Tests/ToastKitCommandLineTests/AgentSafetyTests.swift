@@ -33,6 +33,17 @@ import ToastKitAgent
         }
     }
 
+    /// Writes an executable script with a descriptor no child process can inherit: Foundation's atomic write opens
+    /// its temporary file without `O_CLOEXEC`, and a process another test spawns at that moment keeps it open for
+    /// writing, so running the script then fails with "Text file busy" (seen once in a parallel run).
+    static func writeExecutable(_ path: String, _ text: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        defer { close(descriptor) }
+        let bytes = Array(text.utf8)
+        guard write(descriptor, bytes, bytes.count) == bytes.count else { throw POSIXError(.EIO) }
+    }
+
     /// Starts `toastkit agent` with `environment` and returns once it owns its name.
     private func startAgent(_ environment: [String: String], _ bus: DBusConnection) async throws -> ToolProcess {
         let changes = try await bus.bus.nameOwnerChanges(of: "org.toastkit.Agent1")
@@ -286,9 +297,8 @@ import ToastKitAgent
             let folderB = "\(desktop.directory)/script b"
             for (folder, text) in [(folderA, "wrong"), (folderB, "$MARK|${SECRET-unset}|$PWD|$DISPLAY")] {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                try "#!/bin/sh\necho \"\(text)\" > \"\(folderB)/out\"\n".write(
-                    toFile: "\(folder)/hook.sh", atomically: true, encoding: .utf8)
-                chmod("\(folder)/hook.sh", 0o755)
+                try Self.writeExecutable(
+                    "\(folder)/hook.sh", "#!/bin/sh\necho \"\(text)\" > \"\(folderB)/out\"\n")
             }
             // The agent is started from A with a bare environment and a secret of A's.
             var bare = [String: String]()
@@ -317,13 +327,21 @@ import ToastKitAgent
             try await desktop.waitUntilDisplayed(1)
             try desktop.dunstctl("action", "0")
             let out = "\(folderB)/out"
-            let text = try await Deadline.run(within: .seconds(10), "the hook's output") { () -> String? in
-                while true {
-                    if let text = try? String(contentsOfFile: out, encoding: .utf8), text.hasSuffix("\n") {
-                        return text
+            let text: String
+            do {
+                text = try await Deadline.run(within: .seconds(10), "the hook's output") { () -> String? in
+                    while true {
+                        if let text = try? String(contentsOfFile: out, encoding: .utf8), text.hasSuffix("\n") {
+                            return text
+                        }
+                        try await Task.sleep(for: .milliseconds(20))
                     }
-                    try await Task.sleep(for: .milliseconds(20))
                 }
+            } catch {
+                let log =
+                    (try? String(contentsOfFile: "\(desktop.directory)/state/toastkit/actions.log", encoding: .utf8))
+                Issue.record("actions.log:\n\(log ?? "(none)")\n\(desktop.agentFiles)")
+                throw error
             }
             // (The shell prints its folder as the system names it: without the temporary folder's double slash.)
             let folder = folderB.replacingOccurrences(of: "//", with: "/")
