@@ -8,13 +8,18 @@ final class SignalWatcher {
     let signals: AsyncStream<Int32>
     private let sources: [any DispatchSourceSignal]
 
-    /// Starts watching `numbers` (their default action is turned off while watched).
+    /// Starts watching `numbers`.
+    ///
+    /// The signals are not set to `SIG_IGN` first: on Linux, Dispatch installs its own handler when the source is
+    /// registered, a moment after `resume()`, and a signal that came in between was discarded (a Ctrl-C right after
+    /// start was lost in about half the tries, and `send --wait` then waited out its limit). Until the handler is in
+    /// place the signal's default action applies, so the command ends at once with 128 + the signal, as a Ctrl-C
+    /// before anything waits always has.
     init(_ numbers: [Int32] = [SIGINT, SIGTERM]) {
         let (stream, continuation) = AsyncStream<Int32>.makeStream()
         signals = stream
         var sources: [any DispatchSourceSignal] = []
         for number in numbers {
-            signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { continuation.yield(number) }
             source.resume()
