@@ -63,11 +63,6 @@ package final class ActionRunner: Sendable {
         }
     }
 
-    /// How many commands run now, and how many wait.
-    package var counts: (running: Int, waiting: Int) {
-        state.withLock { ($0.running.count, $0.waiting.count) }
-    }
-
     /// Starts `job` (under the lock, so the reaper never sees a child it does not know).
     private func start(_ job: Job, in state: inout State) {
         try? PrivateFiles.prepareFolder(PrivateFiles.parent(of: log), tighten: false)

@@ -77,11 +77,6 @@ package final class AgentLanes: Sendable {
         state.withLock { $0.lanes.map(\.center) }
     }
 
-    /// How many lanes are open, and how many centers wait in the pool.
-    package var counts: (open: Int, pooled: Int) {
-        state.withLock { ($0.lanes.count, $0.pool.count) }
-    }
-
     /// Forgets which lane showed toast `id` (its toast ended), so reports about it go nowhere.
     package func forget(_ id: String) {
         shared.forget(id)

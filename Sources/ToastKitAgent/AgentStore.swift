@@ -159,18 +159,15 @@ package final class AgentStore: Sendable {
         }
     }
 
-    /// The folder for `environment` (the `--id` store's).
-    package static func stateDirectory(environment: [String: String]) -> String {
-        PrivateFiles.runtimeFolder(environment: environment)
-    }
-
     /// Opens the store of bus `busID`, creating its folder (0700) or making it private.
     package static func open(environment: [String: String], busID: String) throws(PrivateFileError) -> AgentStore {
-        let directory = stateDirectory(environment: environment)
+        let directory = PrivateFiles.runtimeFolder(environment: environment)
         try PrivateFiles.prepareFolder(directory, tighten: true)
-        // A bus id is 32 hex digits; anything else (a bus that answers oddly) still gets a file name of its own.
+        // A bus id is 32 hex digits; anything else (a bus that answers oddly) still gets a file name of its own, the
+        // same in every agent (FNV-1a: `hashValue` is seeded anew in each process).
         let safe = busID.unicodeScalars.allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) }
-        let name = safe && !busID.isEmpty ? busID : "bus-" + String(UInt(bitPattern: busID.hashValue), radix: 16)
+        let hash = busID.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+        let name = safe && !busID.isEmpty ? busID : "bus-" + String(hash, radix: 16)
         return AgentStore(path: "\(directory)/agent-\(name).json", busID: busID)
     }
 
@@ -296,7 +293,8 @@ package final class AgentStore: Sendable {
         var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map(Array.init)
         // The last line is empty when the file ends in a newline, and torn when a write was cut short by a crash.
         if let last = lines.last, bytes.last != 0x0A || last.isEmpty { lines.removeLast() }
-        guard let first = lines.first, let header = try? JSONDecoder().decode(Header.self, from: Data(first)),
+        let decoder = JSONDecoder()
+        guard let first = lines.first, let header = try? decoder.decode(Header.self, from: Data(first)),
             header.format == format
         else { throw Refusal(description: "it is not a saved-toasts journal of version \(version)") }
         guard header.version == version else {
@@ -310,7 +308,7 @@ package final class AgentStore: Sendable {
         for (number, text) in lines.enumerated().dropFirst() {
             let record: Record
             do {
-                record = try JSONDecoder().decode(Record.self, from: Data(text))
+                record = try decoder.decode(Record.self, from: Data(text))
             } catch let refusal as Refusal {
                 throw Refusal(description: "line \(number + 1): \(refusal.description)")
             } catch {

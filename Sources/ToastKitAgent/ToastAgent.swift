@@ -210,7 +210,10 @@ package final class ToastAgent: Sendable {
             saver.barrier { compact() }
         case .handOver: break
         case .endSession:
-            do { try store.remove() } catch { ErrorLine.write("warning: \(error)") }
+            // On the writer's queue: no append can land after the removal.
+            saver.barrier {
+                do { try store.remove() } catch { ErrorLine.write("warning: \(error)") }
+            }
         }
         events.finish()
         connection.close()
@@ -300,8 +303,10 @@ package final class ToastAgent: Sendable {
                     guard (try? await clock.sleep(until: origin + at)) != nil, let self else { return }
                     perform(state.withLock { $0.machine.handle(.idleDeadline(serial: serial, now: now())) })
                 }
-                idleTask.withLock { $0 }?.cancel()
-                idleTask.withLock { $0 = task }
+                idleTask.withLock { current in
+                    current?.cancel()
+                    current = task
+                }
             case .exit: finished.finish()
             // Carried out under the state lock by whoever asked the machine (the lanes change with the rules).
             case .releaseLane, .leave, .takeCall, .refuseStopping, .admit, .refuseFull: break
@@ -398,7 +403,7 @@ package final class ToastAgent: Sendable {
         if let replaceID = request.options.replaceID { desktop.adopt(serverID: replaceID, forToast: id) }
         // A live id stays in its lane (updated in place), unless it now needs one of its own; a new one joins the
         // lane its kind says. The lanes change in the same step as the rules, under the one lock.
-        let admitted = state.withLock { state -> (center: ToastCenter, leaving: ToastCenter?)? in
+        let admitted = state.withLock { state -> (center: ToastCenter, leaving: ToastCenter?, serverID: UInt32?)? in
             let actions = state.machine.handle(.present(id: id, traits: request.traits))
             guard
                 let (lane, opens) = actions.lazy.compactMap({ action -> (AgentLane, Bool)? in
@@ -422,9 +427,9 @@ package final class ToastAgent: Sendable {
                 CommandLineStyle(options: request.options), appName: request.options.appName,
                 appIcon: request.options.appIcon, for: id)
             let center = opens ? lanes.open(lane) : (lanes.center(of: lane) ?? lanes.open(lane))
-            return (center, leaving)
+            return (center, leaving, updated.serverID)
         }
-        guard let (center, leaving) = admitted else {
+        guard let (center, leaving, serverKnown) = admitted else {
             throw DBusError(
                 name: AgentInterface.ErrorName.queueFull,
                 message: "the agent holds \(AgentLimits.maximumLive) live toasts, its limit; close some first")
@@ -432,7 +437,6 @@ package final class ToastAgent: Sendable {
         // Write-ahead: the toast is on disk before the server hears of it, so a crash from here on leaves it to
         // the next agent (docs/agent.md).
         let duration = try? toast.duration.resolved(default: .standardDefault)
-        let serverKnown = state.withLock { $0.live[id]?.serverID }
         let notSaved = await saver.save(
             .put(
                 AgentStore.Saved(

@@ -16,73 +16,71 @@ extension OneAtATime {
         /// carries the `default` action from its first `Notify`, and a click on one without a tap is a dismissal
         /// as before.
         @Test func aTapAddedByAnInPlaceUpdateIsReportedAsTheTap() async throws {
-            let desktop = try await NotificationEnvironment.start(server: .gnomeShell)
-            defer { desktop.stop() }
-            let watcher = try await BusWatcher(bus: desktop.bus.address)
-            defer { watcher.stop() }
-            let env = desktop.agentEnvironment
+            try await NotificationEnvironment.withWatched(.gnomeShell) { desktop, watcher in
+                let env = desktop.agentEnvironment
 
-            let first = try await toastkit(["send", "--id", "t", "-d", "indefinite", "Sin tap"], environment: env)
-            #expect(first.status == 0 && first.error.isEmpty, "\(first.error)")
-            let (_, serverID) = try await watcher.nextNotifyAndReply()
-            #expect(try await desktop.waitForPopups(1)?.first?.title == "Sin tap")
-            let waiting = try ToolProcess.start(
-                ["send", "--wait", "--id", "t", "--tap", "open=Abrir", "-d", "30", "Con tap"].map { Array($0.utf8) },
-                environment: env)
-            let (update, sameID) = try await watcher.nextNotifyAndReply()
-            #expect(update.replacesID == serverID && sameID == serverID, "updated in place")
-            _ = try await desktop.waitForPopups(1)
-            try await desktop.invokeAction("default", serverID: serverID, actionKeys: update.actions.map(\.key))
-            let clicked = await waiting.finish()
-            #expect(
-                clicked.status == 0 && clicked.output == "open\n",
-                "\(clicked.status) \(clicked.output) \(clicked.error)")
+                let first = try await toastkit(["send", "--id", "t", "-d", "indefinite", "Sin tap"], environment: env)
+                #expect(first.status == 0 && first.error.isEmpty, "\(first.error)")
+                let (_, serverID) = try await watcher.nextNotifyAndReply()
+                #expect(try await desktop.waitForPopups(1)?.first?.title == "Sin tap")
+                let waiting = try ToolProcess.start(
+                    ["send", "--wait", "--id", "t", "--tap", "open=Abrir", "-d", "30", "Con tap"].map {
+                        Array($0.utf8)
+                    },
+                    environment: env)
+                let (update, sameID) = try await watcher.nextNotifyAndReply()
+                #expect(update.replacesID == serverID && sameID == serverID, "updated in place")
+                _ = try await desktop.waitForPopups(1)
+                try await desktop.invokeAction("default", serverID: serverID, actionKeys: update.actions.map(\.key))
+                let clicked = await waiting.finish()
+                #expect(
+                    clicked.status == 0 && clicked.output == "open\n",
+                    "\(clicked.status) \(clicked.output) \(clicked.error)")
 
-            // A toast without a tap, clicked: dismissed, as before.
-            let plain = try ToolProcess.start(
-                ["send", "--wait", "-d", "30", "Sin nada"].map { Array($0.utf8) }, environment: env)
-            let (plainNotify, plainID) = try await watcher.nextNotifyAndReply()
-            _ = try await desktop.waitForPopups(1)
-            try await desktop.invokeAction("default", serverID: plainID, actionKeys: plainNotify.actions.map(\.key))
-            let dismissed = await plain.finish()
-            #expect(dismissed.status == 2, "\(dismissed.status) \(dismissed.output) \(dismissed.error)")
+                // A toast without a tap, clicked: dismissed, as before.
+                let plain = try ToolProcess.start(
+                    ["send", "--wait", "-d", "30", "Sin nada"].map { Array($0.utf8) }, environment: env)
+                let (plainNotify, plainID) = try await watcher.nextNotifyAndReply()
+                _ = try await desktop.waitForPopups(1)
+                try await desktop.invokeAction("default", serverID: plainID, actionKeys: plainNotify.actions.map(\.key))
+                let dismissed = await plain.finish()
+                #expect(dismissed.status == 2, "\(dismissed.status) \(dismissed.output) \(dismissed.error)")
+            }
         }
 
         /// Before: a toast presented after a dismissed one could stay in GNOME's queue and never pop up. Now the
         /// next toast's banner is on screen: sent after the dismissal, or waiting in its application's lane and sent
         /// the moment the first one is dismissed (by its close button, or by a click on it).
         @Test func aToastAfterADismissedOnePopsUp() async throws {
-            let desktop = try await NotificationEnvironment.start(server: .gnomeShell)
-            defer { desktop.stop() }
-            let watcher = try await BusWatcher(bus: desktop.bus.address)
-            defer { watcher.stop() }
-            let env = desktop.agentEnvironment
-            for round in 0..<4 {
-                let queued = round >= 2
-                let byClick = round % 2 == 1
-                let sent = try await toastkit(["send", "-d", "30", "Primero \(round)"], environment: env)
-                #expect(sent.status == 0, "\(sent.error)")
-                let (firstNotify, firstID) = try await watcher.nextNotifyAndReply()
-                #expect(try await desktop.waitForPopups(1)?.first?.title == "Primero \(round)")
-                if queued {
-                    let next = try await toastkit(["send", "-d", "30", "Después \(round)"], environment: env)
-                    #expect(next.status == 0, "\(next.error)")
+            try await NotificationEnvironment.withWatched(.gnomeShell) { desktop, watcher in
+                let env = desktop.agentEnvironment
+                for round in 0..<4 {
+                    let queued = round >= 2
+                    let byClick = round % 2 == 1
+                    let sent = try await toastkit(["send", "-d", "30", "Primero \(round)"], environment: env)
+                    #expect(sent.status == 0, "\(sent.error)")
+                    let (firstNotify, firstID) = try await watcher.nextNotifyAndReply()
+                    #expect(try await desktop.waitForPopups(1)?.first?.title == "Primero \(round)")
+                    if queued {
+                        let next = try await toastkit(["send", "-d", "30", "Después \(round)"], environment: env)
+                        #expect(next.status == 0, "\(next.error)")
+                    }
+                    if byClick {
+                        try await desktop.invokeAction(
+                            "default", serverID: firstID, actionKeys: firstNotify.actions.map(\.key))
+                    } else {
+                        try await desktop.dismiss(serverID: firstID)
+                    }
+                    #expect(try await watcher.nextClosed(firstID) == 2)
+                    if !queued {
+                        let next = try await toastkit(["send", "-d", "30", "Después \(round)"], environment: env)
+                        #expect(next.status == 0, "\(next.error)")
+                    }
+                    _ = try await watcher.nextNotifyAndReply()
+                    let popups = try await desktop.waitForPopups(1)
+                    #expect(popups?.first?.title == "Después \(round)", "round \(round): \(popups ?? [])")
+                    try await desktop.clear()
                 }
-                if byClick {
-                    try await desktop.invokeAction(
-                        "default", serverID: firstID, actionKeys: firstNotify.actions.map(\.key))
-                } else {
-                    try await desktop.dismiss(serverID: firstID)
-                }
-                #expect(try await watcher.nextClosed(firstID) == 2)
-                if !queued {
-                    let next = try await toastkit(["send", "-d", "30", "Después \(round)"], environment: env)
-                    #expect(next.status == 0, "\(next.error)")
-                }
-                _ = try await watcher.nextNotifyAndReply()
-                let popups = try await desktop.waitForPopups(1)
-                #expect(popups?.first?.title == "Después \(round)", "round \(round): \(popups ?? [])")
-                try await desktop.clear()
             }
         }
     }

@@ -97,9 +97,8 @@ import ToastKitAgent
             _ = try await send(["-a", "app", "--id", "front", "-d", "30", "Delante"], env)
             _ = try await send(["-a", "app", "--id", "t", "-d", "30", "En cola"], env)
             let printed = try await send(["-a", "app", "--id", "t", "-p", "-d", "30", "Ya no"], env)
-            let id = try #require(UInt32(printed.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+            _ = try #require(UInt32(printed.output.trimmingCharacters(in: .whitespacesAndNewlines)))
             #expect(try await notified(watcher, bus) == ["Delante", "Ya no"])
-            _ = id
             // The front one made indefinite: it leaves the lane, and the application's next toast is shown.
             _ = try await send(["-a", "app", "--id", "front", "-d", "indefinite", "Delante, sin fin"], env)
             _ = try await send(["-a", "app", "--id", "next", "-d", "30", "Siguiente"], env)

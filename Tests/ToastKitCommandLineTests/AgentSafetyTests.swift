@@ -58,7 +58,7 @@ import ToastKitAgent
     /// Before: the save came 50 ms after the change, and a SIGKILL 0–40 ms after `send` returned lost 4–5 toasts of
     /// 6. Now each `send` returns once its toast is on disk: killed at once after the last one, nothing is lost.
     @Test func aKillRightAfterSendReturnsLosesNoToast() async throws {
-        try await withDesktop { desktop, watcher in
+        try await withDesktop { desktop, _ in
             let env = desktop.agentEnvironment
             let bus = try await desktop.bus.connect()
             defer { bus.close() }
@@ -80,7 +80,6 @@ import ToastKitAgent
             #expect(
                 Set(ids) == ["front", "q1", "q2", "q3", "q4", "q5", "z"], "\(list.output)\n\(desktop.agentFiles)")
             #expect(list.lines.first?.hasPrefix("front\tfront\t") == true, "\(list.output)")
-            _ = watcher
         }
     }
 
@@ -104,11 +103,10 @@ import ToastKitAgent
             let lines = list.lines.filter { !$0.isEmpty }
             #expect(lines.count == 1 && lines[0].hasPrefix("x\tfront\t"), "\(list.output)")
             // Every Notify after the first replaced it in place: one notification on screen.
-            let (firstNotify, serverID) = try await watcher.nextNotifyAndReply()
+            let (firstNotify, _) = try await watcher.nextNotifyAndReply()
             #expect(firstNotify.summary == "Sobrevive")
             try await desktop.waitUntilDisplayed(1)
             #expect(try desktop.displayedCount() == 1, "one notification on screen")
-            _ = serverID
         }
     }
 
