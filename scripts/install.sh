@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # Installs toastkit: builds it in release mode, then copies the binary, the man page, the bash, zsh and fish
 # completions, and the agent's D-Bus activation file and systemd user unit under PREFIX (default /usr/local).
-# Usage: scripts/install.sh [PREFIX]        e.g. scripts/install.sh ~/.local
+# Usage: scripts/install.sh [--links] [PREFIX]        e.g. scripts/install.sh ~/.local
+#   --links  also installs links named notify-send and dunstify to toastkit in PREFIX/bin: scripts that call those
+#            tools by name then get toastkit, with those tools' command lines, output and exit codes (README,
+#            "Every script on the system"). Not done by default.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+links=false
+if [ "${1:-}" = "--links" ]; then
+    links=true
+    shift
+fi
 prefix="${1:-/usr/local}"
 
 # Building needs libdbus-1's headers, static library and pkg-config file; the binary needs nothing at run time.
@@ -30,6 +38,12 @@ for unit in dbus-1/services/org.toastkit.Agent1.service systemd/user/toastkit-ag
     mv "$prefix/share/$unit.tmp" "$prefix/share/$unit"
 done
 
+if $links; then
+    for tool in notify-send dunstify; do
+        ln -sfn toastkit "$prefix/bin/$tool"
+    done
+fi
+
 echo "installed toastkit $("$prefix/bin/toastkit" --version | cut -d' ' -f2) under $prefix:"
 echo "  $prefix/bin/toastkit"
 echo "  $prefix/share/man/man1/toastkit.1"
@@ -38,6 +52,10 @@ echo "  $prefix/share/zsh/vendor-completions/_toastkit"
 echo "  $prefix/share/fish/vendor_completions.d/toastkit.fish"
 echo "  $prefix/share/dbus-1/services/org.toastkit.Agent1.service"
 echo "  $prefix/share/systemd/user/toastkit-agent.service"
+if $links; then
+    echo "  $prefix/bin/notify-send -> toastkit"
+    echo "  $prefix/bin/dunstify -> toastkit"
+fi
 case ":$PATH:" in
 *":$prefix/bin:"*) ;;
 *) echo "note: $prefix/bin is not on PATH" ;;

@@ -133,6 +133,8 @@ package struct DesktopPresenterMachine: Sendable {
         var reported: Set<String> = []
         var lastFailure: DesktopPresentationError?
         var waiters: [WaiterID] = []
+        /// Closed by the center while it waited for the link: it is sent once all the same, then closed.
+        var closesOnceSent = false
 
         /// Nothing on its way and nothing left to send.
         var isSettled: Bool { inFlight == nil && !(wanted && dirty) }
@@ -208,6 +210,7 @@ package struct DesktopPresenterMachine: Sendable {
                 toasts.values[index].latest = presentation
                 toasts.values[index].wanted = true
                 toasts.values[index].dirty = true
+                toasts.values[index].closesOnceSent = false
                 if toasts.values[index].inFlight != nil { break }  // latest wins: sent when the answer is in
             } else {
                 var toast = Toast()
@@ -228,6 +231,15 @@ package struct DesktopPresenterMachine: Sendable {
             pump(id, into: &out)
         case .close(let id):
             guard var toast = toasts[id] else { break }
+            if toast.wanted, toast.dirty, toast.serverID == nil, toast.inFlight == nil, toast.latest != nil,
+                waitingForLink.contains(id)
+            {
+                // Its time ran out before the server could be reached (`notify-send -t 1` in a fresh process): a
+                // toast the center showed still reaches the server once, and is closed when it has its id.
+                toast.closesOnceSent = true
+                toasts[id] = toast
+                break
+            }
             toast.wanted = false
             toast.dirty = false
             toast.latest = nil
@@ -447,6 +459,15 @@ package struct DesktopPresenterMachine: Sendable {
         guard var toast = toasts[id] else { return }
         toast.lastFailure = error
         toast.dirty = false
+        if toast.closesOnceSent {
+            // The center has ended it already: nothing to report, nothing to send again.
+            toast.closesOnceSent = false
+            toast.wanted = false
+            toast.latest = nil
+            toasts[id] = toast
+            settle(id, toast, into: &out)
+            return
+        }
         out.append(.report(.failed(toastID: id, reason: error.reason, recoverable: error.isRecoverable)))
         if !error.isRecoverable {
             toast.wanted = false
@@ -484,6 +505,12 @@ package struct DesktopPresenterMachine: Sendable {
             toast.serverID = reply.serverID
             toast.actionKeys = actionKeys
             toast.lastFailure = nil
+            if toast.closesOnceSent {
+                toast.closesOnceSent = false
+                toast.wanted = false
+                toast.dirty = false
+                toast.latest = nil
+            }
             toastForServerID[reply.serverID] = id
             if let held = orphans.removeValue(forKey: reply.serverID) {
                 orphanCount -= held.count

@@ -31,11 +31,61 @@ public enum BodyMarkup {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private static let allowedTags: Set<String> = ["b", "i", "u", "a", "img"]
-    private static let allowedAttributes: [String: Set<String>] = ["a": ["href"], "img": ["src", "alt"]]
+    /// Text as a markup parser reads it, changed only where it is not valid: `<` becomes `&lt;` and an `&` that
+    /// starts no entity (`&lt; &gt; &amp; &quot; &apos; &#N; &#xN;`) becomes `&amp;`; valid entities and `>` stay as
+    /// written, as notify-send passes them.
+    static func validText(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        guard bytes.contains(where: { $0 == 0x26 || $0 == 0x3C }) else { return text }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + 16)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 0x3C {
+                out.append(contentsOf: "&lt;".utf8)
+            } else if byte == 0x26, !startsEntity(bytes, at: index) {
+                out.append(contentsOf: "&amp;".utf8)
+            } else {
+                out.append(byte)
+            }
+            index += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
 
-    /// Keeps the allowed tags (with only their allowed attributes) and escapes everything else, for a server with
-    /// `body-markup`. Unknown tags become visible text, never markup; a closing tag with nothing open is dropped, and
+    /// Whether the `&` at `index` starts a named or numeric entity.
+    private static func startsEntity(_ bytes: [UInt8], at index: Int) -> Bool {
+        let rest = bytes[(index + 1)...]
+        if entities.contains(where: { rest.starts(with: $0.name) }) { return true }
+        guard rest.first == UInt8(ascii: "#") else { return false }
+        var digits = rest.dropFirst()
+        let hex = digits.first == UInt8(ascii: "x") || digits.first == UInt8(ascii: "X")
+        if hex { digits = digits.dropFirst() }
+        let run = digits.prefix {
+            (0x30...0x39).contains($0) || (hex && ((0x41...0x46).contains($0) || (0x61...0x66).contains($0)))
+        }
+        return !run.isEmpty && run.count <= 8 && digits.dropFirst(run.count).first == UInt8(ascii: ";")
+    }
+
+    /// The specification's tags, and Pango's inline tags, which every server that draws markup with Pango (dunst,
+    /// GNOME Shell, mako, swaync, the GTK servers) draws and the Qt ones show as text: notify-send passes them on.
+    private static let allowedTags: Set<String> = [
+        "b", "i", "u", "a", "img", "span", "s", "tt", "big", "small", "sub", "sup",
+    ]
+    private static let allowedAttributes: [String: Set<String>] = [
+        "a": ["href"], "img": ["src", "alt"],
+        "span": [
+            "font", "font_desc", "font_family", "face", "size", "style", "weight", "variant", "stretch",
+            "foreground", "fgcolor", "color", "background", "bgcolor", "underline", "underline_color",
+            "strikethrough", "strikethrough_color", "rise", "letter_spacing", "alpha", "fgalpha", "bgalpha",
+            "font_features", "allow_breaks", "insert_hyphens", "show", "baseline_shift", "font_scale",
+        ],
+    ]
+
+    /// Keeps the allowed tags (with only their allowed attributes, as written when they are valid) and escapes
+    /// what is not valid markup (``validText(_:)``), for a server with `body-markup`. Unknown tags become visible
+    /// text, never markup; a closing tag with nothing open is dropped, and
     /// tags left open are closed at the end. Takes time in proportion to the length of `text`, whatever it holds.
     ///
     /// - Parameter allowingLinks: Whether `<a href>` is kept; pass false for a server without `body-hyperlinks`
@@ -48,7 +98,7 @@ public enum BodyMarkup {
         for token in tokens(text) {
             switch token {
             case .text(let value):
-                out += escape(unescapeEntities(value))
+                out += validText(value)
             case .tag(let raw, let name, let closing, let attributes):
                 if name == "a", !allowingLinks {
                     continue
@@ -66,12 +116,15 @@ public enum BodyMarkup {
                     } else if name == "img" {
                         out += "<img" + render(attributes, for: name) + "/>"
                     } else {
-                        out += "<\(name)" + render(attributes, for: name) + ">"
+                        // A tag that is already valid is passed on as written (notify-send passes it as it is).
+                        let rendered = "<\(name)" + render(attributes, for: name) + ">"
+                        let singleQuoted = String(rendered.map { $0 == "\"" ? "'" : $0 })
+                        out += raw == rendered || (raw == singleQuoted && !raw.contains("&quot;")) ? raw : rendered
                         open.append(name)
                         openCount[name, default: 0] += 1
                     }
                 } else {
-                    out += escape(raw)
+                    out += validText(raw)
                 }
             }
         }
@@ -179,7 +232,7 @@ public enum BodyMarkup {
         var remainder = inner.dropFirst(name.count)
         while true {
             remainder = remainder.drop { $0.isWhitespace }
-            let key = remainder.prefix { $0.isLetter || $0 == "-" }
+            let key = remainder.prefix { $0.isLetter || $0 == "-" || $0 == "_" }
             guard !key.isEmpty else { break }
             remainder = remainder.dropFirst(key.count).drop { $0.isWhitespace }
             guard remainder.first == "=" else {

@@ -8,10 +8,13 @@ public struct ServerCapabilities: Sendable, Hashable {
     public var capabilities: Set<String>
     /// The server's identity.
     public var information: ServerInformation?
+    /// The capability strings in the order the server listed them.
+    public var ordered: [String]
 
     /// Creates the value.
     public init(_ capabilities: some Sequence<String>, information: ServerInformation? = nil) {
-        self.capabilities = Set(capabilities)
+        ordered = Array(capabilities)
+        self.capabilities = Set(ordered)
         self.information = information
     }
 
@@ -33,7 +36,9 @@ public struct ServerCapabilities: Sendable, Hashable {
     /// center, which closes the toast on time, is never overtaken.
     public func wireTimeout(for duration: Duration) -> Int32 {
         // Within Int32's range first: the 5 % cannot overflow.
-        var milliseconds = min(duration.milliseconds(), Int64(Int32.max))
+        // Rounded up (a server told 2799 ms for 2799.6 would close it before the center does), but not for the
+        // attoseconds a Double's seconds leave over (1.999 s is 1999 ms).
+        var milliseconds = min((duration - .microseconds(1)).milliseconds(roundingUp: true), Int64(Int32.max))
         if isLXQt { milliseconds += (milliseconds + 19) / 20 }
         return Int32(clamping: max(1, milliseconds))
     }
@@ -106,7 +111,8 @@ public enum NotificationMapping {
         }
 
         let hasMarkup = capabilities.has("body-markup")
-        switch (configuration.markup, hasMarkup) {
+        let markup = request.bodyIsMarkup.map { $0 ? .basic : .plainText } ?? configuration.markup
+        switch (markup, hasMarkup) {
         case (.plainText, true): body = BodyMarkup.escape(body)
         case (.plainText, false): break
         case (.basic, true):
@@ -210,7 +216,9 @@ public enum NotificationMapping {
             hints[name] = value.dbusValue
         }
 
-        let timeout = expireTimeout.map(capabilities.wireTimeout(for:)) ?? capabilities.neverExpireTimeout
+        let timeout =
+            request.leavesTimeoutToServer
+            ? -1 : expireTimeout.map(capabilities.wireTimeout(for:)) ?? capabilities.neverExpireTimeout
 
         let call = NotifyCall(
             appName: appName, replacesID: replacesID, appIcon: appIcon, summary: summary, body: body,
@@ -256,18 +264,20 @@ extension ToastHintValue {
         case .bool(let value): .boolean(value)
         case .int32(let value): .int32(value)
         case .uint32(let value): .uint32(value)
+        case .int64(let value): .int64(value)
         case .double(let value): .double(value)
         case .string(let value): .string(value)
         }
     }
 
-    /// The hint for a D-Bus value of a hint's types (`y`, `b`, `i`, `u`, `d`, `s`); nil for any other.
+    /// The hint for a D-Bus value of a hint's types (`y`, `b`, `i`, `u`, `x`, `d`, `s`); nil for any other.
     public init?(dbusValue value: DBusValue) {
         switch value {
         case .byte(let byte): self = .byte(byte)
         case .boolean(let bool): self = .bool(bool)
         case .int32(let int): self = .int32(int)
         case .uint32(let int): self = .uint32(int)
+        case .int64(let int): self = .int64(int)
         case .double(let double): self = .double(double)
         case .string(let string): self = .string(string)
         default: return nil

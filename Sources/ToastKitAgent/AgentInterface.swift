@@ -100,25 +100,28 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         package static let message = "message"  // s
         package static let status = "status"  // s: normal success warning error notification
         package static let icon = "icon"  // s: a theme icon name
-        package static let iconFile = "icon-file"  // s: an absolute path
-        package static let duration = "duration"  // d seconds, or s "auto" / "indefinite"
+        package static let iconFile = "icon-file"  // s: a path (absolute, or as given when missing) or a URI
+        package static let duration = "duration"  // d seconds, or s "auto" / "indefinite" / "server"
         package static let actions = "actions"  // a(sss): id, label, confirmation ("" for none)
         package static let tap = "tap"  // (sss)
         package static let appName = "app-name"  // s
         package static let appIcon = "app-icon"  // s
         package static let urgency = "urgency"  // s: low normal critical
         package static let category = "category"  // s
-        package static let hints = "hints"  // a{sv}: y b i u d s values
+        package static let hints = "hints"  // a{sv}: y b i u x d s values
         package static let transient = "transient"  // b
         package static let replaceID = "replace-id"  // u
         package static let onAction = "on-action"  // a{sas}: action id → program and arguments
         package static let awaitShown = "await-shown"  // b
         package static let workingDirectory = "working-directory"  // s: an absolute path
         package static let environment = "environment"  // a{ss}
+        package static let plainText = "plain-text"  // b
+        package static let dialect = "dialect"  // s: toastkit, notify-send, dunstify
 
         package static let all: Set<String> = [
             id, title, message, status, icon, iconFile, duration, actions, tap, appName, appIcon, urgency, category,
-            hints, transient, replaceID, onAction, awaitShown, workingDirectory, environment,
+            hints, transient, replaceID, onAction, awaitShown, workingDirectory, environment, plainText,
+            dialect,
         ]
     }
 
@@ -127,17 +130,24 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         var entries: [(String, DBusValue)] = [(Key.title, .string(options.title))]
         if let id = options.id { entries.append((Key.id, .string(id))) }
         if case .text(let text)? = options.message { entries.append((Key.message, .string(text))) }
-        if options.status != .normal { entries.append((Key.status, .string(options.status.rawValue))) }
+        if let status = options.status { entries.append((Key.status, .string(status.rawValue))) }
         switch options.icon {
         case .name(let name)?: entries.append((Key.icon, .string(name)))
         case .path(let path)?: entries.append((Key.iconFile, .string(path)))
         case nil: break
         }
-        switch options.duration?.toastDuration {
-        case .automatic?, nil: break
-        case .indefinite?: entries.append((Key.duration, .string("indefinite")))
-        case .seconds(let seconds)?: entries.append((Key.duration, .double(seconds)))
+        switch options.duration {
+        case nil: break
+        case let given?:
+            switch given.toastDuration {
+            case .automatic?: break
+            case nil: entries.append((Key.duration, .string("server")))
+            case .indefinite?: entries.append((Key.duration, .string("indefinite")))
+            case .seconds(let seconds)?: entries.append((Key.duration, .double(seconds)))
+            }
         }
+        if options.plainText { entries.append((Key.plainText, .boolean(true))) }
+        if options.dialect != .toastkit { entries.append((Key.dialect, .string(options.dialect.rawValue))) }
         if !options.actions.isEmpty {
             entries.append((Key.actions, .array("(sss)", options.actions.map(Self.encode))))
         }
@@ -210,7 +220,8 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         }
         if let name = try string(Key.icon) { options.icon = .name(name) }
         if let path = try string(Key.iconFile) {
-            guard path.hasPrefix("/") else { throw AgentRequestError("icon-file must be an absolute path: \(path)") }
+            // Sent as app_icon as it is; the agent reads an icon file only by an absolute path (ToastOptions.icon).
+            guard !path.isEmpty else { throw AgentRequestError("icon-file is empty") }
             options.icon = .path(path)
         }
         if let duration = entries[Key.duration] {
@@ -219,10 +230,11 @@ package struct AgentRequest: Sendable, Equatable, Codable {
                 options.duration = .duration(.seconds(seconds))
             case .string("auto"): options.duration = .duration(.automatic)
             case .string("indefinite"): options.duration = .duration(.indefinite)
+            case .string("server"): options.duration = .serverDefault
             default:
                 throw AgentRequestError(
                     "duration must be a number of seconds from 0 to \(Int(ToastDuration.maximumSeconds)) (d), "
-                        + "\"auto\" or \"indefinite\"; not \(duration)")
+                        + "\"auto\", \"indefinite\" or \"server\"; not \(duration)")
             }
         }
         if let actions = entries[Key.actions] {
@@ -255,6 +267,18 @@ package struct AgentRequest: Sendable, Equatable, Codable {
                 throw AgentRequestError("transient must be a boolean (b), not \(transient.signature)")
             }
             options.transient = value
+        }
+        if let dialect = try string(Key.dialect) {
+            guard let value = CommandDialect(rawValue: dialect) else {
+                throw AgentRequestError("dialect \"\(dialect)\" is not toastkit, notify-send or dunstify")
+            }
+            options.dialect = value
+        }
+        if let plainText = entries[Key.plainText] {
+            guard let value = plainText.boolValue else {
+                throw AgentRequestError("plain-text must be a boolean (b), not \(plainText.signature)")
+            }
+            options.plainText = value
         }
         if let awaitShown = entries[Key.awaitShown] {
             guard let value = awaitShown.boolValue else {
@@ -420,7 +444,8 @@ extension AgentRequest {
             desktopEntry = name
         }
         return AgentToastTraits(
-            indefinite: options.duration?.toastDuration == .indefinite,
+            // A toast the server times has no timer to hold the lane with: it is shown at once, as indefinite ones.
+            indefinite: ToastOptions.duration(for: options).map { $0 == .indefinite } ?? true,
             question: !options.actions.isEmpty || options.tap != nil, waited: awaitShown,
             replacesServerID: options.replaceID != nil, desktopEntry: desktopEntry, appName: options.appName)
     }

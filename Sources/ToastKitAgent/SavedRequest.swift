@@ -12,7 +12,7 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         package var confirmation: String?
     }
 
-    /// A hint: its name, its D-Bus type (`y b i u d s`) and its value as text.
+    /// A hint: its name, its D-Bus type (`y b i u x d s`) and its value as text.
     package struct Hint: Codable, Sendable, Equatable {
         package var name: String
         package var type: String
@@ -27,6 +27,12 @@ package struct SavedRequest: Codable, Sendable, Equatable {
     /// Seconds; absent for the default duration.
     package var seconds: Double?
     package var indefinite: Bool?
+    /// The server's default duration (`expire_timeout` -1).
+    package var serverTimed: Bool?
+    /// `--plain`.
+    package var plainText: Bool?
+    /// Whose command line it was, when not toastkit's.
+    package var dialect: String?
     package var actions: [Action]?
     package var tap: Action?
     package var appName: String?
@@ -50,6 +56,9 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         case replaceID = "replace_id"
         case onAction = "on_action"
         case awaitShown = "await_shown"
+        case serverTimed = "server_timed"
+        case plainText = "plain_text"
+        case dialect
         case workingDirectory = "working_directory"
     }
 
@@ -58,17 +67,22 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         let options = request.options
         title = options.title
         if case .text(let text)? = options.message { message = text }
-        status = options.status == .normal ? nil : options.status.rawValue
+        status = options.status?.rawValue
         switch options.icon {
         case .name(let name)?: icon = name
         case .path(let path)?: iconFile = path
         case nil: break
         }
-        switch options.duration?.toastDuration {
-        case .seconds(let value)?: seconds = value
-        case .indefinite?: indefinite = true
-        case .automatic?, nil: break
+        if let given = options.duration {
+            switch given.toastDuration {
+            case .seconds(let value)?: seconds = value
+            case .indefinite?: indefinite = true
+            case nil: serverTimed = true
+            case .automatic?: break
+            }
         }
+        plainText = options.plainText ? true : nil
+        dialect = options.dialect == .toastkit ? nil : options.dialect.rawValue
         func action(_ option: ActionOption) -> Action {
             Action(id: option.id, label: option.label, confirmation: option.confirmation)
         }
@@ -102,10 +116,19 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         }
         if let icon { options.icon = .name(icon) }
         if let iconFile {
-            guard iconFile.hasPrefix("/") else { throw Invalid(description: "icon_file \"\(iconFile)\"") }
+            guard !iconFile.isEmpty else { throw Invalid(description: "icon_file \"\"") }
             options.icon = .path(iconFile)
         }
-        if indefinite == true {
+        options.plainText = plainText ?? false
+        if let dialect {
+            guard let value = CommandDialect(rawValue: dialect) else {
+                throw Invalid(description: "dialect \"\(dialect)\"")
+            }
+            options.dialect = value
+        }
+        if serverTimed == true {
+            options.duration = .serverDefault
+        } else if indefinite == true {
             options.duration = .duration(.indefinite)
         } else if let seconds {
             guard seconds.isFinite, seconds >= 0, seconds <= ToastDuration.maximumSeconds else {
@@ -162,6 +185,7 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         case .bool(let value): Hint(name: hint.name, type: "b", value: String(value))
         case .int32(let value): Hint(name: hint.name, type: "i", value: String(value))
         case .uint32(let value): Hint(name: hint.name, type: "u", value: String(value))
+        case .int64(let value): Hint(name: hint.name, type: "x", value: String(value))
         case .double(let value): Hint(name: hint.name, type: "d", value: String(value))
         case .string(let value): Hint(name: hint.name, type: "s", value: value)
         }
@@ -174,6 +198,7 @@ package struct SavedRequest: Codable, Sendable, Equatable {
             case "b": Bool(hint.value).map(ToastHintValue.bool)
             case "i": Int32(hint.value).map(ToastHintValue.int32)
             case "u": UInt32(hint.value).map(ToastHintValue.uint32)
+            case "x": Int64(hint.value).map(ToastHintValue.int64)
             case "d": Double(hint.value).map(ToastHintValue.double)
             case "s": .string(hint.value)
             default: nil

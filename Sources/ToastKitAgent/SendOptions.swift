@@ -16,19 +16,45 @@ package enum MessageSource: Sendable, Equatable, Codable {
 package enum DurationOption: Sendable, Equatable, Codable {
     /// `-d SECONDS|auto|indefinite`.
     case duration(ToastDuration)
-    /// `-t MS` (notify-send's milliseconds; -1 the default, 0 never).
+    /// `-t MS` (notify-send's milliseconds; -1 the server's default, 0 never).
     case expireTime(Int32)
+    /// No duration was given and the server's settings decide, as for notify-send without `-t` (`expire_timeout`
+    /// -1): the wire and disk form of a toast whose duration the client resolved to the server's.
+    case serverDefault
 
-    /// The model's duration.
-    package var toastDuration: ToastDuration {
+    /// The model's duration; nil when the server decides (``serverDefault``, `-t -1`).
+    package var toastDuration: ToastDuration? {
         switch self {
         case .duration(let duration): duration
+        case .serverDefault: nil
         case .expireTime(let milliseconds):
             switch milliseconds {
-            case ..<0: .automatic
+            case ..<0: nil
             case 0: .indefinite
             default: .seconds(Double(milliseconds) / 1000)
             }
+        }
+    }
+}
+
+/// Whose command line a send follows: `toastkit send`'s, or that of the tool toastkit stands in for when it is
+/// called by that tool's name (a link named `notify-send` or `dunstify`, or `toastkit notify-send …`). The dialect
+/// decides the parsing, the default app name, what is printed and the exit codes; what the server receives is
+/// built the same way for all three (``ToastOptions``).
+package enum CommandDialect: String, Sendable, Equatable, Codable, CaseIterable {
+    /// `toastkit send`: notify-send's command line plus toastkit's options, toastkit's exit codes.
+    case toastkit
+    /// libnotify's `notify-send` (0.7 and 0.8): exit 0 for every ending, 1 for every failure.
+    case notifySend = "notify-send"
+    /// dunst's `dunstify` (1.9): `-A key,label`, `-r`, `-b`, `-C`, its output and exit codes.
+    case dunstify
+
+    /// The tool's name, as a program is called.
+    package var programName: String {
+        switch self {
+        case .toastkit: "toastkit"
+        case .notifySend: "notify-send"
+        case .dunstify: "dunstify"
         }
     }
 }
@@ -62,7 +88,8 @@ package enum IconOption: Sendable, Equatable, Codable {
 package struct SendOptions: Sendable, Equatable, Codable {
     package var title: String
     package var message: MessageSource?
-    package var status: ToastStatus = .normal
+    /// `-s`: a status preset; nil when none is given (no icon then, unless `-i` asks for one).
+    package var status: ToastStatus?
     package var icon: IconOption?
     package var id: String?
     package var duration: DurationOption?
@@ -83,6 +110,20 @@ package struct SendOptions: Sendable, Equatable, Codable {
     package var onAction: [String: [String]] = [:]
     /// `--no-agent`: the direct path, even when the agent could be used.
     package var noAgent = false
+    /// Whose command line this is: the client's parsing, output and exit codes; for the agent, whether a toast
+    /// without any text is allowed (dunstify sends one, for an icon-only OSD).
+    package var dialect: CommandDialect = .toastkit
+    /// `--plain`: the message is plain text, shown as typed (markup characters included); by default it is markup
+    /// as notify-send passes it, kept valid by the sanitizer.
+    package var plainText = false
+    /// `--default ID`: the answer printed and returned when a toast with actions is dismissed or expires.
+    package var defaultAnswer: String?
+    /// dunstify's `-I FILE`: the image, sent as the `image-path` hint (the client checks the file and turns it into
+    /// the hint before anything is sent; never sent to the agent as such).
+    package var rawIcon: String?
+    /// What the parser noticed and `send` prints on stderr before it sends (a malformed dunstify action, a hint
+    /// read as notify-send reads it); never sent to the agent.
+    package var warnings: [String] = []
 
     package init(title: String) {
         self.title = title

@@ -423,9 +423,7 @@ package final class ToastAgent: Sendable {
             updated.continues = prepared.continues
             updated.presenting = (state.live[id]?.presenting ?? 0) + 1
             state.live[id] = updated
-            style.set(
-                CommandLineStyle(options: request.options), appName: request.options.appName,
-                appIcon: request.options.appIcon, for: id)
+            style.set(CommandLineStyle(options: request.options), for: id)
             let center = opens ? lanes.open(lane) : (lanes.center(of: lane) ?? lanes.open(lane))
             return (center, leaving, updated.serverID)
         }
@@ -609,7 +607,7 @@ package final class ToastAgent: Sendable {
             if let remaining = entry.remaining { fields.append(("remaining", .double(remaining.seconds))) }
             if let toast {
                 fields.append(("title", .string(toast.request.options.title)))
-                fields.append(("status", .string(toast.request.options.status.rawValue)))
+                fields.append(("status", .string((toast.request.options.status ?? .normal).rawValue)))
                 if let serverID = toast.serverID { fields.append(("server_id", .uint32(serverID))) }
             }
             return .variantDictionary(fields)
@@ -789,9 +787,7 @@ package final class ToastAgent: Sendable {
                 }
                 continue
             }
-            style.set(
-                CommandLineStyle(options: request.options), appName: request.options.appName,
-                appIcon: request.options.appIcon, for: item.id)
+            style.set(CommandLineStyle(options: request.options), for: item.id)
             if let serverID = item.serverID { desktop.adopt(serverID: serverID, forToast: item.id) }
             let center = state.withLock { state -> ToastCenter? in
                 guard
@@ -864,15 +860,13 @@ package struct AgentStartError: Error, Sendable {
 package final class AgentStyle: ToastStyle, Sendable {
     private struct Entry {
         var style: CommandLineStyle
-        var appName: String?
-        var appIcon: String?
         var warnings: [String] = []
     }
 
     private let entries = Mutex<[String: Entry]>([:])
 
-    package func set(_ style: CommandLineStyle, appName: String?, appIcon: String?, for id: String) {
-        entries.withLock { $0[id] = Entry(style: style, appName: appName, appIcon: appIcon) }
+    package func set(_ style: CommandLineStyle, for id: String) {
+        entries.withLock { $0[id] = Entry(style: style) }
     }
 
     package func forget(_ id: String) {
@@ -894,10 +888,7 @@ package final class AgentStyle: ToastStyle, Sendable {
         guard let entry = entries.withLock({ $0[toast.id] }) else {
             return ThemedToastStyle(theme: .standard).makeRequest(for: toast)
         }
-        var request = entry.style.makeRequest(for: toast)
-        request.appName = entry.appName.flatMap { $0.isEmpty ? nil : $0 }
-        request.appIcon = entry.appIcon.flatMap { $0.isEmpty ? nil : $0 }
-        return request
+        return entry.style.makeRequest(for: toast)
     }
 }
 

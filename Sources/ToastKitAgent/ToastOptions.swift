@@ -16,13 +16,17 @@ package enum ToastOptions {
         var swipe = ToastSwipeActions()
         if let first = options.actions.first { swipe.leading = Self.action(first) }
         if options.actions.count > 1 { swipe.trailing = Self.action(options.actions[1]) }
+        // dunstify sends a notification with no text at all (an icon-only OSD); the model needs some text, the
+        // server gets none (CommandLineStyle sends the title as given).
+        let untitled = options.dialect == .dunstify && options.title.isEmpty && (text ?? "").isEmpty
         let message = ToastMessage(
             id: options.id ?? "toastkit-\(UUID().uuidString.lowercased())",
-            status: options.status,
-            title: options.title,
+            status: options.status ?? .normal,
+            title: untitled ? " " : options.title,
             message: text,
-            icon: try icon(options.icon),
-            duration: options.duration?.toastDuration ?? .automatic,
+            icon: icon(options.icon),
+            // The server's default: no timer in the model, the server closes it (CommandLineStyle sends -1).
+            duration: duration(for: options) ?? .indefinite,
             tapAction: options.tap.map { Self.action($0, tap: true) },
             swipeActions: options.actions.isEmpty ? nil : swipe)
         do {
@@ -31,6 +35,15 @@ package enum ToastOptions {
             throw ToastOptionError(Self.describe(error))
         }
         return message
+    }
+
+    /// How long the toast stays: the duration given (`-d`, or `-t` in milliseconds); without one, a toast with
+    /// actions in `toastkit send` stays until it is answered; otherwise nil — the server's settings decide
+    /// (`expire_timeout` -1), as for notify-send and dunstify without `-t`.
+    package static func duration(for options: SendOptions) -> ToastDuration? {
+        if let given = options.duration { return given.toastDuration }
+        if options.dialect == .toastkit, !options.actions.isEmpty || options.tap != nil { return .indefinite }
+        return nil
     }
 
     /// The model's action for an option: the built-ins `later` and `dismiss`, or an action with its label
@@ -52,22 +65,51 @@ package enum ToastOptions {
         return action
     }
 
-    /// The icon: a theme name as it is, a file checked and made absolute.
-    package static func icon(_ option: IconOption?) throws(ToastOptionError) -> ToastIcon? {
+    /// The icon as `send` hands it on: a theme name as it is; a relative file that exists made absolute (a server
+    /// cannot know the script's folder); anything else — an absolute path, a missing file, a `file://` URI or
+    /// another URL — as given, as notify-send sends it. A file that cannot be shown is not an
+    /// error — notify-send does not look either — but a warning: the toast is shown, without the icon.
+    package static func resolvedIcon(_ option: IconOption?) -> (option: IconOption?, warning: String?) {
+        guard case .path(let given)? = option else { return (option, nil) }
+        if given.contains("://") {
+            guard given.hasPrefix("file://") else {
+                return (option, "-i/--icon \(given): servers do not fetch URLs; the toast is shown without an icon")
+            }
+            return (option, problem(withFile: String(given.dropFirst("file://".count)), given: given))
+        }
+        if given.hasPrefix("/") { return (option, problem(withFile: given, given: given)) }
+        // A relative file that is there is made absolute: the server runs in another folder.
+        let absolute = FileManager.default.currentDirectoryPath + "/" + given
+        guard let problem = problem(withFile: absolute, given: given) else { return (.path(absolute), nil) }
+        let tilde = given.hasPrefix("~") ? " (no shell expanded the ~)" : ""
+        return (option, problem + tilde)
+    }
+
+    /// Why the icon file at `path` cannot be shown, or nil when it can.
+    private static func problem(withFile path: String, given: String) -> String? {
+        var info = stat()
+        let reason: String?
+        if stat(path, &info) != 0 {
+            reason = String(cString: strerror(errno)).lowercased()
+        } else if info.st_mode & S_IFMT != S_IFREG {
+            reason = "not a regular file"
+        } else if access(path, R_OK) != 0 {
+            reason = "cannot be read"
+        } else {
+            reason = nil
+        }
+        return reason.map { "-i/--icon \(given): \($0); the toast is shown without it" }
+    }
+
+    /// The model's icon for an option: a theme name, or a file that can be shown (nil for anything else).
+    package static func icon(_ option: IconOption?) -> ToastIcon? {
         switch option {
         case nil: return nil
         case .name(let name)?: return .system(name)
-        case .path(let path)?:
-            let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-            var info = stat()
-            guard stat(absolute, &info) == 0 else {
-                throw ToastOptionError("-i/--icon \(path): \(String(cString: strerror(errno)).lowercased())")
-            }
-            guard info.st_mode & S_IFMT == S_IFREG else {
-                throw ToastOptionError("-i/--icon \(path): not a regular file")
-            }
-            guard access(absolute, R_OK) == 0 else { throw ToastOptionError("-i/--icon \(path): cannot be read") }
-            return .file(absolute)
+        case .path(let given)?:
+            let path = given.hasPrefix("file://") ? String(given.dropFirst("file://".count)) : given
+            guard path.hasPrefix("/"), problem(withFile: path, given: given) == nil else { return nil }
+            return .file(path)
         }
     }
 

@@ -9,6 +9,44 @@ enum CommandLineParser {
         try parse(arguments: arguments.map { Argument($0) })
     }
 
+    /// Parses arguments decoded from raw bytes (without the program name), as the program called `program` (its
+    /// last path component): `notify-send` and `dunstify` take those tools' command lines.
+    static func parse(arguments: [Argument], program: String) throws(CommandFailure) -> Invocation {
+        let name = program.split(separator: "/").last.map(String.init) ?? program
+        if let dialect = CommandDialect(rawValue: name), dialect != .toastkit {
+            return try parseTool(arguments[...], dialect: dialect)
+        }
+        return try parse(arguments: arguments)
+    }
+
+    /// The command line of the tool toastkit stands in for (`notify-send …`, `toastkit dunstify …`).
+    static func parseTool(_ arguments: ArraySlice<Argument>, dialect: CommandDialect) throws(CommandFailure)
+        -> Invocation
+    {
+        let beforeDashes = arguments.prefix { $0.text != "--" }
+        if beforeDashes.contains(where: { ["--help", "-?", "--help-all"].contains($0.text) }) {
+            return .toolCommand(.help, dialect)
+        }
+        if beforeDashes.contains(where: { $0.text == "--version" || (dialect == .notifySend && $0.text == "-v") }) {
+            return .toolCommand(.version, dialect)
+        }
+        if dialect == .dunstify {
+            let split = try SplitArguments(
+                arguments, specs: Dialects.dunstify + Dialects.dunstifyCommands, command: "dunstify")
+            if split.has("capabilities") { return .toolCommand(.capabilities, dialect) }
+            if split.has("serverinfo") { return .toolCommand(.serverInfo, dialect) }
+            if let close = split.options.last(where: { $0.spec.long == "close" }) {
+                let value = try close.text()
+                guard let id = Dialects.cInteger(value).flatMap(Int32.init(exactly:)) else {
+                    throw .data("Invalid commandline: Cannot parse integer value \u{201C}\(value)\u{201D} for -C")
+                }
+                // dunstify reads it as unsigned: -1 closes 4294967295; 0 closes nothing.
+                if id != 0 { return .toolCommand(.close(UInt32(bitPattern: id)), dialect) }
+            }
+        }
+        return .send(try parseSend(arguments, dialect: dialect))
+    }
+
     /// Parses arguments decoded from raw bytes (without the program name).
     static func parse(arguments: [Argument]) throws(CommandFailure) -> Invocation {
         guard let first = arguments.first else {
@@ -35,6 +73,9 @@ enum CommandLineParser {
             }
             let name = try first.text(as: "the command")
             throw .usage("unknown command \"\(name)\" (\(commandList)); see toastkit --help")
+        }
+        if let dialect = CommandDialect(rawValue: command.rawValue), dialect != .toastkit {
+            return try parseTool(rest, dialect: dialect)
         }
         let beforeDashes = rest.prefix { $0.text != "--" }
         if beforeDashes.contains(where: { $0.text == "--help" || $0.text == "-?" }) {
@@ -69,6 +110,8 @@ enum CommandLineParser {
             return .wait(id: id, json: split.has("json"))
         case .agent:
             return .agent(try parseAgent(rest))
+        case .notifySend, .dunstify:
+            preconditionFailure("parsed above")
         }
     }
 
@@ -89,7 +132,10 @@ enum CommandLineParser {
         return options
     }
 
-    static var commandList: String { Command.allCases.map(\.rawValue).joined(separator: ", ") }
+    /// The commands an error names (`notify-send` and `dunstify` are the other tools' command lines, not listed).
+    static var commandList: String {
+        Command.allCases.filter { $0 != .notifySend && $0 != .dunstify }.map(\.rawValue).joined(separator: ", ")
+    }
 
     /// Takes the options that come before the command (`--backend auto|notifications|portal`, or
     /// `--backend=…`) off the front of `arguments`, and returns them with the rest, which ``parse(arguments:)``
@@ -157,32 +203,49 @@ enum CommandLineParser {
 
     // MARK: - send
 
-    private static func parseSend(_ arguments: ArraySlice<Argument>) throws(CommandFailure) -> SendOptions {
-        let split = try SplitArguments(arguments, specs: Specs.send, command: "send")
+    /// Parses `send`'s command line in `dialect`: toastkit's (notify-send's plus toastkit's options), or that of
+    /// the tool toastkit stands in for (``Dialects``).
+    static func parseSend(_ arguments: ArraySlice<Argument>, dialect: CommandDialect = .toastkit)
+        throws(CommandFailure) -> SendOptions
+    {
+        let command = dialect == .toastkit ? "send" : dialect.programName
+        let split = try SplitArguments(arguments, specs: Dialects.specs(for: dialect), command: command)
         guard let titleArgument = split.positionals.first else {
+            if dialect == .dunstify { throw .usage("I need at least a summary") }
+            if dialect == .notifySend { throw .usage("No summary specified.") }
             throw .usage("send: missing TITLE; see toastkit send --help")
         }
-        guard split.positionals.count <= 2 else {
+        guard split.positionals.count <= 2 || dialect == .dunstify else {
             let extra = split.positionals[2].text
+            if dialect != .toastkit { throw .usage("Invalid number of options.") }
             throw .usage(
                 "send: unexpected argument \"\(extra)\" (TITLE and MESSAGE are already given; quote text with spaces)")
         }
-        if titleArgument.text == "-" {
+        if dialect == .toastkit, titleArgument.text == "-" {
             throw .usage("send: TITLE cannot be read from standard input; use - for MESSAGE")
         }
         var options = SendOptions(title: try titleArgument.text(as: "TITLE"))
-        if split.positionals.count == 2 {
+        options.dialect = dialect
+        if dialect == .notifySend, options.title.isEmpty { throw .usage("No summary specified.") }
+        if split.positionals.count >= 2 {
             let message = split.positionals[1]
-            options.message = message.text == "-" ? .standardInput : .text(try message.text(as: "MESSAGE"))
+            if dialect == .toastkit, message.text == "-" {
+                options.message = .standardInput
+            } else {
+                // As notify-send: the body's backslash escapes (\n, \t, \\, octal) are applied.
+                let text = try message.text(as: "MESSAGE")
+                options.message = .text(Dialects.compressEscapes(text))
+            }
         }
         var confirmations: [(id: String, text: String, raw: String)] = []
         var commands: [(id: String, command: String, raw: String)] = []
         var shell = false
         var durationSeen = false
         var expireSeen = false
+        var actionCount = 0
         for option in split.options {
             let flag = option.spec.display
-            switch option.spec.long {
+            switch option.spec.meaning {
             case "status":
                 let value = try option.text()
                 guard let status = ToastStatus(rawValue: value) else {
@@ -192,8 +255,13 @@ enum CommandLineParser {
                 options.status = status
             case "icon":
                 let value = try option.text()
-                guard !value.isEmpty else { throw .data("\(flag): the icon is empty") }
-                options.icon = iconOption(value)
+                if value.isEmpty {
+                    // notify-send and dunstify send no icon for an empty one.
+                    guard dialect != .toastkit else { throw .data("\(flag): the icon is empty") }
+                    options.icon = nil
+                } else {
+                    options.icon = iconOption(value)
+                }
             case "id":
                 let value = try option.text()
                 guard !value.isEmpty else { throw .data("\(flag): the id is empty") }
@@ -204,13 +272,38 @@ enum CommandLineParser {
             case "expire-time":
                 expireSeen = true
                 let value = try option.text()
-                guard let milliseconds = Int32(value), milliseconds >= -1 else {
+                if dialect != .toastkit {
+                    // GOption's integers: C's strtol in base 0 (0x10 is 16, 010 is 8), any sign.
+                    guard let milliseconds = Dialects.cInteger(value).flatMap(Int32.init(exactly:)) else {
+                        throw .data("Cannot parse integer value \u{201C}\(value)\u{201D} for \(flag)")
+                    }
+                    options.duration = .expireTime(max(milliseconds, -1))
+                    continue
+                }
+                guard let milliseconds = Int32(value.trimmingSpaces), milliseconds >= -1 else {
                     throw .data(
                         "\(flag) \(value): expected milliseconds (-1 for the default, 0 to stay until closed)")
                 }
                 options.duration = .expireTime(milliseconds)
             case "action":
-                let action = try actionOption(try option.text(), flag: flag, index: options.actions.count)
+                actionCount += 1
+                let value = try option.text()
+                guard let action = try Dialects.action(value, flag: flag, index: actionCount - 1, dialect: dialect)
+                else {
+                    // dunstify waits even when its only action was malformed (and skipped), and says so.
+                    if dialect == .dunstify {
+                        options.wait = true
+                        options.warnings.append("Malformed action. Expected \"action,label\", got \"\(value)\"")
+                    }
+                    continue
+                }
+                if action.id == "default", dialect != .dunstify || action.label?.isEmpty == false {
+                    guard options.tap == nil else {
+                        throw .usage("\(flag): more than one action for clicking the toast (\"default\", --tap)")
+                    }
+                    options.tap = action
+                    continue
+                }
                 guard options.actions.count < 2 else {
                     throw .usage(
                         "\(flag): at most two actions (the first is leading, the second trailing); "
@@ -232,16 +325,55 @@ enum CommandLineParser {
                 confirmations.append((id, text, value))
             case "wait": options.wait = true
             case "json": options.json = true
-            case "app-name": options.appName = try option.text()
+            case "app-name":
+                let value = try option.text()
+                if dialect == .dunstify, value.isEmpty { throw .usage("Provided appname was empty") }
+                options.appName = value
             case "app-icon": options.appIcon = try option.text()
             case "urgency":
                 let value = try option.text()
-                guard let urgency = urgency(value) else {
+                guard let urgency = Dialects.urgency(value, dialect: dialect) else {
+                    if dialect == .dunstify {
+                        options.warnings.append("Unknown urgency: \(value); assuming normal urgency")
+                        options.urgency = .normal
+                        continue
+                    }
                     throw .data("\(flag) \(value): unknown urgency (use low, normal or critical)")
                 }
                 options.urgency = urgency
-            case "category": options.category = try option.text()
-            case "hint": options.hints.append(try HintParser.parse(try option.text()))
+            case "category":
+                let value = try option.text()
+                options.category = value.isEmpty && dialect != .toastkit ? nil : value
+            case "hint":
+                let hint: Hint?
+                switch dialect {
+                case .toastkit:
+                    let text = try option.text()
+                    hint = try HintParser.parse(text)
+                    if let warning = HintParser.readAsLibnotify(text) { options.warnings.append(warning) }
+                case .notifySend: hint = try HintParser.parseAsLibnotify(try option.text())
+                case .dunstify:
+                    // dunstify drops a hint it cannot read, with a warning, and shows the notification.
+                    let text = try option.text()
+                    do throws(CommandFailure) {
+                        hint = try HintParser.parseAsDunstify(text)
+                    } catch {
+                        options.warnings.append(error.message)
+                        continue
+                    }
+                }
+                guard let hint else { continue }
+                options.hints.removeAll { $0.name == hint.name }
+                options.hints.append(hint)
+            case "plain": options.plainText = true
+            case "default":
+                let value = try option.text()
+                guard !value.isEmpty else { throw .data("\(flag): the answer is empty") }
+                options.defaultAnswer = value
+            case "raw-icon":
+                let value = try option.text()
+                guard !value.isEmpty else { throw .data("\(flag): the icon is empty") }
+                options.rawIcon = value
             case "transient": options.transient = true
             case "on-action":
                 let value = try option.text()
@@ -258,7 +390,16 @@ enum CommandLineParser {
             case "print-id": options.printID = true
             case "replace-id":
                 let value = try option.text()
-                guard let number = UInt32(value) else {
+                if dialect != .toastkit {
+                    guard let number = Dialects.cInteger(value).flatMap(Int32.init(exactly:)) else {
+                        throw .data("Cannot parse integer value \u{201C}\(value)\u{201D} for \(flag)")
+                    }
+                    // notify-send keeps a negative id out (a new notification); dunstify sends it as unsigned.
+                    let id = dialect == .dunstify ? UInt32(bitPattern: number) : UInt32(max(number, 0))
+                    options.replaceID = id == 0 ? nil : id
+                    continue
+                }
+                guard let number = UInt32(value.trimmingSpaces) else {
                     throw .data("\(flag) \(value): expected a notification number (0 for none)")
                 }
                 options.replaceID = number == 0 ? nil : number
@@ -285,6 +426,9 @@ enum CommandLineParser {
                     "--confirm \(confirmation.raw): no -A/--action or --tap has the id \"\(confirmation.id)\"")
             }
         }
+        if let answer = options.defaultAnswer, !ids.contains(answer) {
+            throw .usage("--default \(answer): no -A/--action or --tap has the id \"\(answer)\"")
+        }
         for command in commands {
             guard ids.contains(command.id) else {
                 throw .usage("--on-action \(command.raw): no -A/--action or --tap has the id \"\(command.id)\"")
@@ -298,26 +442,7 @@ enum CommandLineParser {
         return options
     }
 
-    /// `ID=LABEL`; without `=`, `later` and `dismiss` are the built-ins and anything else is a label whose id is
-    /// its position (`0`, `1`), as notify-send does.
-    private static func actionOption(_ value: String, flag: String, index: Int) throws(CommandFailure)
-        -> ActionOption
-    {
-        let (first, label) = splitPair(value)
-        guard let label else {
-            guard !value.isEmpty else { throw .data("\(flag): the action is empty") }
-            if value == "later" || value == "dismiss" { return ActionOption(id: value, label: nil) }
-            return ActionOption(id: String(index), label: value)
-        }
-        guard !first.isEmpty else { throw .data("\(flag) \(value): the action id is empty") }
-        guard !label.isEmpty else { throw .data("\(flag) \(value): the label is empty") }
-        guard first != "default" else {
-            throw .data("\(flag) \(value): \"default\" is the click on the toast; use --tap \(value)")
-        }
-        return ActionOption(id: first, label: label)
-    }
-
-    private static func splitPair(_ value: String) -> (String, String?) {
+    static func splitPair(_ value: String) -> (String, String?) {
         guard let equals = value.firstIndex(of: "=") else { return (value, nil) }
         return (String(value[..<equals]), String(value[value.index(after: equals)...]))
     }
@@ -336,18 +461,9 @@ enum CommandLineParser {
         }
     }
 
-    private static func urgency(_ value: String) -> ToastUrgency? {
-        switch value.lowercased() {
-        case "low", "0": .low
-        case "normal", "1": .normal
-        case "critical", "2": .critical
-        default: nil
-        }
-    }
-
     /// A value with a slash (or a `file://` URI) is a file; anything else is a theme icon name.
     static func iconOption(_ value: String) -> IconOption {
-        if value.hasPrefix("file://") { return .path(String(value.dropFirst("file://".count))) }
+        if value.hasPrefix("file://") { return .path(value) }
         if value.contains("/") { return .path(value) }
         let imageExtensions = [".png", ".svg", ".jpg", ".jpeg", ".xpm", ".gif", ".bmp", ".ico", ".webp"]
         if imageExtensions.contains(where: { value.lowercased().hasSuffix($0) }) { return .path(value) }
@@ -384,6 +500,8 @@ enum Specs {
         OptionSpec(short: nil, long: "on-action", takesValue: true),
         OptionSpec(short: nil, long: "shell", takesValue: false),
         OptionSpec(short: nil, long: "no-agent", takesValue: false),
+        OptionSpec(short: nil, long: "plain", takesValue: false),
+        OptionSpec(short: nil, long: "default", takesValue: true),
     ]
     static let wait: [OptionSpec] = [
         OptionSpec(short: nil, long: "id", takesValue: true),

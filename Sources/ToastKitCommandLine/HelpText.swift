@@ -14,6 +14,8 @@ enum HelpText {
         case .wait?: wait
         case .list?: list
         case .agent?: agent
+        case .notifySend?: DialectOutput.help(for: .notifySend)
+        case .dunstify?: DialectOutput.help(for: .dunstify)
         }
     }
 

@@ -25,6 +25,30 @@ enum Invocation: Sendable, Equatable {
     case wait(id: String, json: Bool)
     /// `toastkit list`.
     case list(json: Bool)
+    /// A command of the tool toastkit stands in for that shows no notification (dunstify's `-C`, `-c`, `-s`).
+    case toolCommand(ToolCommand, CommandDialect)
+
+    /// Whose command line it was: what it prints and how it exits (``DialectOutput``).
+    var dialect: CommandDialect {
+        switch self {
+        case .send(let options): options.dialect
+        case .toolCommand(_, let dialect): dialect
+        default: .toastkit
+        }
+    }
+}
+
+/// dunstify's commands that show no notification.
+enum ToolCommand: Sendable, Equatable {
+    /// `-C ID`: close a notification.
+    case close(UInt32)
+    /// `-c`: the server's capabilities, one per line.
+    case capabilities
+    /// `-s`: the server's name, vendor, version and specification version.
+    case serverInfo
+    /// `--help` and `--version` of the tool.
+    case help
+    case version
 }
 
 /// The commands.
@@ -38,6 +62,8 @@ enum Command: String, Sendable, CaseIterable {
     case wait
     case list
     case agent
+    case notifySend = "notify-send"
+    case dunstify
 }
 
 /// What `toastkit close` closes.

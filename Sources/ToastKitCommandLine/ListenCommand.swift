@@ -225,6 +225,7 @@ struct TrafficFormatter {
         case .double(let v): "\(v)"
         case .int32(let v): "\(v)"
         case .uint32(let v): "uint32:\(v)"
+        case .int64(let v): "int64:\(v)"
         case .variant(let inner): text(inner)
         default: "<\(value.signature)>"
         }

@@ -8,6 +8,15 @@ struct OptionSpec: Sendable {
     var long: String
     /// Whether it takes a value.
     var takesValue: Bool
+    /// What the option means, when its name says it differently (dunstify's `--replace` is `replace-id`).
+    var meaning: String
+
+    init(short: Character?, long: String, takesValue: Bool, meaning: String? = nil) {
+        self.short = short
+        self.long = long
+        self.takesValue = takesValue
+        self.meaning = meaning ?? long
+    }
 
     /// How errors name it: `-s/--status` or `--id`.
     var display: String {

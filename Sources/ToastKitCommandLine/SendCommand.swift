@@ -13,7 +13,8 @@ struct SendCommand {
     /// The presenter's configuration: the app name and icon from the options, the message limit of the input.
     var configuration: DesktopPresenterConfiguration {
         var configuration = DesktopPresenterConfiguration(
-            appName: options.appName ?? "toastkit", appIcon: options.appIcon.flatMap { $0.isEmpty ? nil : $0 },
+            appName: options.appName ?? options.dialect.programName,
+            appIcon: options.appIcon.flatMap { $0.isEmpty ? nil : $0 },
             callTimeout: .seconds(10))
         configuration.maximumMessageLength = MessageInput.limit
         return configuration
@@ -247,17 +248,36 @@ struct SendCommand {
         }
     }
 
-    /// The icon: a theme name as it is, a file checked and made absolute (``ToastOptions/icon(_:)``).
-    static func icon(_ option: IconOption?) throws(CommandFailure) -> ToastIcon? {
-        do {
-            return try ToastOptions.icon(option)
-        } catch {
-            throw .data(error.message)
-        }
-    }
-
     /// A model validation error in the command line's words.
     static func describe(_ error: ToastValidationError) -> String {
         ToastOptions.describe(error)
+    }
+}
+
+extension SendOptions {
+    /// The options as this process sends them: with libnotify's `sender-pid` hint (this process's id, unless `-h`
+    /// gives one), and the icon's warning printed once — a file that cannot be shown costs the icon, never the
+    /// toast.
+    func sent() throws(CommandFailure) -> SendOptions {
+        var options = self
+        for warning in options.warnings { Output.error("warning: \(warning)") }
+        options.warnings = []
+        if !options.hints.contains(where: { $0.name == "sender-pid" }) {
+            options.hints.append(Hint(name: "sender-pid", value: .int64(Int64(getpid()))))
+        }
+        if let warning = ToastOptions.resolvedIcon(options.icon).warning { Output.error("warning: \(warning)") }
+        if let raw = options.rawIcon {
+            // dunstify -I reads the image itself and fails without it; toastkit hands the server the file.
+            let path = raw.hasPrefix("/") ? raw : FileManager.default.currentDirectoryPath + "/" + raw
+            guard ToastOptions.icon(.path(path)) != nil else {
+                throw .data("Unable to get raw icon: \(raw) cannot be read as an image file")
+            }
+            options.rawIcon = nil
+            if !options.hints.contains(where: { $0.name == "image-path" }) {
+                options.hints.append(
+                    Hint(name: "image-path", value: .string(URL(fileURLWithPath: path).absoluteString)))
+            }
+        }
+        return options
     }
 }

@@ -28,22 +28,32 @@ public enum ToastKitCommand {
         signal(SIGPIPE, SIG_IGN)
         let invocation: Invocation
         let backend: NotificationBackend
+        let program = CommandLine.unsafeArgv[0].map { String(cString: $0) } ?? "toastkit"
         do {
-            let rest: [Argument]
-            (backend, rest) = try CommandLineParser.globalOptions(rawArguments().map { Argument(bytes: $0) })
-            invocation = try CommandLineParser.parse(arguments: rest)
-        } catch {
-            Output.error(error.message)
-            exit(error.code.rawValue)
-        }
-        let environment = CommandEnvironment(nil, backend: backend)
-        do throws(CommandFailure) {
-            if let code = try executeWithoutTasks(invocation, environment: environment) {
-                exit(Output.finalCode(code).rawValue)
+            let arguments = rawArguments().map { Argument(bytes: $0) }
+            if program.hasSuffix("notify-send") || program.hasSuffix("dunstify") {
+                // The tool's own command line: no toastkit options before it.
+                (backend, invocation) = (
+                    .automatic, try CommandLineParser.parse(arguments: arguments, program: program)
+                )
+            } else {
+                let rest: [Argument]
+                (backend, rest) = try CommandLineParser.globalOptions(arguments)
+                invocation = try CommandLineParser.parse(arguments: rest)
             }
         } catch {
             Output.error(error.message)
-            exit(error.code.rawValue)
+            exit(DialectOutput.exitCode(error.code, dialect: CommandDialect(program: program)))
+        }
+        let dialect = invocation.dialect
+        let environment = CommandEnvironment(nil, backend: backend)
+        do throws(CommandFailure) {
+            if let code = try executeWithoutTasks(invocation, environment: environment) {
+                exit(DialectOutput.exitCode(Output.finalCode(code), dialect: dialect))
+            }
+        } catch {
+            Output.error(error.message)
+            exit(DialectOutput.exitCode(error.code, dialect: dialect))
         }
         // The rest waits for signals or the server's answers: a task on the shared pool, the main thread waits.
         let code = Mutex(ExitCode.software.rawValue)
@@ -51,10 +61,11 @@ public enum ToastKitCommand {
         Task {
             let result: Int32
             do throws(CommandFailure) {
-                result = Output.finalCode(try await execute(invocation, environment: environment)).rawValue
+                result = DialectOutput.exitCode(
+                    Output.finalCode(try await execute(invocation, environment: environment)), dialect: dialect)
             } catch {
                 Output.error(error.message)
-                result = error.code.rawValue
+                result = DialectOutput.exitCode(error.code, dialect: dialect)
             }
             code.withLock { $0 = result }
             done.signal()
@@ -99,7 +110,8 @@ public enum ToastKitCommand {
             Output.line("toastkit \(ToolVersion.current)")
             return .success
         case .send(let options) where !options.waits && environment.backendChoice.backend != .portal:
-            return try SendCommand(options: options, environment: environment).runWithoutWaitingPreferringAgent()
+            return try SendCommand(options: try options.sent(), environment: environment)
+                .runWithoutWaitingPreferringAgent()
         case .list(let json):
             return try ListCommand(json: json, environment: environment).run()
         case .close(let target):
@@ -108,6 +120,8 @@ public enum ToastKitCommand {
             return try ServerCommands.capabilities(json: json, backend: environment.backendChoice)
         case .serverInfo(let json):
             return try ServerCommands.serverInfo(json: json, backend: environment.backendChoice)
+        case .toolCommand(let command, let dialect):
+            return try DialectOutput.run(command, dialect: dialect, environment: environment)
         default:
             return nil
         }
@@ -118,14 +132,21 @@ public enum ToastKitCommand {
     {
         if let code = try executeWithoutTasks(invocation, environment: environment) { return code }
         switch invocation {
-        case .help, .version, .close, .capabilities, .serverInfo, .list:
+        case .help, .version, .close, .capabilities, .serverInfo, .list, .toolCommand:
             preconditionFailure("\(invocation) runs without tasks")
         case .agent(let options):
             return try await AgentCommand.run(options, environment: environment)
         case .wait(let id, let json):
             return try await WaitCommand(id: id, json: json, environment: environment).run()
         case .send(let options):
-            return try await SendCommand(options: options, environment: environment).run()
+            let code = try await SendCommand(options: try options.sent(), environment: environment).run()
+            DialectOutput.reportEnding(code, options: options)
+            // --default: a question dismissed or left to expire still has its answer (for `set -e` scripts).
+            if let answer = options.defaultAnswer, code == .dismissed || code == .expired {
+                if !options.json { Output.line(TerminalText.escape(answer)) }
+                return .success
+            }
+            return code
         case .later(let show, let json):
             return try await LaterCommand(show: show, json: json, environment: environment).run()
         case .listen(let json):

@@ -5,11 +5,13 @@ import ToastModel
 
 @Suite struct MappingTests {
     @Test func hintValuesGoBothWays() {
-        let hints: [ToastHintValue] = [.byte(7), .bool(true), .int32(-3), .uint32(3), .double(0.5), .string("x")]
+        let hints: [ToastHintValue] = [
+            .byte(7), .bool(true), .int32(-3), .uint32(3), .int64(-4), .double(0.5), .string("x"),
+        ]
         for hint in hints {
             #expect(ToastHintValue(dbusValue: hint.dbusValue) == hint)
         }
-        #expect(ToastHintValue(dbusValue: .int64(1)) == nil, "not a hint type")
+        #expect(ToastHintValue(dbusValue: .uint64(1)) == nil, "not a hint type")
     }
 
     static let dunst = ServerCapabilities([
@@ -178,7 +180,7 @@ import ToastModel
         let sanitized = try map(request, configuration: configuration)
         #expect(
             sanitized.call.body
-                == "<b>bold</b> &lt;script&gt;x&lt;/script&gt; <a href=\"https://e.org\">link</a> <i>open</i>")
+                == "<b>bold</b> &lt;script>x&lt;/script> <a href=\"https://e.org\">link</a> <i>open</i>")
         let stripped = try map(request, capabilities: ServerCapabilities(["body"]), configuration: configuration)
         #expect(stripped.call.body == "bold x link open")
         #expect(stripped.degradations == ["the server has no body-markup: markup stripped"])

@@ -19,6 +19,9 @@ public final class FakeNotificationServer: Sendable {
         public var unicastSignals: Bool
         /// `Notify` replies are held back this long (beyond a client's timeout to simulate a hung server).
         public var notifyDelay: Duration?
+        /// Report a `Notify` on ``FakeNotificationServer/events`` only once its reply is sent, so that a signal the
+        /// test emits on seeing it reaches the caller after the reply, as a person's click does.
+        public var reportsAfterReply = false
         /// The first id handed out.
         public var firstID: UInt32
         /// Answer every method wrongly, for fault injection.
@@ -232,6 +235,11 @@ public final class FakeNotificationServer: Sendable {
             state.live[id] = notification.sender
             state.notifications.append(notification)
             return notification
+        }
+        if options.reportsAfterReply, options.notifyDelay == nil {
+            call.reply([.uint32(notification.id)])
+            eventContinuation.yield(.notify(notification))
+            return
         }
         eventContinuation.yield(.notify(notification))
         if let delay = options.notifyDelay {

@@ -243,7 +243,8 @@ import ToastKitAgent
             let results = try await withThrowingTaskGroup(of: ToolProcess.Result.self) { group in
                 for index in 0..<100 {
                     group.addTask {
-                        try await toastkit(["send", "--id", "n\(index)", "Toast \(index)"], environment: env)
+                        try await toastkit(
+                            ["send", "--id", "n\(index)", "-d", "4", "Toast \(index)"], environment: env)
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }

@@ -129,10 +129,13 @@ import ToastKitAgent
     @Test func eachKindOfToastJoinsItsLane() {
         func lane(_ configure: (inout AgentRequest) -> Void) -> AgentLane {
             var request = AgentRequest(options: SendOptions(title: "T"))
+            request.options.duration = .duration(.automatic)
             configure(&request)
             return AgentLane.of(request.traits, id: "x")
         }
         #expect(lane { _ in } == .application("toastkit"))
+        #expect(lane { $0.options.duration = .serverDefault } == .own("x"), "a toast the server times holds no lane")
+        #expect(lane { $0.options.duration = nil } == .own("x"), "no duration given: the server's")
         #expect(lane { $0.options.appName = "backup" } == .application("backup"))
         #expect(
             lane {
@@ -140,6 +143,11 @@ import ToastKitAgent
                 $0.options.hints = [Hint(name: "desktop-entry", value: .string("org.example.Backup"))]
             } == .application("desktop-entry:org.example.Backup"))
         #expect(lane { $0.options.duration = .duration(.indefinite) } == .own("x"))
+        #expect(
+            lane {
+                $0.options.duration = nil
+                $0.options.actions = [ActionOption(id: "si", label: "Sí")]
+            } == .own("x"))
         #expect(lane { $0.options.actions = [ActionOption(id: "si", label: "Sí")] } == .own("x"))
         #expect(lane { $0.options.tap = ActionOption(id: "open") } == .own("x"))
         #expect(lane { $0.awaitShown = true } == .own("x"))

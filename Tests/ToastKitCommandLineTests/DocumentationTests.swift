@@ -44,7 +44,8 @@ import ToastKitAgent
     private static let options: [(Command, [OptionSpec])] = [
         (.send, Specs.send), (.close, Specs.close), (.later, Specs.later), (.capabilities, Specs.jsonOnly),
         (.serverInfo, Specs.jsonOnly), (.listen, Specs.jsonOnly), (.wait, Specs.wait), (.list, Specs.jsonOnly),
-        (.agent, Specs.agent),
+        (.agent, Specs.agent), (.notifySend, Dialects.notifySend),
+        (.dunstify, Dialects.dunstify + Dialects.dunstifyCommands),
     ]
 
     @Test func theManPageAndEveryCompletionKnowEveryCommandAndOption() throws {

@@ -33,7 +33,7 @@ import ToastKitAgent
             #expect(notify.hints["urgency"] == .byte(0), "-u low beats the warning status's urgency")
             #expect(notify.hints["category"] == .string("transfer.complete"))
             #expect(notify.hints["transient"] == .boolean(true))
-            #expect(notify.hints["image-path"] == .string("image-x-generic"))
+            #expect(notify.hints["image-path"] == .string("image-x-generic"), "with -n, -i is the image")
             #expect(notify.hints["x-count"] == .int32(5))
             #expect(notify.hints["x-flag"] == .boolean(true))
             #expect(notify.hints["x-ratio"] == .double(1.5))
@@ -51,7 +51,8 @@ import ToastKitAgent
             #expect(replacing.replacesID == id)
             #expect(sameID == id)
             #expect(replacing.expireTimeout == 2500)
-            #expect(replacing.hints["image-path"] == .string("file://\(icon)"))
+            #expect(replacing.appIcon == icon, "-i is the app icon, as libnotify sends it")
+            #expect(replacing.hints["image-path"] == nil)
             #expect(replacing.hints["urgency"] == .byte(2))
             #expect(replacing.appName == "toastkit")
 

@@ -9,7 +9,7 @@ _toastkit() {
         words=("${COMP_WORDS[@]}")
         cword=$COMP_CWORD
     fi
-    local commands="send close later capabilities server-info listen wait list agent help"
+    local commands="send close later capabilities server-info listen wait list agent notify-send dunstify help"
     if [ "$cword" -eq 1 ]; then
         mapfile -t COMPREPLY < <(compgen -W "$commands --help --version" -- "$cur")
         return
@@ -27,8 +27,24 @@ _toastkit() {
         esac
         mapfile -t COMPREPLY < <(compgen -W "-s --status -i --icon --id -d --duration -A --action --tap --confirm --on-action --shell
             --no-agent -w --wait --json -a --app-name -n --app-icon -u --urgency -c --category -h --hint -e --transient
-            -p --print-id -r --replace-id -t --expire-time --help" -- "$cur")
+            -p --print-id -r --replace-id -t --expire-time --plain --default --help" -- "$cur")
         ;;
+    notify-send)
+        case "$prev" in
+        -u | --urgency) mapfile -t COMPREPLY < <(compgen -W "low normal critical" -- "$cur"); return ;;
+        -i | --icon | -n | --app-icon) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+        -h | --hint | -A | --action | -a | --app-name | -c | --category | -r | --replace-id | -t | --expire-time) return ;;
+        esac
+        mapfile -t COMPREPLY < <(compgen -W "-u --urgency -t --expire-time -a --app-name -i --icon -n --app-icon -c --category
+            -e --transient -h --hint -p --print-id -r --replace-id -w --wait -A --action --help --version" -- "$cur") ;;
+    dunstify)
+        case "$prev" in
+        -u | --urgency) mapfile -t COMPREPLY < <(compgen -W "low normal critical" -- "$cur"); return ;;
+        -i | --icon | -I | --raw_icon) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+        -a | --appname | -h | --hints | -A | --action | -t | --timeout | -r | --replace | -C | --close) return ;;
+        esac
+        mapfile -t COMPREPLY < <(compgen -W "-a --appname -u --urgency -h --hints -A --action -t --timeout -i --icon
+            -I --raw_icon -c --capabilities -s --serverinfo -p --printid -r --replace -C --close -b --block --help" -- "$cur") ;;
     close)
         case "$prev" in --id | --server-id) return ;; esac
         mapfile -t COMPREPLY < <(compgen -W "--id --server-id --help" -- "$cur") ;;

@@ -1,5 +1,5 @@
 # fish completion for toastkit(1)
-set -l commands send close later capabilities server-info listen wait list agent help
+set -l commands send close later capabilities server-info listen wait list agent notify-send dunstify help
 complete -c toastkit -f
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a send -d 'Show a toast'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a close -d 'Close a toast by --id or server number'
@@ -10,10 +10,12 @@ complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a listen -d
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a wait -d 'Wait for the end of a toast by --id'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a list -d 'List live toasts and Later ones'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a agent -d 'Run the per-user toast agent'
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a notify-send -d "notify-send's command line"
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a dunstify -d "dunstify's command line"
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a help -d 'Help for a command'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -l help -d 'Show help'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -l version -d 'Print the version'
-complete -c toastkit -n "__fish_seen_subcommand_from help" -a "send close later capabilities server-info listen wait list agent"
+complete -c toastkit -n "__fish_seen_subcommand_from help" -a "send close later capabilities server-info listen wait list agent notify-send dunstify"
 
 set -l send "__fish_seen_subcommand_from send"
 complete -c toastkit -n $send -s s -l status -x -a "normal success warning error notification" -d 'Status preset'
@@ -37,7 +39,38 @@ complete -c toastkit -n $send -s e -l transient -d 'Do not keep in history'
 complete -c toastkit -n $send -s p -l print-id -d 'Print the server id'
 complete -c toastkit -n $send -s r -l replace-id -x -d 'Replace server notification N'
 complete -c toastkit -n $send -s t -l expire-time -x -d 'Milliseconds (-1 default, 0 never)'
+complete -c toastkit -n $send -l plain -d 'The message is plain text, not markup'
+complete -c toastkit -n $send -l default -x -d 'The answer when a question is dismissed or expires'
 complete -c toastkit -n $send -l help -d 'Show help'
+
+set -l ns "__fish_seen_subcommand_from notify-send"
+complete -c toastkit -n $ns -s u -l urgency -x -a "low normal critical" -d 'Urgency'
+complete -c toastkit -n $ns -s t -l expire-time -x -d 'Milliseconds (-1 default, 0 never)'
+complete -c toastkit -n $ns -s a -l app-name -x -d 'Application name'
+complete -c toastkit -n $ns -s i -l icon -r -F -d 'Icon name or file'
+complete -c toastkit -n $ns -s n -l app-icon -r -F -d 'Application icon'
+complete -c toastkit -n $ns -s c -l category -x -d 'Category'
+complete -c toastkit -n $ns -s e -l transient -d 'Do not keep in history'
+complete -c toastkit -n $ns -s h -l hint -x -d 'Hint TYPE:NAME:VALUE'
+complete -c toastkit -n $ns -s p -l print-id -d 'Print the notification id'
+complete -c toastkit -n $ns -s r -l replace-id -x -d 'Replace notification N'
+complete -c toastkit -n $ns -s w -l wait -d 'Wait until the notification is closed'
+complete -c toastkit -n $ns -s A -l action -x -d 'Action [NAME=]LABEL'
+
+set -l dy "__fish_seen_subcommand_from dunstify"
+complete -c toastkit -n $dy -s a -l appname -x -d 'Application name'
+complete -c toastkit -n $dy -s u -l urgency -x -a "low normal critical" -d 'Urgency'
+complete -c toastkit -n $dy -s h -l hints -x -d 'Hint TYPE:NAME:VALUE'
+complete -c toastkit -n $dy -s A -l action -x -d 'Action KEY,LABEL'
+complete -c toastkit -n $dy -s t -l timeout -x -d 'Milliseconds'
+complete -c toastkit -n $dy -s i -l icon -r -F -d 'Icon name or file'
+complete -c toastkit -n $dy -s I -l raw_icon -r -F -d 'Image file'
+complete -c toastkit -n $dy -s c -l capabilities -d 'Print the server capabilities'
+complete -c toastkit -n $dy -s s -l serverinfo -d 'Print the server information'
+complete -c toastkit -n $dy -s p -l printid -d 'Print the notification id'
+complete -c toastkit -n $dy -s r -l replace -x -d 'Replace notification N'
+complete -c toastkit -n $dy -s C -l close -x -d 'Close notification N'
+complete -c toastkit -n $dy -s b -l block -d 'Wait until the notification is closed'
 
 complete -c toastkit -n "__fish_seen_subcommand_from close" -l id -x -d 'String id given to send --id'
 complete -c toastkit -n "__fish_seen_subcommand_from close" -l server-id -x -d 'Server notification number'

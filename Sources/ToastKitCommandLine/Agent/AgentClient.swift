@@ -39,6 +39,13 @@ enum AgentClient {
         if !portalChecked, environment.backendChoice.backend == .portal {
             return "the notification portal is used (\(environment.backendChoice.reason))"
         }
+        // Nothing for the agent to hold: no timer (the server times the toast), no command, no id to wait for, no
+        // toast of its own to update (`-r N` may name one).
+        if ToastOptions.duration(for: options) == nil, options.onAction.isEmpty, options.id == nil,
+            options.replaceID == nil
+        {
+            return "the server times the toast"
+        }
         return nil
     }
 
@@ -275,14 +282,15 @@ enum AgentClient {
 
 extension AgentRequest {
     /// The request `toastkit send` hands the agent: what only the sender knows resolved — the message text (read
-    /// from standard input, cut at the limit), the icon file's absolute path (checked), the built-in labels in the
+    /// from standard input, cut at the limit), the icon file's absolute path, the built-in labels in the
     /// sender's language. The agent checks the toast as the direct path does (the same function, the same words)
     /// and gives it an id when it has none.
     /// The sender's `environment` and working folder go with a toast that has `--on-action` commands.
     init(sending options: SendOptions, text: String?, environment: [String: String]) throws(CommandFailure) {
         var resolved = options
         resolved.message = text.map(MessageSource.text)
-        if case .file(let path)? = try SendCommand.icon(options.icon) { resolved.icon = .path(path) }
+        resolved.icon = ToastOptions.resolvedIcon(options.icon).option
+        resolved.appName = options.appName ?? options.dialect.programName
         // Built-in labels only where an action has no label of its own (reading the locale costs a little).
         let builtIn = (options.actions + (options.tap.map { [$0] } ?? [])).contains { $0.label == nil }
         let labels = builtIn ? ToastLabels.current : ToastLabels(language: .english)
@@ -298,8 +306,9 @@ extension AgentRequest {
         }
         resolved.actions = options.actions.map { label($0, tap: false) }
         resolved.tap = options.tap.map { label($0, tap: true) }
-        // -t is carried as the duration it stands for.
-        if let duration = options.duration { resolved.duration = .duration(duration.toastDuration) }
+        // The duration is carried as the client resolved it (-t as the duration it stands for, a question's
+        // "until answered", the server's default): the agent never needs to know whose command line it was.
+        resolved.duration = ToastOptions.duration(for: options).map(DurationOption.duration) ?? .serverDefault
         self.init(options: resolved, onAction: options.onAction)
         awaitShown = options.printID || options.json || options.waits
         if !options.onAction.isEmpty {

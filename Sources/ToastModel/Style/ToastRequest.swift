@@ -54,6 +54,13 @@ public struct ToastRequest: Sendable, Hashable {
     public var appName: String?
     /// The application icon for this toast, instead of the presenter's (`app_icon`).
     public var appIcon: String?
+    /// Whether the body is markup (`true`) or plain text to show as typed (`false`); nil leaves it to the
+    /// presenter's configuration.
+    public var bodyIsMarkup: Bool?
+    /// Whether the server's own settings decide how long the notification stays (`expire_timeout` -1, as
+    /// notify-send sends without `-t`). Use it for a toast whose duration is `.indefinite` in the model: the
+    /// center then never closes it, the server does.
+    public var leavesTimeoutToServer = false
 
     /// Creates a request.
     public init(
@@ -103,6 +110,8 @@ public enum ToastHintValue: Sendable, Hashable, Codable {
     case int32(Int32)
     /// An unsigned 32-bit integer (`u`).
     case uint32(UInt32)
+    /// A 64-bit integer (`x`), as libnotify sends `sender-pid`.
+    case int64(Int64)
     /// A double (`d`).
     case double(Double)
     /// A string (`s`).
