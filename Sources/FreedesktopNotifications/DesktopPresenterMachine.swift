@@ -133,11 +133,14 @@ package struct DesktopPresenterMachine: Sendable {
         var reported: Set<String> = []
         var lastFailure: DesktopPresentationError?
         var waiters: [WaiterID] = []
-        /// Closed by the center while it waited for the link: it is sent once all the same, then closed.
+        /// Closed by the center while it waited for the link (no longer wanted): it is sent once all the same, then
+        /// closed.
         var closesOnceSent = false
+        /// Whether a `Notify` for it has gone out (an adopted server id, `-r N`, is not one).
+        var everSent = false
 
         /// Nothing on its way and nothing left to send.
-        var isSettled: Bool { inFlight == nil && !(wanted && dirty) }
+        var isSettled: Bool { inFlight == nil && !((wanted || closesOnceSent) && dirty) }
     }
 
     /// The presenter's settings (app name, markup, timeouts).
@@ -231,11 +234,13 @@ package struct DesktopPresenterMachine: Sendable {
             pump(id, into: &out)
         case .close(let id):
             guard var toast = toasts[id] else { break }
-            if toast.wanted, toast.dirty, toast.serverID == nil, toast.inFlight == nil, toast.latest != nil,
-                waitingForLink.contains(id)
+            if toast.wanted, toast.dirty, !toast.everSent, toast.inFlight == nil, toast.latest != nil,
+                waitingForLink.contains(id) || waitingForCloses.contains(id)
             {
-                // Its time ran out before the server could be reached (`notify-send -t 1` in a fresh process): a
-                // toast the center showed still reaches the server once, and is closed when it has its id.
+                // Its time ran out before it could be sent (`notify-send -t 1` in a fresh process, the link still
+                // being made, or a close of ours on its way): a toast the center showed still reaches the server
+                // once, and is closed when it has its id.
+                toast.wanted = false
                 toast.closesOnceSent = true
                 toasts[id] = toast
                 break
@@ -278,7 +283,7 @@ package struct DesktopPresenterMachine: Sendable {
             waitingForLink = []
             for id in waiting {
                 guard var toast = toasts[id], toast.inFlight == nil else { continue }
-                if toast.wanted, toast.dirty {
+                if toast.wanted || toast.closesOnceSent, toast.dirty {
                     fail(id, error, into: &out)
                 } else if !toast.wanted {
                     // Ended while the connection was being made: its waiters learn why nothing reached a server.
@@ -315,7 +320,8 @@ package struct DesktopPresenterMachine: Sendable {
                 // Nobody to send them to: they wait, as failed for now, for the center to show them again.
                 let waiting = waitingForLink
                 waitingForLink = []
-                for id in waiting where toasts[id]?.wanted == true && toasts[id]?.dirty == true {
+                for id in waiting
+                where (toasts[id]?.wanted == true || toasts[id]?.closesOnceSent == true) && toasts[id]?.dirty == true {
                     fail(id, DesktopPresentationError(.noServer, reason: Self.serverLeft), into: &out)
                 }
             }
@@ -371,7 +377,7 @@ package struct DesktopPresenterMachine: Sendable {
     /// its notification. Resumes its waiters and forgets it once it is settled and gone.
     private mutating func pump(_ id: String, into out: inout [Action]) {
         guard var toast = toasts[id], toast.inFlight == nil else { return }
-        if toast.wanted {
+        if toast.wanted || toast.closesOnceSent {
             if toast.dirty, let presentation = toast.latest {
                 guard case .ready(let capabilities) = link else {
                     waitingForLink.append(id)
@@ -400,6 +406,7 @@ package struct DesktopPresenterMachine: Sendable {
                 }
                 nextCall += 1
                 toast.inFlight = .notify(call: nextCall, actionKeys: mapped.actionKeys)
+                toast.everSent = true
                 notifiesInFlight += 1
                 callsInFlight += 1
                 toasts[id] = toast
@@ -462,7 +469,6 @@ package struct DesktopPresenterMachine: Sendable {
         if toast.closesOnceSent {
             // The center has ended it already: nothing to report, nothing to send again.
             toast.closesOnceSent = false
-            toast.wanted = false
             toast.latest = nil
             toasts[id] = toast
             settle(id, toast, into: &out)
@@ -507,7 +513,6 @@ package struct DesktopPresenterMachine: Sendable {
             toast.lastFailure = nil
             if toast.closesOnceSent {
                 toast.closesOnceSent = false
-                toast.wanted = false
                 toast.dirty = false
                 toast.latest = nil
             }

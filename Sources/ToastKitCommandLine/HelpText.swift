@@ -28,7 +28,7 @@ enum HelpText {
           4     closed by another program, by `toastkit close`, or by the server without a reason
           5     deferred: the Later action was chosen (see `toastkit later`)
           64    usage error: unknown option, missing or conflicting arguments
-          65    bad input data: an invalid value, hint, icon file, UTF-8 or NUL byte
+          65    bad input data: an invalid value or hint, UTF-8 or a NUL byte
           69    no session bus, no notification server, or the server failed (or left for good while waiting)
           70    internal error
           74    output lost: standard output could not be written (the toast was shown), or a toast
@@ -89,14 +89,21 @@ enum HelpText {
 
         OPTIONS:
           -s, --status STATUS       normal, success, warning, error or notification (icon and urgency).
-          -i, --icon NAME|PATH      A theme icon name (SF Symbol names are mapped) or an image file.
+          -i, --icon NAME|PATH      A theme icon name (SF Symbol names are mapped) or an image file, sent as
+                                    notify-send sends it; a missing file costs only the icon (a warning).
+                                    No icon at all unless -i, -n or -s asks for one.
               --id ID               A string id: a later `send --id ID` replaces this toast, across runs.
           -d, --duration SECONDS|auto|indefinite
-                                    How long it stays (auto = 4 s). Enforced while waiting.
+                                    How long it stays (auto = 4 s); it holds on every server. Without -d or -t
+                                    the server's settings decide, as for notify-send, except for a toast with
+                                    actions: it stays until it is answered.
           -A, --action ID=LABEL     An action button; repeat for a second one (first leading, second trailing).
                                     `-A later` is the built-in Later action, `-A dismiss` the built-in Dismiss;
-                                    `-A LABEL` alone uses its position (0, 1) as the id, as notify-send does.
+                                    `-A LABEL` alone uses its position (0, 1) as the id, as notify-send does;
+                                    `-A default=LABEL` is the click on the toast (as --tap).
                                     Actions imply --wait, unless --on-action is given.
+              --default ID          The answer when a toast with actions is dismissed or expires: printed,
+                                    exit 0 (for `set -e` scripts).
               --tap ID[=LABEL]      The action for clicking the toast (server key "default"); implies --wait.
               --confirm ID=TEXT     After action ID, show TEXT briefly in place of the toast.
               --on-action ID=COMMAND
@@ -125,8 +132,11 @@ enum HelpText {
                                     (<int32 5>, <uint32 5>, <byte 0x05>, <double 1.5>, <true>, <'text'>).
                                     -h is the hint flag, as in notify-send: help is --help.
           -e, --transient           Do not keep the toast in the server's history.
+              --plain               The message is plain text, shown as typed. By default it is markup as
+                                    notify-send passes it (<b> <i> <u> <a href> <span …>), kept valid; its
+                                    backslash escapes (\\n, \\t, \\\\) are applied as notify-send applies them.
           -r, --replace-id N        Replace the server's notification N (notify-send's -r).
-          -t, --expire-time MS      Duration in milliseconds, as notify-send (-1 default, 0 never);
+          -t, --expire-time MS      Duration in milliseconds, as notify-send (-1 the server's, 0 never);
                                     cannot be combined with -d.
               --help                Show this help.
 

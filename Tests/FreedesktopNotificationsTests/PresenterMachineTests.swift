@@ -318,6 +318,22 @@ import ToastModel
         #expect(machine.handle(.screenSaverChanged(active: false)) == [.report(.resumeRequested)])
     }
 
+    /// `notify-send -r 41 -t 8 …` in a fresh agent: the toast adopts 41 and its time runs out while the link is made;
+    /// it still replaces 41 once (as notify-send's does), and is closed when the server has answered.
+    @Test func anAdoptedToastEndedBeforeTheLinkIsReadyIsSentOnceThenClosed() throws {
+        var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "tests"))
+        _ = machine.handle(.adopt(serverID: 41, toastID: "osd"))
+        #expect(
+            machine.handle(.show(Self.presentation("osd", remaining: .milliseconds(8)))) == [.connect(generation: 1)])
+        #expect(machine.handle(.close(id: "osd")).isEmpty, "nothing to close on the server yet")
+        #expect(machine.wantedToastIDs.isEmpty, "the center no longer wants it")
+        let ready = machine.handle(.linkReady(generation: 1, capabilities: Self.dunst, owner: Self.server))
+        #expect(ready.notifies.map(\.replacesID) == [41])
+        #expect(ready.notifies.map(\.expireTimeout) == [8])
+        let answered = machine.handle(.notifyAnswered(id: "osd", call: try #require(ready.notifyCall), Self.reply(41)))
+        #expect(answered.contains { if case .close(id: "osd", _, serverID: 41) = $0 { true } else { false } })
+    }
+
     // MARK: - Every event in every state
 
     /// The states one toast can be in, each reached from a linked machine.

@@ -27,7 +27,7 @@ import ToastKitAgent
             #expect(notify.appName == "backup")
             #expect(notify.appIcon == "drive-harddisk")
             #expect(notify.summary == "Copia lista")
-            #expect(notify.body == "Tus fotos &lt;están&gt; a salvo", "escaped for a body-markup server")
+            #expect(notify.body == "Tus fotos &lt;están> a salvo", "not a tag: kept valid for a body-markup server")
             #expect(notify.replacesID == 0)
             #expect(notify.expireTimeout == 7000)
             #expect(notify.hints["urgency"] == .byte(0), "-u low beats the warning status's urgency")
