@@ -12,7 +12,8 @@
 #   P4 peak RSS of the CLI vs notify-send; the library's RSS after 1k, 10k, 100k toasts
 #   P5 CPU time of a process holding one indefinite toast over S seconds
 #   P6 replace storm: one id replaced N times in a loop: the library (latest wins) vs a C loop sending them all
-#   P7 the agent's cold start: `toastkit send` when no agent runs and the bus activates one (service file), vs warm
+#   P7 the agent's cold start: `toastkit send` when no agent runs and the bus activates one (service file), vs warm;
+#      and a plain toast (no duration), which needs no agent: shown directly, as notify-send's
 #   P8 one Present to a running agent with its application's queue empty, then with 10,000 toasts waiting
 # Defaults: 3 rounds × 10,000 calls, window 64, 200 hyperfine runs, 1,000 action iterations, 10 s idle (~3 min on
 # 2 cores). --quick: 1 round × 2,000 calls, 50 runs, 300 iterations, checkpoints 1k,10k,30k, 3 s idle (~40 s).
@@ -278,6 +279,8 @@ if wants P7; then
     hyperfine -N --runs "$cold_runs" --style basic --export-json "$work/p7-cold.json" \
         --prepare "$work/stop-agent.sh" \
         -n "toastkit send, no agent running (the bus starts one)" "$toastkit send --id cold -d 0.5 Cold 'start'" \
+        -n "toastkit send, a plain toast (no duration: shown directly, no agent started)" "$toastkit send Cold 'start'" \
+        -n "notify-send, cold" "notify-send Cold 'start'" \
         >"$work/p7.log" 2>&1 || { cat "$work/p7.log" >&2; exit 1; }
     hyperfine -N --warmup 5 --runs "$cold_runs" --style basic --export-json "$work/p7-warm.json" \
         -n "toastkit send, agent running" "$toastkit send --id cold -d 0.5 Cold 'start'" \
