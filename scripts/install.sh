@@ -56,6 +56,9 @@ if $links; then
     echo "  $prefix/bin/notify-send -> toastkit"
     echo "  $prefix/bin/dunstify -> toastkit"
 fi
+if $links && [ "$(command -v notify-send || true)" != "$prefix/bin/notify-send" ]; then
+    echo "note: notify-send on PATH is $(command -v notify-send || echo 'none'), not the link: put $prefix/bin first"
+fi
 case ":$PATH:" in
 *":$prefix/bin:"*) ;;
 *) echo "note: $prefix/bin is not on PATH" ;;
