@@ -87,7 +87,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
 
     /// Sends `CloseNotification` (once the server has answered the toast's `Notify`, if it is on its way).
     public func close(id: String, reason: ToastCloseReason) {
-        handle(.close(id: id))
+        handle(.close(id: id, expired: reason == .expired))
     }
 
     /// Replaces the notification in place with the new `expire_timeout`: the remaining time while the timer runs,

@@ -51,7 +51,7 @@ package struct DesktopPresenterMachine: Sendable {
         /// The toast's timer started or stopped.
         case timer(id: String, remaining: Duration?, isRunning: Bool)
         /// The center wants the toast gone.
-        case close(id: String)
+        case close(id: String, expired: Bool = false)
         /// Treat `serverID` as the toast's notification (a tool that remembers server ids across runs).
         case adopt(serverID: UInt32, toastID: String)
         /// Someone waits until the server has answered every `Notify` for the toast.
@@ -232,14 +232,15 @@ package struct DesktopPresenterMachine: Sendable {
             if capabilities?.honoursExpireTimeout ?? true { toast.dirty = true }
             toasts[id] = toast
             pump(id, into: &out)
-        case .close(let id):
+        case .close(let id, let expired):
             guard var toast = toasts[id] else { break }
-            if toast.wanted, toast.dirty, !toast.everSent, toast.inFlight == nil, toast.latest != nil,
+            toast.closesOnceSent = false
+            if expired, toast.wanted, toast.dirty, !toast.everSent, toast.inFlight == nil, toast.latest != nil,
                 waitingForLink.contains(id) || waitingForCloses.contains(id)
             {
                 // Its time ran out before it could be sent (`notify-send -t 1` in a fresh process, the link still
                 // being made, or a close of ours on its way): a toast the center showed still reaches the server
-                // once, and is closed when it has its id.
+                // once, and is closed when it has its id. Any other close (covered, dismissed, detached) drops it.
                 toast.wanted = false
                 toast.closesOnceSent = true
                 toasts[id] = toast
@@ -377,7 +378,7 @@ package struct DesktopPresenterMachine: Sendable {
     /// its notification. Resumes its waiters and forgets it once it is settled and gone.
     private mutating func pump(_ id: String, into out: inout [Action]) {
         guard var toast = toasts[id], toast.inFlight == nil else { return }
-        if toast.wanted || toast.closesOnceSent {
+        if toast.wanted || (toast.closesOnceSent && toast.dirty) {
             if toast.dirty, let presentation = toast.latest {
                 guard case .ready(let capabilities) = link else {
                     waitingForLink.append(id)
@@ -515,6 +516,11 @@ package struct DesktopPresenterMachine: Sendable {
                 toast.closesOnceSent = false
                 toast.dirty = false
                 toast.latest = nil
+                // Who waits for its acceptance (`-p`) gets its id: it did reach the server.
+                if !toast.waiters.isEmpty {
+                    out.append(.resume(toast.waiters, .success(reply.serverID)))
+                    toast.waiters = []
+                }
             }
             toastForServerID[reply.serverID] = id
             if let held = orphans.removeValue(forKey: reply.serverID) {

@@ -65,7 +65,14 @@ public enum BodyMarkup {
         let run = digits.prefix {
             (0x30...0x39).contains($0) || (hex && ((0x41...0x46).contains($0) || (0x61...0x66).contains($0)))
         }
-        return !run.isEmpty && run.count <= 8 && digits.dropFirst(run.count).first == UInt8(ascii: ";")
+        guard !run.isEmpty, run.count <= 8, digits.dropFirst(run.count).first == UInt8(ascii: ";"),
+            let value = UInt32(String(decoding: run, as: UTF8.self), radix: hex ? 16 : 10)
+        else { return false }
+        // Only what an XML (GMarkup) parser accepts as a character: anything else fails the whole body.
+        switch value {
+        case 0x9, 0xA, 0xD, 0x20...0xD7FF, 0xE000...0xFFFD, 0x1_0000...0x10_FFFF: return true
+        default: return false
+        }
     }
 
     /// The specification's tags, and Pango's inline tags, which every server that draws markup with Pango (dunst,

@@ -224,6 +224,8 @@ package struct AgentRequest: Sendable, Equatable, Codable {
             guard !path.isEmpty else { throw AgentRequestError("icon-file is empty") }
             options.icon = .path(path)
         }
+        // Absent is "auto", as it always was (the server's default is "server", said explicitly).
+        options.duration = .duration(.automatic)
         if let duration = entries[Key.duration] {
             switch duration {
             case .double(let seconds) where seconds >= 0 && seconds <= ToastDuration.maximumSeconds:

@@ -18,11 +18,14 @@ package struct CommandLineStyle: ToastStyle {
     package var hints: [Hint] = []
     package var plainText = false
     package var serverTimed = false
+    /// Whether SF Symbol names are mapped (`toastkit send`), or the icon is sent as given (notify-send, dunstify).
+    package var mapsIconNames = true
     /// The title exactly as given (the model's stands in with a space for dunstify's toast without text).
     package var title: String
 
     package init(options: SendOptions) {
         title = options.title
+        mapsIconNames = options.dialect == .toastkit
         statusGiven = options.status != nil
         icon = options.icon
         appName = options.appName.flatMap { $0.isEmpty ? nil : $0 }
@@ -45,7 +48,8 @@ package struct CommandLineStyle: ToastStyle {
             // the app icon: then `-i` is the image (`image-path`), as in notify-send 0.8.4.
             if appIcon == nil {
                 request.icon = nil
-                request.appIcon = Self.wireName(of: icon)
+                // The tools send the name as it is; `toastkit send` maps SF Symbol names (`trash` → `user-trash`).
+                request.appIcon = mapsIconNames ? Self.wireName(of: icon) : Self.verbatim(icon)
             }
         } else if !statusGiven {
             request.icon = nil
@@ -57,6 +61,14 @@ package struct CommandLineStyle: ToastStyle {
         request.bodyIsMarkup = !plainText
         request.leavesTimeoutToServer = serverTimed
         return request
+    }
+
+    /// The icon as given: a theme name or a path.
+    package static func verbatim(_ icon: IconOption) -> String {
+        switch icon {
+        case .name(let name): name
+        case .path(let path): path
+        }
     }
 
     /// The icon as `app_icon` carries it: a theme name (SF Symbol names mapped), or the file's path as given.

@@ -135,6 +135,9 @@ package struct SavedRequest: Codable, Sendable, Equatable {
                 throw Invalid(description: "seconds \(seconds)")
             }
             options.duration = .duration(.seconds(seconds))
+        } else {
+            // Absent is the default duration, as journals before `server_timed` wrote it.
+            options.duration = .duration(.automatic)
         }
         func option(_ action: Action) throws(Invalid) -> ActionOption {
             guard !action.id.isEmpty else { throw Invalid(description: "an action without an id") }

@@ -298,10 +298,22 @@ enum CommandLineParser {
                     continue
                 }
                 if action.id == "default", dialect != .dunstify || action.label?.isEmpty == false {
+                    if dialect != .toastkit, options.tap != nil {
+                        options.warnings.append("\(flag) \(value): left out (the click has one action)")
+                        continue
+                    }
                     guard options.tap == nil else {
                         throw .usage("\(flag): more than one action for clicking the toast (\"default\", --tap)")
                     }
                     options.tap = action
+                    continue
+                }
+                if dialect != .toastkit,
+                    options.actions.contains(where: { $0.id == action.id }) || options.actions.count >= 2
+                {
+                    // The tools send every action; a toast has two buttons (and the click). The script still runs.
+                    options.warnings.append(
+                        "\(flag) \(value): left out (a toast has at most two buttons, each with its own id)")
                     continue
                 }
                 guard options.actions.count < 2 else {

@@ -108,8 +108,11 @@ enum Dialects {
         } else {
             radix = 10
         }
-        guard !text.isEmpty, let magnitude = Int64(text, radix: radix) else { return nil }
-        return negative ? -magnitude : magnitude
+        // One sign only (`--5` is not a number), and no magnitude beyond Int64's: negating it must not trap.
+        guard !text.isEmpty, text.first != "-", text.first != "+", let magnitude = Int64(text, radix: radix) else {
+            return nil
+        }
+        return negative ? 0 &- magnitude : magnitude
     }
 
     /// `-u`: `low`, `normal`, `critical` in any case, or 0, 1, 2; dunstify reads only the first character (`l`,
@@ -190,7 +193,9 @@ enum DialectOutput {
         // notify-send closes the notification on Ctrl-C and exits 0; dunstify dies of it.
         case .interrupted: return dialect == .notifySend ? 0 : code.rawValue
         case .terminated: return code.rawValue
-        case .usage, .dataError, .unavailable, .software, .ioError: return 1
+        // Both ignore a closed standard output (GLib ignores SIGPIPE and nobody checks the write).
+        case .ioError: return 0
+        case .usage, .dataError, .unavailable, .software: return 1
         }
     }
 

@@ -265,7 +265,9 @@ extension SendOptions {
         if !options.hints.contains(where: { $0.name == "sender-pid" }) {
             options.hints.append(Hint(name: "sender-pid", value: .int64(Int64(getpid()))))
         }
-        if let warning = ToastOptions.resolvedIcon(options.icon).warning { Output.error("warning: \(warning)") }
+        let icon = ToastOptions.resolvedIcon(options.icon)
+        if let warning = icon.warning { Output.error("warning: \(warning)") }
+        options.icon = icon.option
         if let raw = options.rawIcon {
             // dunstify -I reads the image itself and fails without it; toastkit hands the server the file.
             let path = raw.hasPrefix("/") ? raw : FileManager.default.currentDirectoryPath + "/" + raw

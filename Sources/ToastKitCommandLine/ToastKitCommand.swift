@@ -43,7 +43,12 @@ public enum ToastKitCommand {
             }
         } catch {
             Output.error(error.message)
-            exit(DialectOutput.exitCode(error.code, dialect: CommandDialect(program: program)))
+            // `toastkit notify-send --bogus` fails as notify-send would, too.
+            let named = CommandLine.argc > 1 ? CommandLine.unsafeArgv[1].map { String(cString: $0) } : nil
+            let dialect =
+                CommandDialect(program: program) == .toastkit
+                ? named.flatMap(CommandDialect.init(rawValue:)) ?? .toastkit : CommandDialect(program: program)
+            exit(DialectOutput.exitCode(error.code, dialect: dialect))
         }
         let dialect = invocation.dialect
         let environment = CommandEnvironment(nil, backend: backend)

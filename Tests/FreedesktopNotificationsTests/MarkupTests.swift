@@ -16,6 +16,7 @@ import ToastModel
         ("<<b>>", "&lt;<b>></b>"),
         ("Tom & Jerry &amp; &#233; &#x1F600; &nbsp;", "Tom &amp; Jerry &amp; &#233; &#x1F600; &amp;nbsp;"),
         ("From: Ana <ana@example.org>", "From: Ana &lt;ana@example.org>"),
+        ("&#0; &#xD800; &#65;", "&amp;#0; &amp;#xD800; &#65;"),
         ("</i>x", "x"),
         ("1 &lt; 2 &amp;&amp; 3 &gt; 2", "1 &lt; 2 &amp;&amp; 3 &gt; 2"),
         ("<u>open", "<u>open</u>"),

@@ -267,7 +267,7 @@ import ToastModel
         // once (`notify-send -t 1` from a fresh process), and is closed as soon as it has its id.
         _ = machine.handle(.show(Self.presentation("b")))
         _ = machine.handle(.awaitAccepted(id: "b", waiter: 2))
-        _ = machine.handle(.close(id: "b"))
+        _ = machine.handle(.close(id: "b", expired: true))
         let ready = machine.handle(.linkReady(generation: 2, capabilities: Self.dunst, owner: Self.server))
         guard case .notify(id: "b", let call, let sent)? = ready.first else {
             Issue.record("the toast is sent once: \(ready)")
@@ -325,7 +325,7 @@ import ToastModel
         _ = machine.handle(.adopt(serverID: 41, toastID: "osd"))
         #expect(
             machine.handle(.show(Self.presentation("osd", remaining: .milliseconds(8)))) == [.connect(generation: 1)])
-        #expect(machine.handle(.close(id: "osd")).isEmpty, "nothing to close on the server yet")
+        #expect(machine.handle(.close(id: "osd", expired: true)).isEmpty, "nothing to close on the server yet")
         #expect(machine.wantedToastIDs.isEmpty, "the center no longer wants it")
         let ready = machine.handle(.linkReady(generation: 1, capabilities: Self.dunst, owner: Self.server))
         #expect(ready.notifies.map(\.replacesID) == [41])

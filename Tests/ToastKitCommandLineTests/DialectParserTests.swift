@@ -101,6 +101,38 @@ import ToastKitAgent
         #expect(try options("dunstify", "-I", "/tmp/x.png", "S").rawIcon == "/tmp/x.png")
     }
 
+    @Test func moreThanTheToastHoldsIsLeftOutWithAWarning() throws {
+        let many = try options("notify-send", "-A", "a=A", "-A", "a=Again", "-A", "b=B", "-A", "c=C", "S")
+        #expect(many.actions.map(\.id) == ["a", "b"])
+        #expect(many.warnings.count == 2)
+        #expect(failure("toastkit", "send", "-A", "a=A", "-A", "b=B", "-A", "c=C", "S")?.code == .usage)
+        #expect(Dialects.cInteger("--5") == nil && Dialects.cInteger("-9223372036854775807") == -Int64.max)
+        #expect(Dialects.cInteger("--9223372036854775808") == nil, "no second sign, no trap")
+    }
+
+    @Test func iconNamesAreSentAsGivenByTheToolsAndMappedBySend() throws {
+        func appIcon(_ options: SendOptions) -> String? {
+            let toast = PresentedToast(id: "x", status: .normal, title: "T")
+            return CommandLineStyle(options: options).makeRequest(for: toast).appIcon
+        }
+        #expect(appIcon(try options("notify-send", "-i", "trash", "S")) == "trash")
+        #expect(appIcon(try options("toastkit", "send", "-i", "trash", "S")) == "user-trash")
+    }
+
+    @Test func anAutomaticDurationStaysAutomaticOnTheAgentsWireAndDisk() throws {
+        var options = SendOptions(title: "T")
+        options.duration = .duration(.automatic)
+        let request = AgentRequest(options: options)
+        let decoded = try AgentRequest(request.dictionary)
+        #expect(decoded.options.duration?.toastDuration == .automatic)
+        #expect(decoded.traits.indefinite == false, "it queues in its application's lane")
+        let saved = try SavedRequest(request).request()
+        #expect(saved.options.duration?.toastDuration == .automatic)
+        var server = options
+        server.duration = .serverDefault
+        #expect(try AgentRequest(AgentRequest(options: server).dictionary).options.duration == .serverDefault)
+    }
+
     @Test func dunstifyCommands() throws {
         #expect(try parse("dunstify", "-C", "46") == .toolCommand(.close(46), .dunstify))
         #expect(try parse("dunstify", "-C", "-12345") == .toolCommand(.close(4_294_954_951), .dunstify))
@@ -113,9 +145,10 @@ import ToastKitAgent
             #expect(DialectOutput.exitCode(code, dialect: .notifySend) == 0)
             #expect(DialectOutput.exitCode(code, dialect: .dunstify) == 0)
         }
-        for code in [ExitCode.usage, .dataError, .unavailable, .software, .ioError] {
+        for code in [ExitCode.usage, .dataError, .unavailable, .software] {
             #expect(DialectOutput.exitCode(code, dialect: .notifySend) == 1)
         }
+        #expect(DialectOutput.exitCode(.ioError, dialect: .notifySend) == 0, "a closed stdout is ignored, as GLib does")
         #expect(DialectOutput.exitCode(.interrupted, dialect: .notifySend) == 0, "notify-send closes it and exits 0")
         #expect(DialectOutput.exitCode(.interrupted, dialect: .dunstify) == 130)
         #expect(DialectOutput.exitCode(.dismissed, dialect: .toastkit) == 2)

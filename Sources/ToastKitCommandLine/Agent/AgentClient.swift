@@ -90,6 +90,13 @@ enum AgentClient {
             return .callAgain
         case AgentInterface.ErrorName.queueFull:
             return .give(.failed(.unavailable(error.message)))
+        case AgentInterface.ErrorName.invalidToast where error.message.contains("unknown key"):
+            // An agent of an older version, still running after an upgrade: it cannot read this toast; the direct
+            // path can.
+            return .give(
+                .unreachable(
+                    "the running toast agent is older than this toastkit (\(error.message)); "
+                        + "`toastkit agent --replace` starts the new one"))
         case AgentInterface.ErrorName.invalidToast:
             return .give(.failed(.data(error.message)))
         case AgentInterface.ErrorName.unavailable:
