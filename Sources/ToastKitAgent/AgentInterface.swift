@@ -208,6 +208,13 @@ package struct AgentRequest: Sendable, Equatable, Codable {
             }
             return text
         }
+        func boolean(_ key: String) throws(AgentRequestError) -> Bool? {
+            guard let value = entries[key] else { return nil }
+            guard let bool = value.boolValue else {
+                throw AgentRequestError("\(key) must be a boolean (b), not \(value.signature)")
+            }
+            return bool
+        }
         guard let title = try string(Key.title) else { throw AgentRequestError("title is missing") }
         var options = SendOptions(title: title)
         options.id = try string(Key.id)
@@ -264,30 +271,15 @@ package struct AgentRequest: Sendable, Equatable, Codable {
                 Hint(name: name, value: try Self.hintValue(value, name: name))
             }
         }
-        if let transient = entries[Key.transient] {
-            guard let value = transient.boolValue else {
-                throw AgentRequestError("transient must be a boolean (b), not \(transient.signature)")
-            }
-            options.transient = value
-        }
+        if let value = try boolean(Key.transient) { options.transient = value }
         if let dialect = try string(Key.dialect) {
             guard let value = CommandDialect(rawValue: dialect) else {
                 throw AgentRequestError("dialect \"\(dialect)\" is not toastkit, notify-send or dunstify")
             }
             options.dialect = value
         }
-        if let plainText = entries[Key.plainText] {
-            guard let value = plainText.boolValue else {
-                throw AgentRequestError("plain-text must be a boolean (b), not \(plainText.signature)")
-            }
-            options.plainText = value
-        }
-        if let awaitShown = entries[Key.awaitShown] {
-            guard let value = awaitShown.boolValue else {
-                throw AgentRequestError("await-shown must be a boolean (b), not \(awaitShown.signature)")
-            }
-            self.awaitShown = value
-        }
+        if let value = try boolean(Key.plainText) { options.plainText = value }
+        if let value = try boolean(Key.awaitShown) { self.awaitShown = value }
         if let replaceID = entries[Key.replaceID] {
             guard let value = replaceID.uint32Value else {
                 throw AgentRequestError("replace-id must be u, not \(replaceID.signature)")

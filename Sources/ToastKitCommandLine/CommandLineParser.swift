@@ -12,10 +12,8 @@ enum CommandLineParser {
     /// Parses arguments decoded from raw bytes (without the program name), as the program called `program` (its
     /// last path component): `notify-send` and `dunstify` take those tools' command lines.
     static func parse(arguments: [Argument], program: String) throws(CommandFailure) -> Invocation {
-        let name = program.split(separator: "/").last.map(String.init) ?? program
-        if let dialect = CommandDialect(rawValue: name), dialect != .toastkit {
-            return try parseTool(arguments[...], dialect: dialect)
-        }
+        let dialect = CommandDialect(program: program)
+        if dialect != .toastkit { return try parseTool(arguments[...], dialect: dialect) }
         return try parse(arguments: arguments)
     }
 
@@ -36,10 +34,7 @@ enum CommandLineParser {
             if split.has("capabilities") { return .toolCommand(.capabilities, dialect) }
             if split.has("serverinfo") { return .toolCommand(.serverInfo, dialect) }
             if let close = split.options.last(where: { $0.spec.long == "close" }) {
-                let value = try close.text()
-                guard let id = Dialects.cInteger(value).flatMap(Int32.init(exactly:)) else {
-                    throw .data("Invalid commandline: Cannot parse integer value \u{201C}\(value)\u{201D} for -C")
-                }
+                let id = try Dialects.gInt(try close.text(), flag: "-C")
                 // dunstify reads it as unsigned: -1 closes 4294967295; 0 closes nothing.
                 if id != 0 { return .toolCommand(.close(UInt32(bitPattern: id)), dialect) }
             }
@@ -274,9 +269,7 @@ enum CommandLineParser {
                 let value = try option.text()
                 if dialect != .toastkit {
                     // GOption's integers: C's strtol in base 0 (0x10 is 16, 010 is 8), any sign.
-                    guard let milliseconds = Dialects.cInteger(value).flatMap(Int32.init(exactly:)) else {
-                        throw .data("Cannot parse integer value \u{201C}\(value)\u{201D} for \(flag)")
-                    }
+                    let milliseconds = try Dialects.gInt(value, flag: flag)
                     options.duration = .expireTime(max(milliseconds, -1))
                     continue
                 }
@@ -403,9 +396,7 @@ enum CommandLineParser {
             case "replace-id":
                 let value = try option.text()
                 if dialect != .toastkit {
-                    guard let number = Dialects.cInteger(value).flatMap(Int32.init(exactly:)) else {
-                        throw .data("Cannot parse integer value \u{201C}\(value)\u{201D} for \(flag)")
-                    }
+                    let number = try Dialects.gInt(value, flag: flag)
                     // notify-send keeps a negative id out (a new notification); dunstify sends it as unsigned.
                     let id = dialect == .dunstify ? UInt32(bitPattern: number) : UInt32(max(number, 0))
                     options.replaceID = id == 0 ? nil : id

@@ -88,6 +88,14 @@ enum Dialects {
         }
     }
 
+    /// An `int` option's value as GOption reads it (``cInteger(_:)``, within 32 bits), or its error line.
+    static func gInt(_ value: String, flag: String) throws(CommandFailure) -> Int32 {
+        guard let number = cInteger(value).flatMap(Int32.init(exactly:)) else {
+            throw .data("Cannot parse integer value \u{201C}\(value)\u{201D} for \(flag)")
+        }
+        return number
+    }
+
     /// An integer as GOption reads one (C's `strtol` in base 0): optional spaces and sign, then `0x` hexadecimal,
     /// `0` octal or decimal digits, and nothing after them; nil otherwise.
     static func cInteger(_ value: String) -> Int64? {
@@ -118,15 +126,14 @@ enum Dialects {
     /// `-u`: `low`, `normal`, `critical` in any case, or 0, 1, 2; dunstify reads only the first character (`l`,
     /// `n`, `c` in any case, or the digit), as `dunstify.c` does.
     static func urgency(_ value: String, dialect: CommandDialect) -> ToastUrgency? {
-        let levels: [String: ToastUrgency] = [
-            "low": .low, "0": .low, "normal": .normal, "1": .normal, "critical": .critical, "2": .critical,
-            "l": .low, "n": .normal, "c": .critical,
-        ]
-        let key = dialect == .dunstify ? String(value.prefix(1)).lowercased() : value.lowercased()
-        guard let urgency = levels[key], dialect == .dunstify || key.count != 1 || key.first!.isNumber else {
-            return nil
+        let levels: [String: ToastUrgency] = ["0": .low, "1": .normal, "2": .critical]
+        if dialect == .dunstify {
+            let letters: [String: ToastUrgency] = ["l": .low, "n": .normal, "c": .critical]
+            let first = String(value.prefix(1)).lowercased()
+            return levels[first] ?? letters[first]
         }
-        return urgency
+        let words: [String: ToastUrgency] = ["low": .low, "normal": .normal, "critical": .critical]
+        return words[value.lowercased()] ?? levels[value]
     }
 
     /// GLib's `g_strcompress`, as notify-send applies it to the body: `\b \f \n \r \t \v \\ \"`, octal `\NNN`,

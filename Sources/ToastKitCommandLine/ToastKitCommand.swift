@@ -31,7 +31,7 @@ public enum ToastKitCommand {
         let program = CommandLine.unsafeArgv[0].map { String(cString: $0) } ?? "toastkit"
         do {
             let arguments = rawArguments().map { Argument(bytes: $0) }
-            if program.hasSuffix("notify-send") || program.hasSuffix("dunstify") {
+            if CommandDialect(program: program) != .toastkit {
                 // The tool's own command line: no toastkit options before it.
                 (backend, invocation) = (
                     .automatic, try CommandLineParser.parse(arguments: arguments, program: program)

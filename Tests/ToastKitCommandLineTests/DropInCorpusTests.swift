@@ -23,27 +23,11 @@ struct DropInCorpusTests {
         #expect(lines.count >= 150, "the corpus has \(lines.count) lines; the issue asks for at least 150")
         let links = try ToolLinks()
         defer { links.remove() }
-        let results = try await withThrowingTaskGroup(of: (Int, CorpusRun, CorpusRun).self) { group in
-            var results: [(Int, CorpusRun, CorpusRun)] = []
-            var next = 0
-            func add() {
-                guard next < lines.count else { return }
-                let index = next
-                next += 1
-                group.addTask {
-                    let line = lines[index]
-                    let real = try await CorpusRun.run(
-                        line, executable: try Tools.require(line.tool, package: line.package))
-                    let ours = try await CorpusRun.run(line, executable: links.path(of: line.tool))
-                    return (index, real, ours)
-                }
-            }
-            for _ in 0..<6 { add() }
-            while let result = try await group.next() {
-                results.append(result)
-                add()
-            }
-            return results.sorted { $0.0 < $1.0 }
+        let results = try await CorpusRun.pairs(lines) { line in
+            (
+                try await CorpusRun.run(line, executable: try Tools.require(line.tool, package: line.package)),
+                try await CorpusRun.run(line, executable: links.path(of: line.tool))
+            )
         }
         var identical = 0
         for (index, real, ours) in results {
@@ -74,29 +58,12 @@ struct DropInCorpusTests {
     /// with toastkit's code for it (64, 65 or 69) instead of 1.
     @Test func toastkitSendTakesEveryNotifySendLine() async throws {
         let lines = try CorpusLine.all().filter { $0.tool == "notify-send" && $0.differs == nil }
-        let results = try await withThrowingTaskGroup(of: (Int, CorpusRun, CorpusRun).self) { group in
-            var results: [(Int, CorpusRun, CorpusRun)] = []
-            var next = 0
-            func add() {
-                guard next < lines.count else { return }
-                let index = next
-                next += 1
-                group.addTask {
-                    let line = lines[index]
-                    let real = try await CorpusRun.run(
-                        line, executable: try Tools.require("notify-send", package: "libnotify-bin"))
-                    var send = line
-                    send.argv = ["send"] + line.argv
-                    let ours = try await CorpusRun.run(send, executable: ToolProcess.binary)
-                    return (index, real.asToastkitSend(line), ours)
-                }
-            }
-            for _ in 0..<6 { add() }
-            while let result = try await group.next() {
-                results.append(result)
-                add()
-            }
-            return results
+        let results = try await CorpusRun.pairs(lines) { line in
+            let real = try await CorpusRun.run(
+                line, executable: try Tools.require("notify-send", package: "libnotify-bin"))
+            var send = line
+            send.argv = ["send"] + line.argv
+            return (real.asToastkitSend(line), try await CorpusRun.run(send, executable: ToolProcess.binary))
         }
         for (index, expected, ours) in results {
             var ours = ours
@@ -204,6 +171,31 @@ struct CorpusRun: Sendable, Equatable {
     var closes: [UInt32]
     var output: String
     var status: Int32
+
+    /// `compare` for every line, six lines at a time, in the lines' order: (index, expected, toastkit's).
+    static func pairs(
+        _ lines: [CorpusLine], _ compare: @escaping @Sendable (CorpusLine) async throws -> (CorpusRun, CorpusRun)
+    ) async throws -> [(Int, CorpusRun, CorpusRun)] {
+        try await withThrowingTaskGroup(of: (Int, CorpusRun, CorpusRun).self) { group in
+            var results: [(Int, CorpusRun, CorpusRun)] = []
+            var next = 0
+            func add() {
+                guard next < lines.count else { return }
+                let index = next
+                next += 1
+                group.addTask {
+                    let (expected, ours) = try await compare(lines[index])
+                    return (index, expected, ours)
+                }
+            }
+            for _ in 0..<6 { add() }
+            while let result = try await group.next() {
+                results.append(result)
+                add()
+            }
+            return results.sorted { $0.0 < $1.0 }
+        }
+    }
 
     /// Runs `line` with `executable` on a fresh bus with a recording server.
     static func run(_ line: CorpusLine, executable: String) async throws -> CorpusRun {

@@ -83,7 +83,7 @@ final class DunstDesk {
             // A waiting tool that sends nothing (it failed first) has exited by the time dunst would show it.
             for _ in 0..<250 {
                 if try desktop.totalCount() > 0 { break }
-                if let pid = Optional(process.pid), kill(pid, 0) != 0 { break }
+                if kill(process.pid, 0) != 0 { break }
                 try await Task.sleep(for: .milliseconds(20))
             }
             if try desktop.totalCount() > 0 {

@@ -289,14 +289,13 @@ enum AgentClient {
 
 extension AgentRequest {
     /// The request `toastkit send` hands the agent: what only the sender knows resolved — the message text (read
-    /// from standard input, cut at the limit), the icon file's absolute path, the built-in labels in the
+    /// from standard input, cut at the limit; the icon was resolved by ``SendOptions/sent()``), the built-in labels in the
     /// sender's language. The agent checks the toast as the direct path does (the same function, the same words)
     /// and gives it an id when it has none.
     /// The sender's `environment` and working folder go with a toast that has `--on-action` commands.
     init(sending options: SendOptions, text: String?, environment: [String: String]) throws(CommandFailure) {
         var resolved = options
         resolved.message = text.map(MessageSource.text)
-        resolved.icon = ToastOptions.resolvedIcon(options.icon).option
         resolved.appName = options.appName ?? options.dialect.programName
         // Built-in labels only where an action has no label of its own (reading the locale costs a little).
         let builtIn = (options.actions + (options.tap.map { [$0] } ?? [])).contains { $0.label == nil }
