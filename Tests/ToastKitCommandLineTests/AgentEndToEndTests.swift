@@ -198,10 +198,11 @@ import ToastKitAgent
             #expect(wait.output == #"{"event":"closed","id":"k","server_id":\#(id),"reason":"expired"}"# + "\n")
             let (adopted, sameID) = try await watcher.nextNotifyAndReply()
             #expect(adopted.replacesID == id && sameID == id, "shown again in place")
-            // With the time it had left, not a fresh 8 s: the server is told less, and the end comes about 8 s after
-            // the send (4 s of slack for a loaded machine), not 8 s after the restart.
+            // With the time it had left, not a fresh 8 s: the server is told less than 8 s, and the end comes no
+            // earlier than the 8 s after the send. (No upper bound on the wall clock: a loaded machine may start the
+            // next agent late; what the agent was told to keep is what the server gets.)
             #expect(adopted.expireTimeout > 0 && adopted.expireTimeout < 8000, "\(adopted.expireTimeout) ms")
-            #expect(elapsed < .seconds(12), "ended \(elapsed) after the send, within the 8 s it had")
+            #expect(elapsed >= .seconds(7.9), "ended \(elapsed) after the send, not before its 8 s")
             #expect(try await watcher.nextClose(of: id) == id)
         }
     }
