@@ -32,6 +32,9 @@ shellcheck "${shell_scripts[@]}"
 echo "== scripts/check-samples.sh"
 scripts/check-samples.sh
 
+echo "== scripts/docs.sh --check (the API reference builds without a warning; every public symbol is documented)"
+scripts/docs.sh --check
+
 # What users install and the demo runs is the fully static release build. It is built before the tests (nothing
 # else runs meanwhile): the real Flatpak app runs it in both passes (the mini runtime has no libraries), and the
 # command-line suite runs again on it.

@@ -69,8 +69,10 @@ public final class BlockingNotificationSender {
     /// toast's timer (``NotificationMapping/serverTimeout(for:)``): the server closes it on time after this process
     /// has gone.
     ///
-    /// - Parameter serverID: The server id of a notification to update in place (`replaces_id`), or 0 for a new
-    ///   one. A stale id is harmless: the server then shows a new notification.
+    /// - Parameters:
+    ///   - presentation: The toast to show, as the center hands it to a presenter.
+    ///   - serverID: The server id of a notification to update in place (`replaces_id`), or 0 for a new
+    ///     one. A stale id is harmless: the server then shows a new notification.
     /// - Throws: ``DesktopPresentationError`` — `.invalidInput` for content no server can take (a NUL byte, a bad
     ///   image), else as for ``init(configuration:)``.
     public func show(_ presentation: ToastPresentation, replacing serverID: UInt32 = 0)

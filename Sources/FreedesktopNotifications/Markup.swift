@@ -91,12 +91,14 @@ public enum BodyMarkup {
     ]
 
     /// Keeps the allowed tags (with only their allowed attributes, as written when they are valid) and escapes
-    /// what is not valid markup (``validText(_:)``), for a server with `body-markup`. Unknown tags become visible
+    /// what is not valid markup (`validText(_:)`), for a server with `body-markup`. Unknown tags become visible
     /// text, never markup; a closing tag with nothing open is dropped, and
     /// tags left open are closed at the end. Takes time in proportion to the length of `text`, whatever it holds.
     ///
-    /// - Parameter allowingLinks: Whether `<a href>` is kept; pass false for a server without `body-hyperlinks`
-    ///   (GNOME Shell, mako and swaync draw the tag as text): the link's text stays, the tag goes.
+    /// - Parameters:
+    ///   - text: The body as the app wrote it.
+    ///   - allowingLinks: Whether `<a href>` is kept; pass false for a server without `body-hyperlinks`
+    ///     (GNOME Shell, mako and swaync draw the tag as text): the link's text stays, the tag goes.
     public static func sanitize(_ text: String, allowingLinks: Bool = true) -> String {
         var out = ""
         var open: [String] = []

@@ -64,10 +64,10 @@ public struct MappedNotification: Sendable, Hashable {
     public var actionKeys: [String: String]
 }
 
-/// Turns a ``ToastRequest`` into a `Notify` call for a server with given capabilities (pure; no I/O).
+/// Turns a ``ToastModel/ToastRequest`` into a `Notify` call for a server with given capabilities (pure; no I/O).
 public enum NotificationMapping {
     /// Maps a presentation: its request, with the server's timeout from the toast's timer
-    /// (``serverTimeout(for:)``). Throws a ``ToastValidationError`` naming the field for input no server can take
+    /// (``serverTimeout(for:)``). Throws a ``ToastModel/ToastValidationError`` naming the field for input no server can take
     /// (a NUL byte, an image whose bytes don't match its size).
     public static func notify(
         _ presentation: ToastPresentation,
@@ -86,7 +86,7 @@ public enum NotificationMapping {
         toast.isTimerRunning ? toast.remaining : nil
     }
 
-    /// Maps `request` with an explicit `expire_timeout` (`nil`: never). Throws a ``ToastValidationError`` naming
+    /// Maps `request` with an explicit `expire_timeout` (`nil`: never). Throws a ``ToastModel/ToastValidationError`` naming
     /// the field for input no server can take (a NUL byte, an image whose bytes don't match its size).
     public static func notify(
         _ request: ToastRequest,

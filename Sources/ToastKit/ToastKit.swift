@@ -4,7 +4,7 @@
 extension ToastCenter {
     /// A center that shows its toasts on the desktop: desktop notifications through the session bus's
     /// `org.freedesktop.Notifications`, or, when the app runs in a Flatpak or Snap sandbox, through the notification
-    /// portal (`org.freedesktop.portal.Notification`), connecting at first use. See ``NotificationBackend``.
+    /// portal (`org.freedesktop.portal.Notification`), connecting at first use. See ``FreedesktopNotifications/NotificationBackend``.
     ///
     /// ```swift
     /// let toasts = ToastCenter()
@@ -21,7 +21,7 @@ extension ToastCenter {
     }
 
     /// A center on the desktop with the app's identity and options (app name, icon, `desktop-entry`, bus, markup,
-    /// and ``DesktopPresenterConfiguration/backend``: the notification server, the portal, or the automatic choice).
+    /// and ``FreedesktopNotifications/DesktopPresenterConfiguration/backend``: the notification server, the portal, or the automatic choice).
     ///
     /// ```swift
     /// let toasts = ToastCenter(

@@ -10,7 +10,7 @@ public struct PortalNotification: Sendable, Hashable {
     /// `priority`, `default-action`, `buttons`, and for a version 2 portal `markup-body`, `sound`, `display-hint` and
     /// `category`.
     public var fields: [String: DBusValue]
-    /// Portal action name → presenter action key (``ToastActionRole/tapKey`` for the tap action).
+    /// Portal action name → presenter action key (``ToastModel/ToastActionRole/tapKey`` for the tap action).
     public var actionKeys: [String: String]
     /// Why something was left out, one sentence each (empty when nothing was).
     public var degradations: [String]
@@ -43,7 +43,7 @@ public enum PortalIconFile: Sendable, Hashable {
     /// Reads `path` (at most 4 MiB: a larger file is not an icon).
     ///
     /// The limit holds before a byte is read: the file is opened without blocking (a FIFO or a device never hangs
-    /// the presenter), checked to be a regular file of at most ``PortalIcons/maximumFileSize`` bytes through the
+    /// the presenter), checked to be a regular file of at most `PortalIcons.maximumFileSize` (4 MiB) bytes through the
     /// descriptor it is read from (a symbolic link to a large file is the large file), and read up to the limit
     /// only, so a file that grows meanwhile is refused too.
     public static func read(_ path: String) -> PortalIconFile {
@@ -75,7 +75,7 @@ public enum PortalIconFile: Sendable, Hashable {
     }
 }
 
-/// Turns a ``ToastPresentation`` into the notification for `org.freedesktop.portal.Notification.AddNotification`
+/// Turns a ``ToastModel/ToastPresentation`` into the notification for `org.freedesktop.portal.Notification.AddNotification`
 /// (pure: no I/O; the presenter reads icon files and hands their bytes in).
 ///
 /// | model | portal |
@@ -111,8 +111,12 @@ public enum PortalNotificationMapping {
 
     /// Maps `presentation` for a portal of interface `version`.
     ///
-    /// - Parameter iconFile: What the presenter read from the toast's `.file` icon (`nil` when it has none).
-    /// - Throws: ``ToastValidationError`` naming the field for input the portal can never take (a NUL byte, an image
+    /// - Parameters:
+    ///   - presentation: The toast, as the center hands it to a presenter.
+    ///   - version: The portal's `version` property (1 or 2): version 2 takes more fields.
+    ///   - configuration: The app's options (markup, the sandbox's app id).
+    ///   - iconFile: What the presenter read from the toast's `.file` icon (`nil` when it has none).
+    /// - Throws: ``ToastModel/ToastValidationError`` naming the field for input the portal can never take (a NUL byte, an image
     ///   whose bytes don't match its size).
     public static func notification(
         _ presentation: ToastPresentation,

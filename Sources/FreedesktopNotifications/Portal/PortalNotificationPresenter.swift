@@ -63,8 +63,10 @@ public final class PortalNotificationPresenter: ToastPresenter {
     /// A presenter for the session bus's notification portal (or the bus in `configuration`); it connects at first
     /// use.
     ///
-    /// - Parameter clock: The clock that times removals (an id is removed no earlier than half a second after the
-    ///   portal accepted it); tests pass a manual clock.
+    /// - Parameters:
+    ///   - configuration: The app's identity and options; its bus is the one the portal is looked for on.
+    ///   - clock: The clock that times removals (an id is removed no earlier than half a second after the
+    ///     portal accepted it); tests pass a manual clock.
     public convenience init(
         configuration: DesktopPresenterConfiguration = DesktopPresenterConfiguration(),
         clock: some Clock<Duration> = ContinuousClock()
