@@ -201,15 +201,3 @@ public final class ManualClock: Clock, Sendable {
         return ready
     }
 }
-
-/// A testing helper's wait ended without what it waited for: the test's expectation was wrong, or the code under
-/// test did not do what it should. The description says what was awaited and what there was.
-public struct ToastTestingTimeout: Error, Sendable, CustomStringConvertible {
-    /// What was awaited, and what there was instead.
-    public var description: String
-
-    /// Creates the error.
-    public init(_ description: String) {
-        self.description = description
-    }
-}

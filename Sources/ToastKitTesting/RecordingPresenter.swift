@@ -4,7 +4,8 @@ public import ToastModel
 /// An in-memory presenter that records every command, for tests and for apps that want to see what would
 /// be shown.
 ///
-/// It can act as the person or the server: ``invokeAction(_:on:activationToken:)``, ``dismissByUser(_:)``,
+/// It can act as the person or the server: ``invokeAction(_:on:activationToken:)`` (by the action's id or its
+/// presenter key; a wrong one throws ``ToastTestingMismatch`` naming the keys on offer), ``dismissByUser(_:)``,
 /// ``fail(_:reason:recoverable:)``, ``requestReshow()``, ``requestPause()``… And the `onShow` closure of ``init(onShow:)`` lets a test
 /// script a reaction to each show (for example, dismiss at once).
 public final class RecordingPresenter: ToastPresenter {
@@ -189,8 +190,40 @@ public final class RecordingPresenter: ToastPresenter {
 
     private var events: ToastPresenterEvents? { state.withLock { $0.events } }
 
-    /// The person invoked the action with presenter key `key` (`"default"` for the tap action).
-    public func invokeAction(_ key: String, on id: String, activationToken: String? = nil) {
+    /// The person invoked `action` on the toast `id` now on screen: `action` is the action's own id (`"open"`, as
+    /// events report it) or its presenter key (`"default"` for the tap action, the id for the others).
+    ///
+    /// ```swift
+    /// try presenter.invokeAction("open", on: id)       // the tap action whose id is "open"
+    /// try presenter.invokeAction("default", on: id)    // the same, by its key
+    /// ```
+    /// - Throws: ``ToastTestingMismatch`` when the toast is not on screen or has no such action; the description
+    ///   lists what there is, so a wrong expectation fails the test instead of leaving an `outcome(of:)` waiting.
+    public func invokeAction(
+        _ action: String, on id: String, activationToken: String? = nil
+    ) throws(ToastTestingMismatch) {
+        guard let presentation = presentation(of: id) else {
+            let shown = onScreen.map { "\"\($0.id)\"" }
+            throw ToastTestingMismatch(
+                "RecordingPresenter: cannot invoke \"\(action)\" on toast \"\(id)\": it is not on screen (on screen: "
+                    + (shown.isEmpty ? "nothing" : shown.joined(separator: ", ")) + ")")
+        }
+        let actions = presentation.toast.actions
+        guard let match = actions.first(where: { $0.key == action }) ?? actions.first(where: { $0.actionID == action })
+        else {
+            let offer = actions.map {
+                $0.key == $0.actionID ? "\"\($0.key)\"" : "\"\($0.key)\" (id \"\($0.actionID)\")"
+            }
+            throw ToastTestingMismatch(
+                "RecordingPresenter: toast \"\(id)\" has no action \"\(action)\"; on offer: "
+                    + (offer.isEmpty ? "no actions" : offer.joined(separator: ", ")))
+        }
+        reportActionInvoked(key: match.key, on: id, activationToken: activationToken)
+    }
+
+    /// Reports an action with presenter key `key` on `id` as a server would, unchecked: for a test of what the center
+    /// does with a stale or unknown report (a double click, a toast no longer shown).
+    public func reportActionInvoked(key: String, on id: String, activationToken: String? = nil) {
         events?.actionInvoked(toastID: id, key: key, activationToken: activationToken)
     }
 

@@ -5,7 +5,7 @@ import ToastModel
 @Suite("M5 actions", .timeLimit(.minutes(1)))
 struct ToastActionTests {
     @Test("order: handler → onToastAction observer → effect (close, then the terminal event)")
-    func exactOrder() {
+    func exactOrder() throws {
         let h = Harness()
         let trace = Trace()
         let presenter = h.presenter
@@ -25,7 +25,7 @@ struct ToastActionTests {
             trace.append("handler \(toast.id) onScreen=\(presenter.onScreen.map(\.id))")
         }
         h.center.present(ToastMessage(id: "M", title: "Mensaje de Ana", tapAction: open))
-        h.presenter.invokeAction(ToastActionRole.tapKey, on: "M")
+        try h.presenter.invokeAction(ToastActionRole.tapKey, on: "M")
 
         #expect(
             trace.all == [
@@ -38,7 +38,7 @@ struct ToastActionTests {
     }
 
     @Test("the tap action goes to the presenter as \"default\"; events report its own id; swipe keys are ids")
-    func tapKeyIsDefault() {
+    func tapKeyIsDefault() throws {
         let h = Harness()
         let archive = ToastAction(id: "archive", title: "Archivar", icon: .system("archivebox"))
         h.center.present(
@@ -55,20 +55,20 @@ struct ToastActionTests {
                 PresentedAction(key: "later", actionID: "later", title: "Later", role: .trailing),
             ])
         #expect(shown.request.actions.map(\.key) == ["default", "archive", "later"])
-        h.presenter.invokeAction("default", on: "M", activationToken: "token-1")
+        try h.presenter.invokeAction("default", on: "M", activationToken: "token-1")
         #expect(h.log.events.contains(.actionInvoked(id: "M", actionID: "open", activationToken: "token-1")))
         #expect(h.log.terminal == [.ended(id: "M", outcome: .actionInvoked(actionID: "open"))])
     }
 
     @Test("the handler receives the toast; a context handler also gets the activation token")
-    func handlerArguments() {
+    func handlerArguments() throws {
         let h = Harness()
         let trace = Trace()
         let withToken = ToastAction.withContext(id: "raise", title: "Raise") { context in
             trace.append("\(context.toast.title) \(context.actionID) \(context.activationToken ?? "-")")
         }
         h.center.present(ToastMessage(id: "M", title: "T", swipeActions: ToastSwipeActions(leading: withToken)))
-        h.presenter.invokeAction("raise", on: "M", activationToken: "xdg-token")
+        try h.presenter.invokeAction("raise", on: "M", activationToken: "xdg-token")
         #expect(trace.all == ["T raise xdg-token"])
     }
 
@@ -84,7 +84,7 @@ struct ToastActionTests {
         h.center.present(ToastMessage(id: "N", title: "Next"))
         try await h.clock.sleepers(count: 1)
         await h.advance(to: 1)
-        h.presenter.invokeAction("archive", on: "M")
+        try h.presenter.invokeAction("archive", on: "M")
 
         #expect(archived.all == ["M"])
         #expect(h.presenter.summaries == ["show M", "update M"])
@@ -106,11 +106,11 @@ struct ToastActionTests {
     }
 
     @Test("re-presenting the id during a confirmation replaces it silently (the toast already ended)")
-    func representDuringConfirmation() {
+    func representDuringConfirmation() throws {
         let h = Harness()
         let done = ToastAction(id: "done", title: "Hecho", confirmation: "¡Hecho!")
         h.center.present(ToastMessage(id: "M", title: "T", tapAction: done))
-        h.presenter.invokeAction("default", on: "M")
+        try h.presenter.invokeAction("default", on: "M")
         h.center.present(ToastMessage(id: "M", title: "Otra vez"))
         #expect(h.presenter.summaries == ["show M", "update M", "update M"])
         #expect(h.log.terminal == [.ended(id: "M", outcome: .actionInvoked(actionID: "done"))])
@@ -119,34 +119,34 @@ struct ToastActionTests {
     }
 
     @Test("a handler may call back into the center; the effect then leaves the new presentation alone")
-    func reentrantHandler() {
+    func reentrantHandler() throws {
         let h = Harness()
         let center = h.center
         let retry = ToastAction(id: "retry", title: "Reintentar") { toast in
             center.present(ToastMessage(id: toast.id, title: "Reintentando…", duration: .indefinite))
         }
         center.present(ToastMessage(id: "S", title: "Error al sincronizar", tapAction: retry))
-        h.presenter.invokeAction("default", on: "S")
+        try h.presenter.invokeAction("default", on: "S")
         #expect(h.log.terminal == [.ended(id: "S", outcome: .actionInvoked(actionID: "retry"))])
         #expect(h.presenter.onScreen.map(\.toast.title) == ["Reintentando…"])
         #expect(center.liveToastIDs == ["S"])
     }
 
     @Test("a second report while an action runs, and unknown keys or ids, change nothing")
-    func spuriousReports() {
+    func spuriousReports() throws {
         let h = Harness()
         let count = Trace()
         let presenter = h.presenter
         let action = ToastAction(id: "a", title: "A") { toast in
             count.append("handler")
-            presenter.invokeAction("a", on: toast.id)  // a double click arriving while the handler runs
+            presenter.reportActionInvoked(key: "a", on: toast.id)  // a double click arriving while the handler runs
             presenter.dismissByUser(toast.id)  // the server's NotificationClosed after ActionInvoked
         }
         h.center.present(ToastMessage(id: "T", title: "T", swipeActions: ToastSwipeActions(leading: action)))
-        h.presenter.invokeAction("nope", on: "T")
-        h.presenter.invokeAction("a", on: "unknown")
+        h.presenter.reportActionInvoked(key: "nope", on: "T")
+        h.presenter.reportActionInvoked(key: "a", on: "unknown")
         #expect(h.log.terminal.isEmpty)
-        h.presenter.invokeAction("a", on: "T")
+        try h.presenter.invokeAction("a", on: "T")
         #expect(count.all == ["handler"])
         #expect(h.log.terminal == [.ended(id: "T", outcome: .actionInvoked(actionID: "a"))])
     }
@@ -156,16 +156,16 @@ struct ToastActionTests {
         let h = Harness()
         h.center.present(ToastMessage(id: "A", title: "A"))
         h.center.present(ToastMessage(id: "B", title: "B", tapAction: ToastAction(title: "Open")))
-        h.presenter.invokeAction("default", on: "B")
+        h.presenter.reportActionInvoked(key: "default", on: "B")
         #expect(h.log.terminal.isEmpty)
     }
 
     @Test("the built-in Dismiss action ends the toast with its id")
-    func builtInDismiss() {
+    func builtInDismiss() throws {
         let h = Harness(labels: ToastLabels(language: .spanish))
         h.center.present(ToastMessage(id: "A", title: "A", swipeActions: ToastSwipeActions(trailing: .dismiss)))
         #expect(h.presenter.presentation(of: "A")?.toast.actions.map(\.title) == ["Descartar"])
-        h.presenter.invokeAction("dismiss", on: "A")
+        try h.presenter.invokeAction("dismiss", on: "A")
         #expect(h.log.terminal == [.ended(id: "A", outcome: .actionInvoked(actionID: "dismiss"))])
     }
 

@@ -14,13 +14,13 @@ struct ToastLaterTests {
     }
 
     @Test("later keeps the toast aside; hostDidBecomeActive brings it back, with its handlers, in-process")
-    func inProcessRoundTrip() {
+    func inProcessRoundTrip() throws {
         let h = Harness()
         let opened = Trace()
         var message = Self.laterMessage()
         message.tapAction = ToastAction(id: "open", title: "Abrir") { toast in opened.append(toast.id) }
         h.center.present(message)
-        h.presenter.invokeAction("later", on: "M")
+        try h.presenter.invokeAction("later", on: "M")
         #expect(h.log.terminal == [.ended(id: "M", outcome: .deferred)])
         #expect(h.presenter.summaries == ["show M", "close M deferred"])
         #expect(h.store.records.map(\.id) == ["M"])
@@ -28,7 +28,7 @@ struct ToastLaterTests {
         h.center.hostDidBecomeActive()
         #expect(h.presenter.summaries == ["show M", "close M deferred", "show M"])
         #expect(h.store.records.isEmpty)
-        h.presenter.invokeAction("default", on: "M")
+        try h.presenter.invokeAction("default", on: "M")
         #expect(opened.all == ["M"])
         h.center.hostDidBecomeActive()
         #expect(h.presenter.summaries.count == 4)
@@ -48,7 +48,7 @@ struct ToastLaterTests {
                 labels: ToastLabels(language: .japanese))
             center.present(Self.laterMessage())
             #expect(presenter.presentation(of: "M")?.toast.actions.last?.title == "後で")
-            presenter.invokeAction("later", on: "M")
+            try presenter.invokeAction("later", on: "M")
         }
         let stored = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any]
         #expect(stored?["version"] as? Int == 1)
@@ -72,13 +72,13 @@ struct ToastLaterTests {
         #expect(back.toast.actions.map(\.key) == ["default", "archive", "later"])
         #expect(try FileLaterStore(url: url).load().isEmpty)
         // Without a restorer the actions come back without handlers, but the observer still sees them.
-        presenter.invokeAction("archive", on: "M")
+        try presenter.invokeAction("archive", on: "M")
         #expect(trace.all == ["observer archive"])
         #expect(log.terminal == [.ended(id: "M", outcome: .actionInvoked(actionID: "archive"))])
     }
 
     @Test("a laterRestorer gives restored toasts their handlers back")
-    func restorer() {
+    func restorer() throws {
         let store = InMemoryLaterStore(records: [ToastLaterRecord(message: Self.laterMessage())])
         let h = Harness(store: store)
         let trace = Trace()
@@ -88,7 +88,7 @@ struct ToastLaterTests {
             return message
         }
         h.center.hostDidBecomeActive()
-        h.presenter.invokeAction("default", on: "M")
+        try h.presenter.invokeAction("default", on: "M")
         #expect(trace.all == ["open M"])
     }
 
@@ -105,7 +105,7 @@ struct ToastLaterTests {
         let log = EventLog(clock: clock)
         center.onEvent = { log.append($0) }
         center.present(Self.laterMessage())
-        presenter.invokeAction("later", on: "M")
+        try presenter.invokeAction("later", on: "M")
 
         let problems = log.events.compactMap { event -> LaterStoreProblem? in
             if case .laterStoreProblem(let problem) = event { return problem }
@@ -157,16 +157,16 @@ struct ToastLaterTests {
     }
 
     @Test("when the store cannot be read or written, kept toasts stay in memory and still come back")
-    func storeFailures() {
+    func storeFailures() throws {
         let h = Harness()
         let location = URL(fileURLWithPath: "/nonexistent/later.json")
         h.store.failLoads(with: LaterStoreProblem(kind: .unreadable, location: location, detail: "EACCES"))
         h.center.present(Self.laterMessage(id: "A"))
-        h.presenter.invokeAction("later", on: "A")
+        try h.presenter.invokeAction("later", on: "A")
         h.store.failLoads(with: nil)
         h.store.failSaves(with: LaterStoreProblem(kind: .unwritable, location: location, detail: "ENOSPC"))
         h.center.present(Self.laterMessage(id: "B"))
-        h.presenter.invokeAction("later", on: "B")
+        try h.presenter.invokeAction("later", on: "B")
         let kinds = h.log.events.compactMap { event -> LaterStoreProblem.Kind? in
             if case .laterStoreProblem(let problem) = event { return problem.kind }
             return nil
@@ -246,7 +246,7 @@ struct ToastLaterTests {
         let log = EventLog(clock: clock)
         center.onEvent = { log.append($0) }
         center.present(Self.laterMessage())
-        presenter.invokeAction("later", on: "M")
+        try presenter.invokeAction("later", on: "M")
         let problems = log.events.compactMap { event -> LaterStoreProblem? in
             if case .laterStoreProblem(let problem) = event { return problem }
             return nil

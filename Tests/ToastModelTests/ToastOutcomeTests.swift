@@ -40,7 +40,7 @@ struct ToastOutcomeTests {
                 ToastMessage(id: "ask", title: "¿Guardar?", swipeActions: ToastSwipeActions(leading: save)))
         }
         try await h.presenter.commands(count: 1)
-        h.presenter.invokeAction("save", on: "ask")
+        try h.presenter.invokeAction("save", on: "ask")
         #expect(await waiting.value == .actionInvoked(actionID: "save"))
         let invalid = await h.center.presentAndWait(ToastMessage(id: "bad", title: ""))
         guard case .failed(.invalid) = invalid else {

@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 extension ToastCenter {
     // MARK: - Waiting for the presenter and for outcomes
@@ -12,11 +13,38 @@ extension ToastCenter {
     /// toasts.present(.success, title: "Copia terminada")
     /// await toasts.flush()
     /// ```
+    ///
+    /// It also waits for the `async` action handlers still running (and for what they present), so their work is
+    /// not cut short when the program exits. It waits as long as that takes: with no notification server, or a
+    /// handler that never returns, that is for ever. Use ``flush(timeout:)`` to bound it.
     public func flush() async {
-        await drained()
-        await presenter?.flush()
-        // What the presenter reported meanwhile (failures, degradations) has been delivered as events too.
-        await drained()
+        while true {
+            await drained()
+            await presenter?.flush()
+            // What the presenter reported meanwhile (failures, degradations) has been delivered as events too.
+            await drained()
+            let running = state.withLock { $0.runningHandlers }
+            if running.isEmpty { return }
+            for (key, handler) in running {
+                await handler.value
+                _ = state.withLock { $0.runningHandlers.removeValue(forKey: key) }
+            }
+        }
+    }
+
+    /// ``flush()``, giving up after `timeout` on the center's clock.
+    ///
+    /// ```swift
+    /// toasts.present(.success, title: "Copia terminada")
+    /// try await toasts.flush(timeout: .seconds(2))
+    /// ```
+    /// - Throws: ``ToastCenterError/timedOut(waitingFor:after:)`` when the presenter (or a handler) has not finished
+    ///   by then: for example, no notification server answers. The toasts are not affected. `CancellationError`
+    ///   when the waiting task is cancelled.
+    public func flush(timeout: Duration) async throws {
+        try await withTimeout(timeout, waitingFor: "the presenter to finish with the toasts") {
+            await self.flush()
+        }
     }
 
     /// Returns once the events of everything the center has been told so far — by the app and by the presenter's
@@ -48,6 +76,21 @@ extension ToastCenter {
     ///   `CancellationError` when the waiting task is cancelled (the toast itself is not affected).
     public func outcome(of id: String) async throws -> ToastOutcome {
         try await waitForOutcome(of: id) {}
+    }
+
+    /// ``outcome(of:)``, giving up after `timeout` on the center's clock (a ``ToastKitTesting`` `ManualClock` in
+    /// tests: the timeout passes when the test advances it).
+    ///
+    /// ```swift
+    /// let outcome = try await toasts.outcome(of: "subida", timeout: .seconds(30))
+    /// ```
+    /// - Throws: ``ToastCenterError/timedOut(waitingFor:after:)`` when the toast has not ended by then (it stays as it
+    ///   is: dismiss it if it should go); ``ToastCenterError/notPresented(id:)`` and `CancellationError` as
+    ///   ``outcome(of:)`` does.
+    public func outcome(of id: String, timeout: Duration) async throws -> ToastOutcome {
+        try await withTimeout(timeout, waitingFor: "the end of toast \"\(id)\"") {
+            try await self.waitForOutcome(of: id) {}
+        }
     }
 
     /// Presents `message` and waits for its end: the library's `toastkit send --wait`.
@@ -85,6 +128,77 @@ extension ToastCenter {
     ) async -> ToastOutcome {
         await presentAndWait(
             ToastMessage(status: status, title: title, message: message, icon: icon, duration: duration))
+    }
+
+    /// ``presentAndWait(_:)``, giving up after `timeout` on the center's clock.
+    ///
+    /// ```swift
+    /// let outcome = try await toasts.presentAndWait(question, timeout: .seconds(60))
+    /// ```
+    /// When the toast ends in time, its end is carried to the server within what is left of `timeout` (a close
+    /// that takes longer is left on its way, and the outcome is still returned). Cancelling the waiting task
+    /// dismisses the toast and returns that outcome, as ``presentAndWait(_:)`` does.
+    /// - Throws: ``ToastCenterError/timedOut(waitingFor:after:)`` when the toast has not ended by then; the toast is
+    ///   then dismissed (``ToastOutcome/closedByApp``), so it does not turn up later with nobody waiting for it.
+    public func presentAndWait(_ message: ToastMessage, timeout: Duration) async throws -> ToastOutcome {
+        let deadline = time.now() + timeout
+        let id = message.id
+        let outcome: ToastOutcome
+        do {
+            outcome = try await withTimeout(timeout, waitingFor: "the end of toast \"\(id)\"") {
+                try await self.waitForOutcome(of: id) { self.present(message) }
+            }
+        } catch let error as ToastCenterError {
+            dismiss(id: id)
+            throw error
+        } catch {
+            dismiss(id: id)
+            return (try? await self.outcome(of: id)) ?? .closedByApp
+        }
+        let left = deadline - time.now()
+        if left > .zero { try? await flush(timeout: left) }
+        return outcome
+    }
+
+    /// Presents a simple toast and waits for its end, giving up after `timeout` (see
+    /// ``presentAndWait(_:timeout:)``).
+    public func presentAndWait(
+        _ status: ToastStatus, title: String, message: String? = nil, icon: ToastIcon? = nil,
+        duration: ToastDuration = .automatic, timeout: Duration
+    ) async throws -> ToastOutcome {
+        try await presentAndWait(
+            ToastMessage(status: status, title: title, message: message, icon: icon, duration: duration),
+            timeout: timeout)
+    }
+
+    /// Runs `operation` until it returns, or until `timeout` has passed on the center's clock, whichever comes
+    /// first; then the other is cancelled. `operation` runs in a task of its own: one that ignores cancellation
+    /// (a flush) is left to finish on its own.
+    private func withTimeout<T: Sendable>(
+        _ timeout: Duration, waitingFor what: String, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let race = TimeoutRace<T>()
+        let deadline = time.now() + timeout
+        let time = self.time
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                race.start(
+                    continuation,
+                    work: Task {
+                        do {
+                            race.finish(.success(try await operation()))
+                        } catch {
+                            race.finish(.failure(error))
+                        }
+                    },
+                    alarm: Task {
+                        do { try await time.sleep(deadline) } catch { return }
+                        race.finish(.failure(ToastCenterError.timedOut(waitingFor: what, after: timeout)))
+                    })
+            }
+        } onCancel: {
+            race.finish(.failure(CancellationError()))
+        }
     }
 
     /// Runs `start` (a present, or nothing), then waits for the end of `id`'s presentation: the waiter goes into the
@@ -183,11 +297,62 @@ public enum ToastDiagnostics: Sendable {
 public enum ToastCenterError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No toast with this id is live, and none ended recently.
     case notPresented(id: String)
+    /// A wait with a timeout (``ToastCenter/outcome(of:timeout:)``, ``ToastCenter/flush(timeout:)``,
+    /// ``ToastCenter/presentAndWait(_:timeout:)``) gave up: `waitingFor` says what for, in words.
+    case timedOut(waitingFor: String, after: Duration)
 
     /// The reason, in words.
     public var description: String {
         switch self {
         case .notPresented(let id): "no toast \"\(id)\" is live or ended recently"
+        case .timedOut(let what, let timeout): "gave up after \(timeout) waiting for \(what)"
         }
+    }
+}
+
+/// One wait against a deadline: whichever of the work and the alarm finishes first answers, once, and cancels the
+/// other.
+private final class TimeoutRace<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var tasks: [Task<Void, Never>] = []
+        /// The answer, when it came before the continuation was handed over (a cancelled caller).
+        var early: Result<T, any Error>?
+        var done = false
+    }
+
+    private let state = Mutex(State())
+
+    func start(_ continuation: CheckedContinuation<T, any Error>, work: Task<Void, Never>, alarm: Task<Void, Never>) {
+        let early = state.withLock { state -> Result<T, any Error>? in
+            if state.done { return state.early }
+            state.continuation = continuation
+            state.tasks = [work, alarm]
+            return nil
+        }
+        if let early {
+            work.cancel()
+            alarm.cancel()
+            continuation.resume(with: early)
+        }
+    }
+
+    func finish(_ result: Result<T, any Error>) {
+        let (continuation, tasks) = state.withLock {
+            state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
+            guard !state.done else { return (nil, []) }
+            state.done = true
+            guard let continuation = state.continuation else {
+                state.early = result
+                return (nil, [])
+            }
+            defer {
+                state.continuation = nil
+                state.tasks = []
+            }
+            return (continuation, state.tasks)
+        }
+        for task in tasks { task.cancel() }
+        continuation?.resume(with: result)
     }
 }

@@ -119,15 +119,28 @@ extension ToastCenter {
         }
     }
 
-    /// M5: handler, then observer, then the effect.
+    /// M5: handler, then observer, then the effect. An `async` handler is started, not awaited.
     private func runAction(_ invocation: ToastStack.ActionInvocation) {
-        invocation.action.runHandler(invocation.context)
+        if let running = invocation.action.runHandler(invocation.context) { track(running) }
         onToastAction?(invocation.context)
         deliver(
             .actionInvoked(
                 id: invocation.context.toast.id, actionID: invocation.context.actionID,
                 activationToken: invocation.context.activationToken))
         mutate { stack, now in stack.completeAction(invocation, now: now) }
+    }
+
+    /// Keeps a running `async` handler in view until it ends, for ``flush()``.
+    private func track(_ handler: Task<Void, Never>) {
+        let key = state.withLock { state in
+            state.nextHandler &+= 1
+            state.runningHandlers[state.nextHandler] = handler
+            return state.nextHandler
+        }
+        Task { [weak self] in
+            await handler.value
+            _ = self?.state.withLock { $0.runningHandlers.removeValue(forKey: key) }
+        }
     }
 
     // MARK: - Later (M6)

@@ -130,7 +130,7 @@ public final class ToastCenter: Sendable {
     }
 
     /// Rebuilds a kept toast from its stored record when it comes back in a new process, for example to give
-    /// its actions their handlers again (see ``ToastAction/withHandler(_:)``). Return `nil` to use
+    /// its actions their handlers again (see ``ToastAction/withHandler(_:)-6gylt``). Return `nil` to use
     /// ``ToastLaterRecord/makeMessage()``.
     public var laterRestorer: (@Sendable (ToastLaterRecord) -> ToastMessage?)? {
         get { state.withLock { $0.laterRestorer } }

@@ -38,6 +38,10 @@ struct ToastCenterState: Sendable {
     /// Diagnostics already written, so each kind is written once.
     var reportedDiagnostics: Set<String> = []
 
+    /// The `async` action handlers still running, by serial: ``ToastCenter/flush()`` waits for them.
+    var runningHandlers: [UInt64: Task<Void, Never>] = [:]
+    var nextHandler: UInt64 = 0
+
     /// Messages kept with "Later" in this process, with their handlers, by id.
     var keptMessages: [String: ToastMessage] = [:]
     /// Kept toasts the store could not save; they still come back in this process.

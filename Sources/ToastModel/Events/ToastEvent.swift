@@ -3,7 +3,10 @@
 /// For each call of ``ToastCenter/present(_:)`` there is exactly one terminal ``ended(id:outcome:)`` event.
 /// Re-presenting a live id ends the old presentation with ``ToastOutcome/replaced`` and starts a new one, so
 /// N calls give N terminal events.
-public enum ToastEvent: Sendable, Hashable {
+///
+/// Events compare with `==` and are `Codable`, each case as an object with one key named after it and its labelled
+/// values inside: `{"ended":{"id":"A","outcome":{"expired":{}}}}`, `{"laterStoreProblem":{"problem":{…}}}`.
+public enum ToastEvent: Sendable, Hashable, Codable {
     /// The center accepted the toast; it is in front, covered or waiting.
     case presented(id: String)
     /// The toast was handed to the presenter (it reached the visible part of the stack).
@@ -39,5 +42,9 @@ public enum ToastEvent: Sendable, Hashable {
         case .laterStoreProblem:
             nil
         }
+    }
+
+    private enum LaterStoreProblemCodingKeys: String, CodingKey {
+        case _0 = "problem"
     }
 }

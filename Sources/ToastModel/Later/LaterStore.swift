@@ -29,9 +29,9 @@ extension LaterStore {
 }
 
 /// A problem with the store of kept toasts. Reported as ``ToastEvent/laterStoreProblem(_:)``; never a crash.
-public struct LaterStoreProblem: Error, Sendable, Hashable, CustomStringConvertible {
+public struct LaterStoreProblem: Error, Sendable, Hashable, Codable, CustomStringConvertible {
     /// What went wrong.
-    public enum Kind: String, Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable, Codable {
         /// The stored data is not valid; it was set aside (see ``LaterStoreProblem/setAsideAt``).
         case corrupt
         /// The store could not be read.

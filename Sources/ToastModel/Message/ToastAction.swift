@@ -9,12 +9,22 @@
 /// Handlers run on whatever thread the presenter reports from, never while the center holds its lock, so a
 /// handler may call back into the center (for example to present another toast).
 ///
+/// A handler may be `async`: `ToastAction(title: "Reintentar") { _ in await upload.retry() }`. The center starts
+/// it in a task of its own and goes on at once (the observer, the event and the effect do not wait for it, so the
+/// toast leaves the screen or shows its confirmation right away); ``ToastCenter/flush()`` waits for the handlers
+/// still running, so a short-lived program can let them finish before it exits.
+///
 /// ## Ids
 /// The ``id`` is what events and the observer report. When you leave it out, the title is used.
 /// At the presenter level the tap action is always sent under the key `"default"` (the desktop's
 /// convention for "the notification itself was clicked"); events still report the action's own ``id``.
 /// For that reason a swipe action cannot use the id `"default"`.
-public struct ToastAction: Sendable, Identifiable {
+///
+/// ## Comparing and storing
+/// Actions compare with `==`, hash and are `Codable` by what they show and do — id, title, icon, confirmation,
+/// effect, built-in label — never by their handler (closures can neither be compared nor stored). A decoded action
+/// has a handler that does nothing.
+public struct ToastAction: Sendable, Hashable, Identifiable {
     /// What the center does after the handler and the observer have run.
     public enum Effect: String, Sendable, Hashable, Codable {
         /// The toast ends (after showing ``ToastAction/confirmation`` briefly, if there is one).
@@ -36,7 +46,13 @@ public struct ToastAction: Sendable, Identifiable {
     /// The built-in label this action is shown with, if it is a built-in action such as ``later``.
     public var builtInLabel: ToastLabel?
 
-    let handler: @Sendable (ToastActionContext) -> Void
+    let handler: Handler
+
+    /// What runs when the action is invoked: a plain closure, or an `async` one the center starts in a task.
+    enum Handler: Sendable {
+        case sync(@Sendable (ToastActionContext) -> Void)
+        case async(@Sendable (ToastActionContext) async -> Void)
+    }
 
     /// Creates an action whose handler receives the toast.
     ///
@@ -61,7 +77,33 @@ public struct ToastAction: Sendable, Identifiable {
     ) {
         self.init(
             id: id ?? title, title: title, icon: icon, confirmation: confirmation, effect: .dismiss,
-            builtInLabel: nil, contextHandler: { context in handler(context.toast) })
+            builtInLabel: nil, handler: .sync { context in handler(context.toast) })
+    }
+
+    /// Creates an action whose `async` handler receives the toast. The center starts the handler in a task of its
+    /// own and does not wait for it (see "Ids" above and ``ToastCenter/flush()``).
+    ///
+    /// ```swift
+    /// let retry = ToastAction(id: "retry", title: "Reintentar") { _ in
+    ///     try? await Task.sleep(for: .seconds(1))
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - id: The id reported in events; defaults to `title`.
+    ///   - title: The label shown for the action.
+    ///   - icon: An optional icon.
+    ///   - confirmation: Text shown briefly in place of the toast after the action.
+    ///   - handler: Started first when the action is invoked.
+    public init(
+        id: String? = nil,
+        title: String,
+        icon: ToastIcon? = nil,
+        confirmation: String? = nil,
+        handler: @escaping @Sendable (ToastMessage) async -> Void
+    ) {
+        self.init(
+            id: id ?? title, title: title, icon: icon, confirmation: confirmation, effect: .dismiss,
+            builtInLabel: nil, handler: .async { context in await handler(context.toast) })
     }
 
     /// Creates an action whose handler receives the whole ``ToastActionContext``, including the desktop's
@@ -78,7 +120,21 @@ public struct ToastAction: Sendable, Identifiable {
     ) -> ToastAction {
         ToastAction(
             id: id ?? title, title: title, icon: icon, confirmation: confirmation, effect: .dismiss,
-            builtInLabel: nil, contextHandler: handler)
+            builtInLabel: nil, handler: .sync(handler))
+    }
+
+    /// Creates an action whose `async` handler receives the whole ``ToastActionContext``; the center starts it in
+    /// a task of its own and does not wait for it.
+    public static func withContext(
+        id: String? = nil,
+        title: String,
+        icon: ToastIcon? = nil,
+        confirmation: String? = nil,
+        handler: @escaping @Sendable (ToastActionContext) async -> Void
+    ) -> ToastAction {
+        ToastAction(
+            id: id ?? title, title: title, icon: icon, confirmation: confirmation, effect: .dismiss,
+            builtInLabel: nil, handler: .async(handler))
     }
 
     init(
@@ -90,13 +146,27 @@ public struct ToastAction: Sendable, Identifiable {
         builtInLabel: ToastLabel?,
         contextHandler: @escaping @Sendable (ToastActionContext) -> Void
     ) {
+        self.init(
+            id: id, title: title, icon: icon, confirmation: confirmation, effect: effect,
+            builtInLabel: builtInLabel, handler: .sync(contextHandler))
+    }
+
+    init(
+        id: String,
+        title: String,
+        icon: ToastIcon?,
+        confirmation: String?,
+        effect: Effect,
+        builtInLabel: ToastLabel?,
+        handler: Handler
+    ) {
         self.id = id
         self.title = title
         self.icon = icon
         self.confirmation = confirmation
         self.effect = effect
         self.builtInLabel = builtInLabel
-        self.handler = contextHandler
+        self.handler = handler
     }
 
     /// The built-in "Later" action (M6): the toast leaves the screen and is kept; it comes back when the host
@@ -120,12 +190,45 @@ public struct ToastAction: Sendable, Identifiable {
     public func withHandler(_ handler: @escaping @Sendable (ToastActionContext) -> Void) -> ToastAction {
         ToastAction(
             id: id, title: title, icon: icon, confirmation: confirmation, effect: effect,
-            builtInLabel: builtInLabel, contextHandler: handler)
+            builtInLabel: builtInLabel, handler: .sync(handler))
+    }
+
+    /// Returns a copy whose handler is the `async` `handler`, keeping id, title, icon, confirmation and effect.
+    public func withHandler(_ handler: @escaping @Sendable (ToastActionContext) async -> Void) -> ToastAction {
+        ToastAction(
+            id: id, title: title, icon: icon, confirmation: confirmation, effect: effect,
+            builtInLabel: builtInLabel, handler: .async(handler))
+    }
+
+    /// Whether two actions show and do the same: their handlers are not compared.
+    public static func == (lhs: ToastAction, rhs: ToastAction) -> Bool {
+        lhs.id == rhs.id && lhs.title == rhs.title && lhs.icon == rhs.icon && lhs.confirmation == rhs.confirmation
+            && lhs.effect == rhs.effect && lhs.builtInLabel == rhs.builtInLabel
+    }
+
+    /// Hashes what ``==(_:_:)`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(title)
+        hasher.combine(icon)
+        hasher.combine(confirmation)
+        hasher.combine(effect)
+        hasher.combine(builtInLabel)
     }
 
     /// Runs the handler. The center calls this; it is public so custom drivers and tests can too.
-    public func runHandler(_ context: ToastActionContext) {
-        handler(context)
+    ///
+    /// - Returns: for an `async` handler, the task it was started in (await its `value` to wait for the end);
+    ///   `nil` for a plain handler, which has run when this returns.
+    @discardableResult
+    public func runHandler(_ context: ToastActionContext) -> Task<Void, Never>? {
+        switch handler {
+        case .sync(let body):
+            body(context)
+            return nil
+        case .async(let body):
+            return Task { await body(context) }
+        }
     }
 }
 
@@ -147,8 +250,9 @@ public struct ToastActionContext: Sendable {
     }
 }
 
-/// The swipe actions of a toast: on the desktop, two buttons, leading first.
-public struct ToastSwipeActions: Sendable {
+/// The swipe actions of a toast: on the desktop, two buttons, leading first. `Codable` as
+/// `{"leading": action, "trailing": action}`.
+public struct ToastSwipeActions: Sendable, Hashable, Codable {
     /// The action revealed by swiping from the leading edge; the first button on the desktop.
     public var leading: ToastAction?
     /// The action revealed by swiping from the trailing edge; the second button on the desktop.

@@ -1,8 +1,11 @@
 /// How long a toast stays in front.
 ///
-/// Write a number for seconds (`duration: 6`), `.automatic` for the center's default (4 seconds unless
-/// ``ToastCenter`` was made with another), or `.indefinite` when the person must respond.
+/// Write a number for seconds (`duration: 6`), a `Swift.Duration` (`duration: .milliseconds(1500)`,
+/// `ToastDuration(timeout)`), `.automatic` for the center's default (4 seconds unless ``ToastCenter`` was made
+/// with another), or `.indefinite` when the person must respond.
 /// Only the front toast's time runs; see ``ToastStack``.
+///
+/// A number of seconds is taken to the nanosecond: `.seconds(1.9)` is exactly `Duration.milliseconds(1900)`.
 public enum ToastDuration: Sendable, Hashable, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral {
     /// The center's default duration.
     case automatic
@@ -26,6 +29,18 @@ public enum ToastDuration: Sendable, Hashable, ExpressibleByIntegerLiteral, Expr
     /// Creates a duration of `value` seconds, so that `duration: 2.5` reads naturally.
     public init(floatLiteral value: Double) {
         self = .seconds(value)
+    }
+
+    /// Creates a duration from a `Swift.Duration`: `ToastDuration(.seconds(5))`. A negative one is kept, and
+    /// reported as invalid when the toast is presented.
+    public init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .seconds(Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
+    /// A duration of `milliseconds`: `duration: .milliseconds(1500)`.
+    public static func milliseconds(_ milliseconds: Int) -> ToastDuration {
+        ToastDuration(Duration.milliseconds(milliseconds))
     }
 
     /// Resolves `.automatic` against `defaultDuration` and converts to a `Duration`; `nil` means indefinite.
@@ -52,7 +67,9 @@ public enum ToastDuration: Sendable, Hashable, ExpressibleByIntegerLiteral, Expr
                     field: field,
                     reason: "duration must be at most \(Int(ToastDuration.maximumSeconds)) seconds, got \(seconds)")
             }
-            return .seconds(seconds)
+            // To the nanosecond, so that 1.9 s is 1900 ms exactly (`Duration.seconds(1.9)` rounds to attoseconds,
+            // just under or over), and the sum of two such durations is what it looks like.
+            return .nanoseconds(Int64((seconds * 1e9).rounded()))
         }
     }
 }

@@ -13,7 +13,11 @@ public import FoundationEssentials
 /// toasts.present(message)
 /// ```
 /// Creating a message never throws; ``ToastCenter/present(_:)`` checks it (see ``validate()``).
-public struct ToastMessage: Sendable, Identifiable {
+///
+/// Messages compare with `==` and hash by their content: id, texts, status, icon, duration and actions (the
+/// actions' handlers are not compared: closures cannot be). They are `Codable` the same way, without the handlers:
+/// a decoded message's actions do nothing until given handlers again (`ToastAction.withHandler(_:)`).
+public struct ToastMessage: Sendable, Hashable, Identifiable {
     /// Identifies the toast. Presenting a message whose id is live updates that toast in place (M2).
     /// A UUID string is generated when none is given.
     public var id: String

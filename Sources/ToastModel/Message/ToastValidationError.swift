@@ -4,7 +4,7 @@
 /// stays a plain expression. ``ToastCenter/present(_:)`` validates and, for a bad message, ends the toast at once
 /// with ``ToastOutcome/failed(_:)`` carrying ``ToastFailure/invalid(_:)``. Call ``ToastMessage/validate()`` to
 /// check up front.
-public struct ToastValidationError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct ToastValidationError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
     /// The field at fault, such as `"title"`, `"duration"`, `"icon"` or `"actions"`.
     public var field: String
     /// A precise, human-readable reason.
