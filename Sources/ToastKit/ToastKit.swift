@@ -11,8 +11,8 @@ extension ToastCenter {
     /// toasts.present(.normal, title: "Cambios guardados")
     /// ```
     ///
-    /// Toasts kept with ``ToastAction/later`` are stored in `$XDG_STATE_HOME/toastkit/later.json`
-    /// (``FileLaterStore/standard(environment:)``) and survive a restart.
+    /// Toasts kept with ``ToastAction/later`` are stored in `$XDG_STATE_HOME/toastkit/later/<program>.json`
+    /// (``FileLaterStore/standard(environment:)``, the program's name as its application) and survive a restart.
     /// - Parameter defaultDuration: The duration of `.automatic` toasts (4 seconds by default).
     public convenience init(defaultDuration: ToastDuration = ToastDuration.standardDefault) {
         self.init(
@@ -30,14 +30,31 @@ extension ToastCenter {
     /// ```
     ///
     /// Every option of the center is here too: see ``ToastModel/ToastCenter/init(defaultDuration:maxVisible:overflow:presenter:clock:laterStore:labels:confirmationDuration:)``.
-    /// Kept toasts go to ``FileLaterStore/standard(environment:)`` unless you pass another store (or `nil`: memory
-    /// only).
+    /// Kept toasts are the app's own: they go to ``FileLaterStore/standard(application:environment:)`` with the
+    /// configuration's `appName`, so two apps never see each other's and their ids are kept apart. Pass a store of
+    /// your own with ``init(desktop:defaultDuration:maxVisible:overflow:laterStore:labels:confirmationDuration:)``.
     public convenience init(
         desktop configuration: DesktopPresenterConfiguration,
         defaultDuration: ToastDuration = ToastDuration.standardDefault,
         maxVisible: Int = 1,
         overflow: ToastOverflowPolicy = .queue,
-        laterStore: (any LaterStore)? = FileLaterStore.standard(),
+        labels: ToastLabels = .current,
+        confirmationDuration: Duration = .milliseconds(1500)
+    ) {
+        self.init(
+            desktop: configuration, defaultDuration: defaultDuration, maxVisible: maxVisible, overflow: overflow,
+            laterStore: FileLaterStore.standard(application: configuration.appName), labels: labels,
+            confirmationDuration: confirmationDuration)
+    }
+
+    /// A center on the desktop with the app's identity and options, keeping toasts chosen for Later in
+    /// `laterStore` (`nil`: in memory only, for this run).
+    public convenience init(
+        desktop configuration: DesktopPresenterConfiguration,
+        defaultDuration: ToastDuration = ToastDuration.standardDefault,
+        maxVisible: Int = 1,
+        overflow: ToastOverflowPolicy = .queue,
+        laterStore: (any LaterStore)?,
         labels: ToastLabels = .current,
         confirmationDuration: Duration = .milliseconds(1500)
     ) {

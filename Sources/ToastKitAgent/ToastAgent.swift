@@ -98,7 +98,7 @@ package final class ToastAgent: Sendable {
         lanes = AgentLanes(presenter: observer) { [maxVisible = settings.maxVisible] presenter in
             let center = ToastCenter(
                 defaultDuration: .standardDefault, maxVisible: maxVisible, presenter: presenter,
-                laterStore: FileLaterStore.standard(environment: environment))
+                laterStore: CommandLineLater.store(environment: environment))
             center.toastStyle(style)
             center.onEvent = { relay.send($0) }
             return center

@@ -85,7 +85,12 @@ enum CommandLineParser {
         case .later:
             let split = try SplitArguments(rest, specs: Specs.later, command: "later")
             try noPositionals(split, command: "later")
-            return .later(show: split.has("show"), json: split.has("json"))
+            var application = CommandLineLater.application
+            if let option = split.options.last(where: { $0.spec.long == "app" }) {
+                application = try option.text()
+                guard !application.isEmpty else { throw .usage("later: --app needs an application name") }
+            }
+            return .later(show: split.has("show"), json: split.has("json"), application: application)
         case .capabilities:
             return .capabilities(json: try jsonOnly(rest, command: "capabilities"))
         case .serverInfo:
@@ -521,6 +526,7 @@ enum Specs {
     ]
     static let later: [OptionSpec] = [
         OptionSpec(short: nil, long: "show", takesValue: false),
+        OptionSpec(short: nil, long: "app", takesValue: true),
         OptionSpec(short: nil, long: "json", takesValue: false),
     ]
     static let jsonOnly: [OptionSpec] = [OptionSpec(short: nil, long: "json", takesValue: false)]

@@ -168,9 +168,10 @@ enum HelpText {
 
     static let later = """
         OVERVIEW: The toasts kept with the built-in Later action (`toastkit send -A later …`).
-        Without options, list them: one line each (id, status, when kept, title), tab-separated.
+        Without options, list them: one line each (id, status, when kept, title), tab-separated. Each application
+        keeps its own: these are the command line's, unless --app names an application that uses the library.
 
-        USAGE: toastkit later [--show] [--json]
+        USAGE: toastkit later [--show] [--json] [--app NAME]
 
         ARGUMENTS:
           (none)
@@ -179,6 +180,8 @@ enum HelpText {
           --show            Show them again (they leave the list), and print one line per toast: id, server
                             number, title.
           --json            One JSON object per line.
+          --app NAME        The toasts an application kept (its `appName`, as in
+                            $XDG_STATE_HOME/toastkit/later/NAME.json); --show shows them with that name.
           --help            Show this help.
 
         EXIT CODES: 0 done; 64 usage error; 65 unreadable store (set aside); 69 no bus or no notification server;

@@ -11,8 +11,8 @@ enum Invocation: Sendable, Equatable {
     case send(SendOptions)
     /// `toastkit close`.
     case close(CloseTarget)
-    /// `toastkit later`.
-    case later(show: Bool, json: Bool)
+    /// `toastkit later`: the kept toasts of `application` (the command line's, `toastkit`, unless `--app NAME`).
+    case later(show: Bool, json: Bool, application: String)
     /// `toastkit capabilities`.
     case capabilities(json: Bool)
     /// `toastkit server-info`.

@@ -2,14 +2,17 @@ import FoundationEssentials
 import ToastKit
 import ToastKitAgent
 
-/// `toastkit later [--show] [--json]`: lists the toasts kept with the Later action, or presents them again.
+/// `toastkit later [--show] [--json] [--app NAME]`: lists the toasts kept with the Later action, or presents them
+/// again: the command line's, or with `--app` those an application kept through the library.
 struct LaterCommand {
     let show: Bool
     let json: Bool
+    /// Whose kept toasts: ``CommandLineLater/application`` or an app's name.
+    let application: String
     let environment: CommandEnvironment
 
     func run() async throws(CommandFailure) -> ExitCode {
-        let store = FileLaterStore.standard(environment: environment.variables)
+        let store = CommandLineLater.store(application: application, environment: environment.variables)
         let records: [ToastLaterRecord]
         do {
             records = try store.load()
@@ -36,7 +39,7 @@ struct LaterCommand {
         }
         guard !taken.isEmpty else { return .success }
         let desktop = DesktopNotificationPresenter(
-            configuration: DesktopPresenterConfiguration(appName: "toastkit", callTimeout: .seconds(10)))
+            configuration: DesktopPresenterConfiguration(appName: application, callTimeout: .seconds(10)))
         let center = ToastCenter(maxVisible: taken.count, presenter: desktop, laterStore: store)
         for record in taken { center.present(record.makeMessage()) }
         for (index, record) in taken.enumerated() {

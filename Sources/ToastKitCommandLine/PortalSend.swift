@@ -26,7 +26,7 @@ extension SendCommand {
                 "warning: the notification portal has no timeout: without --wait the toast stays as long as the "
                     + "notification server keeps it, not the time given with -d/-t")
         }
-        let laterStore = FileLaterStore.standard(environment: environment.variables)
+        let laterStore = CommandLineLater.store(environment: environment.variables)
         let center = ToastCenter(
             defaultDuration: .standardDefault, maxVisible: 1, presenter: presenter, laterStore: laterStore)
         center.toastStyle(CommandLineStyle(options: options))

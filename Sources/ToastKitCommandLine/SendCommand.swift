@@ -119,7 +119,7 @@ struct SendCommand {
         }
         let presenter = ObservingPresenter(desktop)
         // The center stores a Later toast before it reports `.deferred`, so exiting on that event loses nothing.
-        let laterStore = FileLaterStore.standard(environment: environment.variables)
+        let laterStore = CommandLineLater.store(environment: environment.variables)
         let center = ToastCenter(
             defaultDuration: .standardDefault, maxVisible: 1, presenter: presenter, laterStore: laterStore)
         center.toastStyle(CommandLineStyle(options: options))

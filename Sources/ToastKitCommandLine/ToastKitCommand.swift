@@ -152,8 +152,9 @@ public enum ToastKitCommand {
                 return .success
             }
             return code
-        case .later(let show, let json):
-            return try await LaterCommand(show: show, json: json, environment: environment).run()
+        case .later(let show, let json, let application):
+            return try await LaterCommand(show: show, json: json, application: application, environment: environment)
+                .run()
         case .listen(let json):
             return try await ListenCommand(json: json).run()
         }

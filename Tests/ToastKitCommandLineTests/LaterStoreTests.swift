@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 import ToastKitAgent
 
-/// The store of toasts kept with Later (`$XDG_STATE_HOME/toastkit/later.json`): nothing is lost when processes
+/// The store of toasts kept with Later (`$XDG_STATE_HOME/toastkit/later/toastkit.json`): nothing is lost when processes
 /// defer at the same moment or one is killed while writing, the file is private, and a toast that could not be
 /// kept is never reported as deferred.
 @Suite(.timeLimit(.minutes(3))) struct LaterStoreTests {
@@ -20,7 +20,7 @@ import ToastKitAgent
     }
 
     private func storePath(_ environment: BusOnlyEnvironment) -> String {
-        "\(environment.directory)/state/toastkit/later.json"
+        "\(environment.directory)/state/toastkit/later/toastkit.json"
     }
 
     /// Writes a store holding `count` kept toasts (`old-0`…), each with a message of `messageBytes` bytes.
@@ -128,7 +128,7 @@ import ToastKitAgent
             let (second, secondID) = try await startDeferrable("fresh", environment: fresh)
             try server.emitActionInvoked(id: secondID, key: "later")
             #expect(await second.finish().status == 5)
-            for folder in ["new", "new/state", "new/state/toastkit"] {
+            for folder in ["new", "new/state", "new/state/toastkit", "new/state/toastkit/later"] {
                 var info = stat()
                 #expect(stat("\(environment.directory)/\(folder)", &info) == 0)
                 #expect(info.st_mode & 0o777 == 0o700, "\(folder) is \(String(info.st_mode & 0o777, radix: 8))")
@@ -151,7 +151,7 @@ import ToastKitAgent
             #expect(result.status == 74, "\(result.error)")
             #expect(
                 result.error
-                    == "toastkit: the toast was not kept for later: later store \(blocker)/toastkit/later.json is "
+                    == "toastkit: the toast was not kept for later: later store \(blocker)/toastkit/later/toastkit.json is "
                     + "unwritable: cannot create \(blocker)/toastkit: Not a directory\n")
             #expect(!result.error.contains("Error("), "no raw error dump")
             #expect(result.output == "later\n", "the chosen action is still printed")
@@ -229,7 +229,7 @@ import ToastKitAgent
                 // Half the writers are held between their write and their rename (the fail point), so at least two
                 // are killed at that moment whatever the machine's load; the others are killed wherever they are.
                 var writerEnvironment = env
-                if attempt % 2 == 0 { writerEnvironment["TOASTKIT_FAILPOINT_HOLD_BEFORE_RENAME"] = "later.json" }
+                if attempt % 2 == 0 { writerEnvironment["TOASTKIT_FAILPOINT_HOLD_BEFORE_RENAME"] = "toastkit.json" }
                 let (process, serverID) = try await startDeferrable(id, environment: writerEnvironment)
                 // Watching before the action is sent, so the writer's temporary file cannot be missed.
                 let watch = try FolderWatch(folder)
@@ -252,6 +252,45 @@ import ToastKitAgent
             #expect(await last.finish().status == 5)
             let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".tmp") }
             #expect(leftovers.isEmpty, "\(leftovers)")
+        }
+    }
+
+    // MARK: - Each application its own (issue 23)
+
+    @Test func theSharedFileOfEarlierVersionsMovesIntoTheCommandLinesStore() async throws {
+        try await withFakeServer { environment, _ in
+            let env = environment.environment
+            let shared = "\(environment.directory)/state/toastkit/later.json"
+            try writeStore(at: shared, count: 2)
+            #expect(try await keptIDs(env) == ["old-0", "old-1"])
+            #expect(!FileManager.default.fileExists(atPath: shared), "the shared file is gone")
+            #expect(FileManager.default.fileExists(atPath: storePath(environment)))
+            // Kept again by an old version after the move: taken in too, without duplicates.
+            try writeStore(at: shared, count: 3)
+            #expect(try await keptIDs(env) == ["old-0", "old-1", "old-2"])
+        }
+    }
+
+    @Test func laterAppListsAnApplicationsOwnStoreAndNotTheCommandLines() async throws {
+        try await withFakeServer { environment, server in
+            let env = environment.environment
+            try writeStore(at: storePath(environment), count: 1)
+            let fotos = "\(environment.directory)/state/toastkit/later/org.example.Fotos.json"
+            try writeStore(at: fotos, count: 2, messageBytes: 5)
+            #expect(try await keptIDs(env) == ["old-0"])
+            let list = try await toastkit(["later", "--app", "org.example.Fotos"], environment: env)
+            #expect(list.status == 0, "\(list.error)")
+            #expect(
+                list.lines.filter { !$0.isEmpty }.map { $0.split(separator: "\t").first.map(String.init) } == [
+                    "old-0", "old-1",
+                ])
+            let show = try await toastkit(["later", "--show", "--app", "org.example.Fotos"], environment: env)
+            #expect(show.status == 0, "\(show.error)")
+            #expect(Set(server.notifications.map(\.appName)) == ["org.example.Fotos"])
+            #expect(try await keptIDs(env) == ["old-0"], "the command line's own store is untouched")
+            let empty = try await toastkit(["later", "--app", ""], environment: env)
+            #expect(empty.status == 64)
+            #expect(empty.error == "toastkit: later: --app needs an application name\n")
         }
     }
 }

@@ -269,8 +269,13 @@ import ToastKitAgent
     @Test func otherCommands() throws {
         #expect(try CommandLineParser.parse(["close", "--id", "sync"]) == .close(.id("sync")))
         #expect(try CommandLineParser.parse(["close", "--server-id", "7"]) == .close(.serverID(7)))
-        #expect(try CommandLineParser.parse(["later"]) == .later(show: false, json: false))
-        #expect(try CommandLineParser.parse(["later", "--show", "--json"]) == .later(show: true, json: true))
+        #expect(try CommandLineParser.parse(["later"]) == .later(show: false, json: false, application: "toastkit"))
+        #expect(
+            try CommandLineParser.parse(["later", "--show", "--json"])
+                == .later(show: true, json: true, application: "toastkit"))
+        #expect(
+            try CommandLineParser.parse(["later", "--app", "org.example.Fotos"])
+                == .later(show: false, json: false, application: "org.example.Fotos"))
         #expect(try CommandLineParser.parse(["capabilities", "--json"]) == .capabilities(json: true))
         #expect(try CommandLineParser.parse(["server-info"]) == .serverInfo(json: false))
         #expect(try CommandLineParser.parse(["listen", "--json"]) == .listen(json: true))

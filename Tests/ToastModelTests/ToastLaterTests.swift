@@ -178,14 +178,50 @@ struct ToastLaterTests {
     }
 
     @Test(
-        "default location follows XDG_STATE_HOME, then HOME/.local/state",
+        "each application's location follows XDG_STATE_HOME, then HOME/.local/state",
         arguments: [
-            (["XDG_STATE_HOME": "/state", "HOME": "/home/ana"], "/state/toastkit/later.json"),
-            (["HOME": "/home/ana"], "/home/ana/.local/state/toastkit/later.json"),
-            (["XDG_STATE_HOME": "relative", "HOME": "/home/ana"], "/home/ana/.local/state/toastkit/later.json"),
+            (["XDG_STATE_HOME": "/state", "HOME": "/home/ana"], "/state/toastkit/later/Fotos.json"),
+            (["HOME": "/home/ana"], "/home/ana/.local/state/toastkit/later/Fotos.json"),
+            (["XDG_STATE_HOME": "relative", "HOME": "/home/ana"], "/home/ana/.local/state/toastkit/later/Fotos.json"),
         ])
     func defaultLocation(environment: [String: String], expected: String) {
-        #expect(FileLaterStore.defaultURL(environment: environment).path == expected)
+        #expect(FileLaterStore.defaultURL(application: "Fotos", environment: environment).path == expected)
+        #expect(
+            FileLaterStore.defaultURL(environment: environment).path
+                == expected.replacingOccurrences(of: "later/Fotos.json", with: "later.json"),
+            "the shared file of earlier versions")
+    }
+
+    @Test(
+        "an application's name is its file's name, and no name reaches another folder",
+        arguments: [
+            ("Fotos", "Fotos.json"), ("org.example.Fotos", "org.example.Fotos.json"), ("mi app", "mi%20app.json"),
+            ("../../etc/x", "%2E%2E%2F%2E%2E%2Fetc%2Fx.json"), ("..", "%2E%2E.json"), ("", "%00.json"),
+            ("Música", "M%C3%BAsica.json"),
+        ])
+    func applicationFileNames(application: String, file: String) {
+        let url = FileLaterStore.defaultURL(application: application, environment: ["XDG_STATE_HOME": "/s"])
+        #expect(url.path == "/s/toastkit/later/\(file)")
+    }
+
+    @Test("two applications keep their own toasts, with the same ids, apart")
+    func applicationsKeepTheirOwn() throws {
+        let folder = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let environment = ["XDG_STATE_HOME": folder.path]
+        let clock = ManualClock()
+        for (application, title) in [("Fotos", "Foto lista"), ("Correo", "Correo nuevo")] {
+            let presenter = RecordingPresenter()
+            let center = ToastCenter(
+                presenter: presenter, clock: clock,
+                laterStore: FileLaterStore.standard(application: application, environment: environment))
+            center.present(ToastMessage(id: "M", title: title, swipeActions: ToastSwipeActions(trailing: .later)))
+            try presenter.invokeAction("later", on: "M")
+        }
+        let fotos = try FileLaterStore.standard(application: "Fotos", environment: environment).load()
+        let correo = try FileLaterStore.standard(application: "Correo", environment: environment).load()
+        #expect(fotos.map(\.title) == ["Foto lista"])
+        #expect(correo.map(\.title) == ["Correo nuevo"])
     }
 
     @Test("records encode icons, including image pixels, and durations")

@@ -1,8 +1,10 @@
 public import FoundationEssentials
 import Synchronization
 
-/// Stores kept toasts in a small JSON file, by default `$XDG_STATE_HOME/toastkit/later.json`
-/// (`~/.local/state/toastkit/later.json` when `XDG_STATE_HOME` is unset).
+/// Stores kept toasts in a small JSON file. Each application has its own
+/// (``standard(application:environment:)``): `$XDG_STATE_HOME/toastkit/later/<application>.json`
+/// (`~/.local/state/toastkit/later/<application>.json` when `XDG_STATE_HOME` is unset), so an app's kept toasts and
+/// their ids are its own, and `toastkit later` shows the command line's (application `toastkit`).
 ///
 /// Safe with other processes and against crashes:
 /// - Every read and write holds an exclusive `flock` on `<file>.lock` beside the file, so processes that keep
@@ -42,12 +44,63 @@ public struct FileLaterStore: LaterStore {
         self.lastSeen = Snapshot()
     }
 
-    /// The default location for `environment`: `$XDG_STATE_HOME/toastkit/later.json`, else
-    /// `$HOME/.local/state/toastkit/later.json`. A relative `XDG_STATE_HOME` is ignored, as the XDG base
-    /// directory specification says.
+    /// The location of `application`'s kept toasts: `$XDG_STATE_HOME/toastkit/later/<application>.json`, else
+    /// `$HOME/.local/state/toastkit/later/<application>.json`. A relative `XDG_STATE_HOME` is ignored, as the XDG
+    /// base directory specification says. The name is kept as it is when it is made of letters, digits, `.`, `_`
+    /// and `-` (`Fotos`, `org.example.Fotos`); other bytes are written `%XX`, so no name can reach another folder.
+    public static func defaultURL(
+        application: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> URL {
+        stateFolder(environment: environment).appendingPathComponent("later", isDirectory: true)
+            .appendingPathComponent(fileName(for: application) + ".json")
+    }
+
+    /// The store of `application`'s kept toasts, at ``defaultURL(application:environment:)``. Its folder is the
+    /// store's own: it is made private (0700) when it was open to others, and refused when it belongs to another
+    /// user. The `ToastKit` module's desktop centers use it with their ``DesktopPresenterConfiguration``'s
+    /// `appName`.
+    public static func standard(
+        application: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> FileLaterStore {
+        FileLaterStore(url: defaultURL(application: application, environment: environment), ownsFolder: true)
+    }
+
+    /// The name of this program (the last component of its `argv[0]`), the application a store is kept for when
+    /// none is named.
+    public static var programName: String {
+        let name = (CommandLine.arguments.first ?? "").split(separator: "/").last.map(String.init) ?? ""
+        return name.isEmpty ? "ToastKit" : name
+    }
+
+    /// `application` as a file name: letters, digits, `.`, `_` and `-` as they are, other bytes as `%XX`; a name
+    /// that is empty or only dots is written in `%XX` throughout.
+    static func fileName(for application: String) -> String {
+        let plain = application.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2E || byte == 0x5F || byte == 0x2D
+        }
+        if plain, !application.isEmpty, !application.utf8.allSatisfy({ $0 == 0x2E }) { return application }
+        var name = ""
+        for byte in application.utf8 {
+            let keep =
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x5F || byte == 0x2D
+            name += keep ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded
+        }
+        return name.isEmpty ? "%00" : name
+    }
+
+    /// The shared file every application and the command line used before each had its own,
+    /// `$XDG_STATE_HOME/toastkit/later.json`. Only the command line reads it any more, to move what it holds into
+    /// its own store.
     public static func defaultURL(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> URL {
+        stateFolder(environment: environment).appendingPathComponent("later.json")
+    }
+
+    /// `$XDG_STATE_HOME/toastkit`, else `$HOME/.local/state/toastkit`.
+    private static func stateFolder(environment: [String: String]) -> URL {
         let stateHome: URL
         if let value = environment["XDG_STATE_HOME"], value.hasPrefix("/") {
             stateHome = URL(fileURLWithPath: value, isDirectory: true)
@@ -60,12 +113,17 @@ public struct FileLaterStore: LaterStore {
                 .appendingPathComponent("state", isDirectory: true)
         }
         return stateHome.appendingPathComponent("toastkit", isDirectory: true)
-            .appendingPathComponent("later.json")
     }
 
-    /// The store at ``defaultURL(environment:)``. Its `toastkit` folder is the store's own: it is made private
-    /// (0700) when it was open to others, and refused when it belongs to another user.
+    /// The store of this program's kept toasts: ``standard(application:environment:)`` with ``programName``.
     public static func standard(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> FileLaterStore {
+        standard(application: programName, environment: environment)
+    }
+
+    /// The shared store of earlier versions, at ``defaultURL(environment:)`` (see there).
+    public static func shared(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> FileLaterStore {
         FileLaterStore(url: defaultURL(environment: environment), ownsFolder: true)
@@ -230,4 +288,9 @@ public struct FileLaterStore: LaterStore {
         }
         return nil
     }
+}
+
+extension String {
+    /// Two hex digits.
+    fileprivate var leftPadded: String { count < 2 ? "0" + self : self }
 }

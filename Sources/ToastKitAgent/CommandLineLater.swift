@@ -1,0 +1,39 @@
+import Glibc
+package import ToastKit
+
+/// The store of the toasts the command line keeps with Later: the application `toastkit`'s own file, into which the
+/// shared file of earlier versions is moved the first time it is used.
+package enum CommandLineLater {
+    /// The command line's application name, whose store `toastkit later` shows.
+    package static let application = "toastkit"
+
+    /// The store of `application` (the command line's by default). The command line's store first takes in what the
+    /// shared `later.json` of earlier versions holds, so nothing kept before an upgrade is lost.
+    package static func store(application: String = application, environment: [String: String]) -> FileLaterStore {
+        let store = FileLaterStore.standard(application: application, environment: environment)
+        if application == Self.application { moveSharedFile(into: store, environment: environment) }
+        return store
+    }
+
+    /// Moves the records of the shared file of earlier versions into `store`, under both files' locks, then removes
+    /// it. A failure leaves the shared file where it is, to be moved next time.
+    private static func moveSharedFile(into store: FileLaterStore, environment: [String: String]) {
+        let shared = FileLaterStore.shared(environment: environment)
+        var info = stat()
+        guard lstat(shared.url.path, &info) == 0 else { return }
+        do throws(LaterStoreProblem) {
+            try shared.update { (old: inout [ToastLaterRecord]) throws(LaterStoreProblem) in
+                guard !old.isEmpty else { return }
+                let moving = old
+                try store.update { (mine: inout [ToastLaterRecord]) in
+                    let known = Set(mine.map(\.id))
+                    mine += moving.filter { !known.contains($0.id) }
+                }
+                old = []
+            }
+            unlink(shared.url.path)
+        } catch {
+            return
+        }
+    }
+}
