@@ -116,6 +116,8 @@ package struct SendOptions: Sendable, Equatable, Codable {
     /// `--plain`: the message is plain text, shown as typed (markup characters included); by default it is markup
     /// as notify-send passes it, kept valid by the sanitizer.
     package var plainText = false
+    /// `--lang CODE`: the language of the built-in labels (Later, Dismiss, Open); the locale's when `nil`.
+    package var language: String?
     /// `--default ID`: the answer printed and returned when a toast with actions is dismissed or expires.
     package var defaultAnswer: String?
     /// dunstify's `-I FILE`: the image, sent as the `image-path` hint (the client checks the file and turns it into
@@ -124,6 +126,11 @@ package struct SendOptions: Sendable, Equatable, Codable {
     /// What the parser noticed and `send` prints on stderr before it sends (a malformed dunstify action, a hint
     /// read as notify-send reads it); never sent to the agent.
     package var warnings: [String] = []
+
+    /// The built-in labels of this toast: those of `--lang`, else of the locale.
+    package var labels: ToastLabels {
+        language.flatMap { ToastLabels(languageCode: $0) } ?? .current
+    }
 
     package init(title: String) {
         self.title = title

@@ -376,6 +376,17 @@ enum CommandLineParser {
                 options.hints.removeAll { $0.name == hint.name }
                 options.hints.append(hint)
             case "plain": options.plainText = true
+            case "lang":
+                let value = try option.text()
+                guard !value.isEmpty else { throw .data("\(flag): the language is empty") }
+                if ToastLabels(languageCode: value) == nil {
+                    let known = ToastLanguage.allCases.map(\.rawValue).joined(separator: ", ")
+                    options.warnings.append(
+                        "--lang \(value): no built-in labels in that language (there are \(known)); the locale's are used"
+                    )
+                } else {
+                    options.language = value
+                }
             case "default":
                 let value = try option.text()
                 guard !value.isEmpty else { throw .data("\(flag): the answer is empty") }
@@ -509,6 +520,7 @@ enum Specs {
         OptionSpec(short: nil, long: "shell", takesValue: false),
         OptionSpec(short: nil, long: "no-agent", takesValue: false),
         OptionSpec(short: nil, long: "plain", takesValue: false),
+        OptionSpec(short: nil, long: "lang", takesValue: true),
         OptionSpec(short: nil, long: "default", takesValue: true),
     ]
     static let wait: [OptionSpec] = [

@@ -135,6 +135,8 @@ enum HelpText {
               --plain               The message is plain text, shown as typed. By default it is markup as
                                     notify-send passes it (<b> <i> <u> <a href> <span …>), kept valid; its
                                     backslash escapes (\\n, \\t, \\\\) are applied as notify-send applies them.
+              --lang CODE           The language of the built-in labels (Later, Dismiss, Open): en, es, ja,
+                                    zh-Hans, zh-Hant, or a locale name (es_MX.UTF-8); the locale's by default.
           -r, --replace-id N        Replace the server's notification N (notify-send's -r).
           -t, --expire-time MS      Duration in milliseconds, as notify-send (-1 the server's, 0 never);
                                     cannot be combined with -d.

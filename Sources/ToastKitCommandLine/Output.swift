@@ -6,9 +6,13 @@ import ToastKitAgent
 /// buffering, so `-p` and `--json` lines can be read while the command still runs), and a closed pipe is an
 /// error return rather than a SIGPIPE (ignored at start).
 ///
-/// A write to standard output that fails (a full disk, a closed pipe) is remembered: the command then ends with
-/// exit 74 (``lostOutput``) instead of an outcome that would claim its output was delivered. A failed write to
-/// standard error cannot be reported anywhere and is ignored.
+/// A write to standard output that fails (a full disk) is remembered: the command then ends with exit 74
+/// (``lostOutput``) instead of an outcome that would claim its output was delivered. A failed write to standard
+/// error cannot be reported anywhere and is ignored.
+///
+/// A closed reader (`toastkit list --json | head -2`, `toastkit listen | grep -m1 …`) is not an error to report:
+/// as a tool in a pipe does, the command ends at once and quietly, by the SIGPIPE it had ignored (the shell sees
+/// 141), so a `listen` does not run on for nobody.
 enum Output {
     /// The `errno` of the first write to standard output that failed in this run, if any.
     private static let standardOutputError = Mutex<Int32?>(nil)
@@ -54,9 +58,20 @@ enum Output {
     }
 
     private static func write(_ descriptor: Int32, _ text: String) {
-        if let error = ErrorLine.writeAll(descriptor, text), descriptor == 1 {
-            standardOutputError.withLock { $0 = $0 ?? error }
-        }
+        guard let error = ErrorLine.writeAll(descriptor, text), descriptor == 1 else { return }
+        if error == EPIPE { endByClosedReader() }
+        standardOutputError.withLock { $0 = $0 ?? error }
+    }
+
+    /// Ends the process as SIGPIPE would have: the reader of standard output is gone.
+    private static func endByClosedReader() -> Never {
+        signal(SIGPIPE, SIG_DFL)
+        var pending = sigset_t()
+        sigemptyset(&pending)
+        sigaddset(&pending, SIGPIPE)
+        pthread_sigmask(SIG_UNBLOCK, &pending, nil)
+        raise(SIGPIPE)
+        _exit(128 + SIGPIPE)
     }
 }
 

@@ -28,7 +28,8 @@ extension SendCommand {
         }
         let laterStore = CommandLineLater.store(environment: environment.variables)
         let center = ToastCenter(
-            defaultDuration: .standardDefault, maxVisible: 1, presenter: presenter, laterStore: laterStore)
+            defaultDuration: .standardDefault, maxVisible: 1, presenter: presenter, laterStore: laterStore,
+            labels: options.labels)
         center.toastStyle(CommandLineStyle(options: options))
         center.onEvent = { event in
             switch event {

@@ -25,7 +25,8 @@ struct SendCommand {
     /// request is the one the center would make: the same model snapshot, the same style.
     func runWithoutWaiting() throws(CommandFailure) -> ExitCode {
         let message = try makeMessage()
-        let presentation = try Self.presentation(for: message, style: CommandLineStyle(options: options))
+        let presentation = try Self.presentation(
+            for: message, style: CommandLineStyle(options: options), labels: options.labels)
         let sender: BlockingNotificationSender
         do {
             sender = try BlockingNotificationSender(configuration: configuration)
@@ -72,10 +73,11 @@ struct SendCommand {
 
     /// What the center hands its presenter for `message` when it shows it: a fresh stack's snapshot (the front
     /// toast, its timer running) and the request `style` makes from it.
-    static func presentation(for message: ToastMessage, style: some ToastStyle) throws(CommandFailure)
+    static func presentation(for message: ToastMessage, style: some ToastStyle, labels: ToastLabels)
+        throws(CommandFailure)
         -> ToastPresentation
     {
-        var stack = ToastStack(configuration: ToastStack.Configuration(labels: .current))
+        var stack = ToastStack(configuration: ToastStack.Configuration(labels: labels))
         _ = stack.attachPresenter(now: .zero)
         for output in stack.present(message, now: .zero) {
             if case .show(let toast) = output {
@@ -121,7 +123,8 @@ struct SendCommand {
         // The center stores a Later toast before it reports `.deferred`, so exiting on that event loses nothing.
         let laterStore = CommandLineLater.store(environment: environment.variables)
         let center = ToastCenter(
-            defaultDuration: .standardDefault, maxVisible: 1, presenter: presenter, laterStore: laterStore)
+            defaultDuration: .standardDefault, maxVisible: 1, presenter: presenter, laterStore: laterStore,
+            labels: options.labels)
         center.toastStyle(CommandLineStyle(options: options))
         center.onEvent = { event in
             if case .degraded(_, let reason) = event { Output.error("warning: \(reason)") }

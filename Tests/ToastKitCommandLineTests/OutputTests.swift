@@ -156,10 +156,73 @@ import ToastKitAgent
             }
             let status = try await onOwnThread { child.wait() }
             watchdog.cancel()
-            #expect(status == 74)
-            #expect(
-                String(decoding: stderr.readAll(), as: UTF8.self)
-                    == "toastkit: cannot write to standard output: Broken pipe\n")
+            #expect(status == 128 + SIGPIPE, "ended as a tool in a pipe ends: by SIGPIPE")
+            #expect(String(decoding: stderr.readAll(), as: UTF8.self) == "", "and quietly")
+        }
+    }
+
+    /// Runs `toastkit` with standard output on a real pipe whose reader has already gone (as `| head -2` after its
+    /// lines); returns the exit status and stderr.
+    private func runIntoClosedPipe(_ arguments: [String], environment: [String: String]) throws -> (Int32, String) {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            throw TestEnvironmentError("cannot make a pipe: \(String(cString: strerror(errno)))")
+        }
+        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+        close(ends[0])
+        defer { close(ends[1]) }
+        let stderr = try PipePair()
+        let child = try ChildProcess.spawn(
+            ToolProcess.binary, arguments, environment: environment, fileDescriptors: [1: ends[1], 2: stderr.writeEnd])
+        stderr.closeWriteEnd()
+        let error = String(decoding: stderr.readAll(), as: UTF8.self)
+        return (child.wait(), error)
+    }
+
+    @Test func aClosedReaderEndsTheCommandQuietly() async throws {
+        try await withFakeServer { environment, server in
+            let env = environment.environment
+            for arguments in [["capabilities"], ["capabilities", "--json"], ["send", "-p", "Hola"], ["--help"]] {
+                let (status, error) = try await onOwnThread { try self.runIntoClosedPipe(arguments, environment: env) }
+                #expect(status == 128 + SIGPIPE, "\(arguments): \(error)")
+                #expect(error == "", "\(arguments): no \"Broken pipe\" line")
+            }
+            #expect(server.notifications.map(\.summary) == ["Hola"], "the toast was shown; only its id had no reader")
+        }
+    }
+
+    // MARK: - The language of the built-in labels (issue 23)
+
+    @Test func langSetsTheBuiltInLabelsOnBothPathsAndTheLocaleIsTheFallback() async throws {
+        try await withFakeServer { environment, server in
+            var cLocale = environment.environment
+            cLocale["LC_ALL"] = "C"
+            cLocale["LANGUAGE"] = nil
+            var agentCLocale = environment.agentEnvironment
+            agentCLocale["LC_ALL"] = "C"
+            agentCLocale["LANGUAGE"] = nil
+            let cases: [(environment: [String: String], extra: [String], labels: [String], warning: String?)] = [
+                (cLocale, ["--lang", "es"], ["Más tarde", "Descartar"], nil),
+                (agentCLocale, ["--lang", "ja_JP.UTF-8", "-d", "30"], ["後で", "閉じる"], nil),
+                (cLocale, [], ["Later", "Dismiss"], nil),
+                (
+                    cLocale, ["--lang", "tlh"], ["Later", "Dismiss"],
+                    "toastkit: warning: --lang tlh: no built-in labels in that language (there are en, es, ja, "
+                        + "zh-Hans, zh-Hant); the locale's are used"
+                ),
+            ]
+            for (index, test) in cases.enumerated() {
+                let process = try ToolProcess.start(
+                    (["send", "-A", "later", "-A", "dismiss"] + test.extra + ["Tarea \(index)"]).map { Array($0.utf8) },
+                    environment: test.environment)
+                let notification = try await server.nextNotification()
+                let labels = notification.arguments.actions.filter { $0.key != "default" }.map(\.label)
+                #expect(labels == test.labels, "\(test.extra)")
+                try server.emitActionInvoked(id: notification.id, key: "dismiss")
+                let result = await process.finish()
+                #expect(result.status == 0, "\(test.extra): \(result.error)")
+                #expect(result.error == (test.warning.map { $0 + "\n" } ?? ""), "\(test.extra)")
+            }
         }
     }
 }

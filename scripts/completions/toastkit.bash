@@ -27,7 +27,7 @@ _toastkit() {
         esac
         mapfile -t COMPREPLY < <(compgen -W "-s --status -i --icon --id -d --duration -A --action --tap --confirm --on-action --shell
             --no-agent -w --wait --json -a --app-name -n --app-icon -u --urgency -c --category -h --hint -e --transient
-            -p --print-id -r --replace-id -t --expire-time --plain --default --help" -- "$cur")
+            -p --print-id -r --replace-id -t --expire-time --plain --lang --default --help" -- "$cur")
         ;;
     notify-send)
         case "$prev" in
@@ -57,7 +57,7 @@ _toastkit() {
         --max-visible) mapfile -t COMPREPLY < <(compgen -W "1 2 3 4 5 6 7 8 9 10" -- "$cur"); return ;;
         esac
         mapfile -t COMPREPLY < <(compgen -W "--idle-timeout --max-visible --replace --help" -- "$cur") ;;
-    later) mapfile -t COMPREPLY < <(compgen -W "--show --json --help" -- "$cur") ;;
+    later) mapfile -t COMPREPLY < <(compgen -W "--show --json --app --help" -- "$cur") ;;
     capabilities | server-info | listen | list) mapfile -t COMPREPLY < <(compgen -W "--json --help" -- "$cur") ;;
     help) [ "$cword" -eq 2 ] && mapfile -t COMPREPLY < <(compgen -W "${commands% help}" -- "$cur") ;;
     esac

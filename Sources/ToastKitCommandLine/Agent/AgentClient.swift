@@ -299,7 +299,7 @@ extension AgentRequest {
         resolved.appName = options.appName ?? options.dialect.programName
         // Built-in labels only where an action has no label of its own (reading the locale costs a little).
         let builtIn = (options.actions + (options.tap.map { [$0] } ?? [])).contains { $0.label == nil }
-        let labels = builtIn ? ToastLabels.current : ToastLabels(language: .english)
+        let labels = builtIn ? options.labels : ToastLabels(language: .english)
         func label(_ action: ActionOption, tap: Bool) -> ActionOption {
             var action = action
             guard action.label == nil else { return action }

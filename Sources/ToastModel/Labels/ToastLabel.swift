@@ -37,6 +37,14 @@ public struct ToastLabels: Sendable, Hashable {
         self.language = language
     }
 
+    /// The labels of the language a code or locale name names (`"es"`, `"es-MX"`, `"ja_JP.UTF-8"`, `"zh-Hant"`), for
+    /// an app that knows which language its toasts are in: `ToastLabels(languageCode: "es") ?? .current`. `nil`
+    /// when ToastKit has no labels in that language.
+    public init?(languageCode: String) {
+        guard let language = ToastLocaleResolver.language(forLocaleName: languageCode) else { return nil }
+        self.init(language: language)
+    }
+
     /// The labels for the process's locale environment, chosen as gettext does.
     public static var current: ToastLabels {
         ToastLabels(language: ToastLocaleResolver.language())
