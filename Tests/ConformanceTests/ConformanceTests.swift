@@ -77,6 +77,7 @@ extension OneAtATime {
             case .present: try await present(desktop, record)
             case .replace: try await replace(desktop, record)
             case .tap: try await tap(desktop, record)
+            case .tapAddedByUpdate: try await tapAddedByUpdate(desktop, record)
             case .button: try await button(desktop, record)
             case .dismiss: try await dismiss(desktop, record)
             case .closeByApp: try await closeByApp(desktop, record)

@@ -15,6 +15,7 @@ enum Scenario: String, CaseIterable, Sendable {
     case present = "present"
     case replace = "replace by id"
     case tap = "tap (default action)"
+    case tapAddedByUpdate = "tap added by an update"
     case button = "button action"
     case dismiss = "dismiss by the user"
     case closeByApp = "close by the app"
@@ -81,15 +82,20 @@ final class ScenarioRecord: Sendable {
 
     var failures: [String] { state.withLock { $0.failures } }
 
-    /// The table cell: `**FAIL**: …`, `not testable: …`, `quirk: …` or `pass`.
-    var cell: String {
+    /// What the table cell says: `**FAIL**`, `not testable`, `quirk` or `pass`, and the texts that go to its notes.
+    var cell: Cell {
         state.withLock { state in
-            if !state.failures.isEmpty { return "**FAIL**: " + state.failures.joined(separator: "; ") }
-            var parts: [String] = []
-            if let reason = state.notTestable { parts.append("not testable: " + reason) }
-            if !state.quirks.isEmpty { parts.append("quirk: " + state.quirks.joined(separator: "; ")) }
-            return parts.isEmpty ? "pass" : parts.joined(separator: "; ")
+            if !state.failures.isEmpty { return Cell(verdict: "**FAIL**", notes: state.failures) }
+            if let reason = state.notTestable { return Cell(verdict: "not testable", notes: [reason] + state.quirks) }
+            if !state.quirks.isEmpty { return Cell(verdict: "quirk", notes: state.quirks) }
+            return Cell(verdict: "pass", notes: [])
         }
+    }
+
+    /// A cell of the matrix: a short verdict, and the notes it points to (written once under the table).
+    struct Cell: Sendable {
+        var verdict: String
+        var notes: [String]
     }
 }
 
@@ -99,7 +105,7 @@ final class ConformanceResults: Sendable {
     static let shared = ConformanceResults()
 
     private struct State {
-        var cells: [NotificationServerKind: [Scenario: String]] = [:]
+        var cells: [NotificationServerKind: [Scenario: ScenarioRecord.Cell]] = [:]
         var servers: [NotificationServerKind: String] = [:]
         var timings: [String] = []
     }
@@ -126,7 +132,8 @@ final class ConformanceResults: Sendable {
         state.withLock { $0.servers[server] = "\(identity); capabilities: \(names)" }
     }
 
-    /// The Markdown table and the server lines.
+    /// The Markdown table, its notes and the server lines. A cell is one word and the numbers of its notes
+    /// (`quirk [3, 7]`); each note's text is written once, under the table, so the table reads at a glance.
     var markdown: String {
         state.withLock { state in
             let servers = Scenario.servers
@@ -134,9 +141,27 @@ final class ConformanceResults: Sendable {
                 "| scenario | " + servers.map(\.rawValue).joined(separator: " | ") + " |",
                 "|---|" + servers.map { _ in "---|" }.joined(),
             ]
+            var notes: [String] = []
             for scenario in Scenario.allCases {
-                let cells = servers.map { state.cells[$0]?[scenario] ?? "not run" }
+                let cells = servers.map { server -> String in
+                    guard let cell = state.cells[server]?[scenario] else { return "not run" }
+                    let numbers = cell.notes.map { note -> Int in
+                        if let index = notes.firstIndex(of: note) { return index + 1 }
+                        notes.append(note)
+                        return notes.count
+                    }
+                    return numbers.isEmpty
+                        ? cell.verdict : "\(cell.verdict) [\(numbers.map(String.init).joined(separator: ", "))]"
+                }
                 lines.append("| \(scenario.rawValue) | " + cells.map(Self.escape).joined(separator: " | ") + " |")
+            }
+            if !notes.isEmpty {
+                lines.append("")
+                lines.append("Notes:")
+                lines.append("")
+                for (index, note) in notes.enumerated() {
+                    lines.append("\(index + 1). " + note.replacingOccurrences(of: "\n", with: " "))
+                }
             }
             lines.append("")
             lines.append("Servers (GetServerInformation; GetCapabilities):")
