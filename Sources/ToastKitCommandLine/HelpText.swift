@@ -68,7 +68,7 @@ enum HelpText {
         EXAMPLES:
           toastkit send "Cambios guardados"
           toastkit send --id sync "Sincronizando…" && toastkit send --id sync -s success "Sincronizado"
-          make 2>&1 | tail -5 | toastkit send -s error "Build failed" -
+          make >build.log 2>&1 || tail -5 build.log | toastkit send -s error "Build failed" -
           choice=$(toastkit send -A archive=Archive -A later "New mail") && echo "$choice"
 
         """

@@ -153,7 +153,8 @@ extension OneAtATime {
         /// as a quirk, and a barrier toast dismissed on the server proves the extra signals were handled (and
         /// ignored) before the count is read: its end comes through the same ordered signal stream.
         func expectOneOutcome(
-            of toastID: String, serverID: UInt32, on desktop: Desktop, _ record: ScenarioRecord
+            of toastID: String, serverID: UInt32, on desktop: Desktop, _ record: ScenarioRecord,
+            presentations: Int = 1
         ) async throws {
             // Whatever the server sent before it answers a call is on the monitor once the answer is.
             try await desktop.serverRoundTrip()
@@ -182,7 +183,8 @@ extension OneAtATime {
                 }
                 try await barrier(desktop, record)
             }
-            record.equal(desktop.toasts.terminalEvents(of: toastID), 1, "terminal events of \"\(toastID)\"")
+            record.equal(
+                desktop.toasts.terminalEvents(of: toastID), presentations, "terminal events of \"\(toastID)\"")
         }
 
         /// A toast dismissed on the server: once its end is reported, every signal before it has been handled. Its
