@@ -120,4 +120,4 @@ if [ "$failed" -ne 0 ]; then
     echo "docs.sh: the API reference has the problems above" >&2
     exit 1
 fi
-echo "docs.sh: the API reference is in $output (${#modules[@]} modules); open documentation/ in it" >&2
+echo "docs.sh: the API reference is in $output (${#modules[@]} modules); serve it and open /documentation/toastkit" >&2
