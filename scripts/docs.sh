@@ -4,7 +4,8 @@
 #
 # Usage: scripts/docs.sh [--check] [--output DIR]
 #
-#   --output DIR  where the site goes (default: .build/docs-site); serve it with any static web server, for example
+#   --output DIR  where the site goes (default: .build/docs-site; an earlier site there is replaced, any other
+#                 folder refused); serve it with any static web server, for example
 #                 `python3 -m http.server -d .build/docs-site`, and open /documentation/toastkit
 #   --check       what the test command runs: fails when docc prints any warning (a broken link, a parameter that
 #                 is not documented, …) or when a public symbol of ours has no doc comment, listing each one
@@ -22,7 +23,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -39,10 +40,19 @@ modules=(ToastModel DBus FreedesktopNotifications ToastKitTesting ToastKit)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-# The modules of the last debug build (scripts/test.sh builds first); build them when they are missing.
+# The output folder is replaced: refuse one that holds something else than an earlier site.
+if [ -e "$output" ] && [ -n "$(ls -A "$output" 2>/dev/null)" ] &&
+    ! { [ -f "$output/index.html" ] && [ -d "$output/data/documentation" ]; }; then
+    echo "docs.sh: $output exists and is not an API reference this script built; choose another --output" >&2
+    exit 64
+fi
+
+# The modules of the last debug build (scripts/test.sh builds first); built again when missing or older than a
+# source file, so the reference never describes stale code.
 modules_dir=.build/debug/Modules
 for module in "${modules[@]}"; do
-    if [ ! -e "$modules_dir/$module.swiftmodule" ]; then
+    if [ ! -e "$modules_dir/$module.swiftmodule" ] ||
+        [ -n "$(find Sources -name '*.swift' -newer "$modules_dir/$module.swiftmodule" -print -quit)" ]; then
         echo "docs.sh: building the modules (swift build)" >&2
         swift build >&2
         break

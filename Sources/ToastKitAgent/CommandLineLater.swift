@@ -15,23 +15,30 @@ package enum CommandLineLater {
         return store
     }
 
-    /// Moves the records of the shared file of earlier versions into `store`, under both files' locks, then removes
-    /// it. A failure leaves the shared file where it is, to be moved next time.
+    /// Moves the records of the shared file of earlier versions into `store`, under both files' locks: the shared
+    /// file is left holding an empty list (never removed, so an old version writing at that moment cannot lose its
+    /// record to an unlink). A record whose id is already kept is replaced only by a newer one. A failure leaves
+    /// the shared file as it is, to be moved next time.
     private static func moveSharedFile(into store: FileLaterStore, environment: [String: String]) {
         let shared = FileLaterStore.shared(environment: environment)
         var info = stat()
-        guard lstat(shared.url.path, &info) == 0 else { return }
+        // An empty list is under 64 bytes, and any record makes the file longer: nothing to read.
+        guard lstat(shared.url.path, &info) == 0, info.st_size >= 64 else { return }
         do throws(LaterStoreProblem) {
             try shared.update { (old: inout [ToastLaterRecord]) throws(LaterStoreProblem) in
                 guard !old.isEmpty else { return }
                 let moving = old
                 try store.update { (mine: inout [ToastLaterRecord]) in
-                    let known = Set(mine.map(\.id))
-                    mine += moving.filter { !known.contains($0.id) }
+                    for record in moving {
+                        if let index = mine.firstIndex(where: { $0.id == record.id }) {
+                            if record.deferredAt > mine[index].deferredAt { mine[index] = record }
+                        } else {
+                            mine.append(record)
+                        }
+                    }
                 }
                 old = []
             }
-            unlink(shared.url.path)
         } catch {
             return
         }

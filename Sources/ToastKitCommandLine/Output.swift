@@ -4,18 +4,28 @@ import ToastKitAgent
 
 /// Writes lines straight to the file descriptors with `write(2)`: every line reaches a pipe at once (no stdio
 /// buffering, so `-p` and `--json` lines can be read while the command still runs), and a closed pipe is an
-/// error return rather than a SIGPIPE (ignored at start).
+/// error return (EPIPE) rather than a SIGPIPE (ignored at start), so the tool decides what it means.
 ///
 /// A write to standard output that fails (a full disk) is remembered: the command then ends with exit 74
 /// (``lostOutput``) instead of an outcome that would claim its output was delivered. A failed write to standard
 /// error cannot be reported anywhere and is ignored.
 ///
 /// A closed reader (`toastkit list --json | head -2`, `toastkit listen | grep -m1 …`) is not an error to report:
-/// as a tool in a pipe does, the command ends at once and quietly, by the SIGPIPE it had ignored (the shell sees
-/// 141), so a `listen` does not run on for nobody.
+/// as a tool in a pipe does, the `toastkit` executable (``ToastKitCommand/main()``) ends at once and quietly, by the
+/// SIGPIPE it had ignored (the shell sees 141), so a `listen` does not run on for nobody. A command run in-process
+/// (``ToastKitCommand/run(arguments:environment:)``) never ends its host: it stops as for a lost write, with exit 74,
+/// but without a line on stderr.
 enum Output {
     /// The `errno` of the first write to standard output that failed in this run, if any.
     private static let standardOutputError = Mutex<Int32?>(nil)
+    /// Whether a closed reader ends the process (the executable) rather than the command (a run in-process).
+    private static let closedReaderEndsProcess = Atomic(false)
+
+    /// Set by ``ToastKitCommand/main()``: this process is the `toastkit` executable.
+    static var endsProcessOnClosedReader: Bool {
+        get { closedReaderEndsProcess.load(ordering: .relaxed) }
+        set { closedReaderEndsProcess.store(newValue, ordering: .relaxed) }
+    }
 
     /// The failure to report when something written to standard output was lost, or nil.
     static var lostOutput: CommandFailure? {
@@ -23,6 +33,9 @@ enum Output {
             CommandFailure(.ioError, "cannot write to standard output: \(String(cString: strerror(error)))")
         }
     }
+
+    /// Whether standard output was lost because its reader went away (EPIPE): quiet, unlike a full disk.
+    static var readerIsGone: Bool { standardOutputError.withLock { $0 } == EPIPE }
 
     /// Forgets an earlier run's failed write (for ``ToastKitCommand/run(arguments:environment:)``).
     static func startRun() {
@@ -33,7 +46,8 @@ enum Output {
     /// 74, with its error line on stderr.
     static func finalCode(_ code: ExitCode) -> ExitCode {
         guard code.rawValue <= ExitCode.deferred.rawValue, let failure = lostOutput else { return code }
-        error(failure.message)
+        // A reader that went away is not worth a line (in-process; the executable has ended already).
+        if !readerIsGone { error(failure.message) }
         return failure.code
     }
 
@@ -59,7 +73,7 @@ enum Output {
 
     private static func write(_ descriptor: Int32, _ text: String) {
         guard let error = ErrorLine.writeAll(descriptor, text), descriptor == 1 else { return }
-        if error == EPIPE { endByClosedReader() }
+        if error == EPIPE, endsProcessOnClosedReader { endByClosedReader() }
         standardOutputError.withLock { $0 = $0 ?? error }
     }
 

@@ -26,6 +26,7 @@ public enum ToastKitCommand {
     /// (``BlockingNotificationSender``).
     public static func main() -> Never {
         signal(SIGPIPE, SIG_IGN)
+        Output.endsProcessOnClosedReader = true
         let invocation: Invocation
         let backend: NotificationBackend
         let program = CommandLine.unsafeArgv[0].map { String(cString: $0) } ?? "toastkit"
@@ -97,7 +98,7 @@ public enum ToastKitCommand {
             )
             .rawValue
         } catch {
-            Output.error(error.message)
+            if !Output.readerIsGone { Output.error(error.message) }
             return error.code.rawValue
         }
     }

@@ -212,7 +212,11 @@ import ToastKitAgent
             #expect(
                 adopted.expireTimeout > 0 && adopted.expireTimeout <= 240_000,
                 "the time it had left, not a fresh 300 s: \(adopted.expireTimeout) ms")
-            #expect(desktop.agentFiles.contains("adopting 1 saved toast(s) from 6"), "\(desktop.agentFiles)")
+            // "adopting 1 saved toast(s) from N ms ago": the minute of ageing and however long the kill took.
+            let files = desktop.agentFiles
+            let age = files.components(separatedBy: "adopting 1 saved toast(s) from ").dropFirst().first
+                .flatMap { Int($0.prefix { $0.isNumber }) }
+            #expect((age ?? 0) >= 60_000, "\(files)")
             #expect(try await toastkit(["close", "--id", "k"], environment: env).status == 0)
             let wait = await waiting.finish()
             #expect(wait.status == 4, "\(wait.error)\n\(desktop.agentFiles)")

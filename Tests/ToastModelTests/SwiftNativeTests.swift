@@ -8,7 +8,7 @@ import ToastModel
 /// `Swift.Duration`, `async` handlers, `Codable` and `==`), and a testing presenter whose wrong expectation fails the
 /// test instead of hanging it. The first test is the list of forms that did not compile, written as a new
 /// user wrote them.
-@Suite("Swift-native API and timeouts")
+@Suite("Swift-native API and timeouts", .timeLimit(.minutes(2)))
 struct SwiftNativeTests {
     @Test("the forms a new user wrote compile and do what they say")
     func theFormsANewUserWrote() async throws {
@@ -175,6 +175,44 @@ struct SwiftNativeTests {
         await h.center.flush()
         #expect(trace.all.last == "finished")
         #expect(Set(trace.all) == ["started go", "observer", "finished"])
+    }
+
+    @Test("an async handler may flush and may present and wait: neither waits for the handler itself")
+    func handlersThatWaitOnTheCenter() async throws {
+        let h = Harness()
+        let trace = Trace()
+        let center = h.center
+        let flushing = ToastAction(id: "flush", title: "F") { _ in
+            await center.flush()
+            trace.append("flushed")
+        }
+        let asking = ToastAction(id: "ask", title: "A") { _ in
+            let outcome = await center.presentAndWait(
+                ToastMessage(id: "follow", title: "¿Seguro?", duration: .indefinite))
+            trace.append("follow-up \(outcome)")
+        }
+        h.center.present(ToastMessage(id: "a", title: "A", tapAction: flushing))
+        try h.presenter.invokeAction("flush", on: "a")
+        h.center.present(ToastMessage(id: "b", title: "B", tapAction: asking))
+        try h.presenter.invokeAction("ask", on: "b")
+        await h.log.waitFor(.shown(id: "follow"))
+        h.presenter.dismissByUser("follow")
+        try await h.center.flush(timeout: .seconds(60))
+        #expect(Set(trace.all) == ["flushed", "follow-up dismissed"])
+    }
+
+    @Test("a presentAndWait(_:timeout:) cancelled at once still dismisses its toast")
+    func cancelledAtOnceDismisses() async throws {
+        let h = Harness()
+        for index in 0..<50 {
+            let waiting = Task {
+                try await h.center.presentAndWait(
+                    ToastMessage(id: "q\(index)", title: "Q", duration: .indefinite), timeout: .seconds(100))
+            }
+            waiting.cancel()
+            #expect(try await waiting.value == .closedByApp)
+        }
+        #expect(h.center.liveToastIDs.isEmpty)
     }
 
     @Test("runHandler hands back the task of an async handler, and nil for a plain one")

@@ -196,12 +196,22 @@ struct ToastLaterTests {
         "an application's name is its file's name, and no name reaches another folder",
         arguments: [
             ("Fotos", "Fotos.json"), ("org.example.Fotos", "org.example.Fotos.json"), ("mi app", "mi%20app.json"),
-            ("../../etc/x", "%2E%2E%2F%2E%2E%2Fetc%2Fx.json"), ("..", "%2E%2E.json"), ("", "%00.json"),
+            ("../../etc/x", "..%2F..%2Fetc%2Fx.json"), ("..", "%2E%2E.json"), ("", "%.json"), ("\u{0}", "%00.json"),
             ("Música", "M%C3%BAsica.json"),
         ])
     func applicationFileNames(application: String, file: String) {
         let url = FileLaterStore.defaultURL(application: application, environment: ["XDG_STATE_HOME": "/s"])
         #expect(url.path == "/s/toastkit/later/\(file)")
+    }
+
+    @Test("a long application name is cut and hashed within NAME_MAX, and two such names stay apart")
+    func longApplicationNames() {
+        let long = String(repeating: "ñ", count: 300)
+        let other = String(repeating: "ñ", count: 299) + "n"
+        let names = [long, other].map { FileLaterStore.defaultURL(application: $0).lastPathComponent }
+        #expect(names.allSatisfy { $0.utf8.count <= 255 }, "\(names)")
+        #expect(names[0] != names[1])
+        #expect(names[0].contains("~"))
     }
 
     @Test("two applications keep their own toasts, with the same ids, apart")

@@ -15,21 +15,28 @@ extension ToastCenter {
     /// ```
     ///
     /// It also waits for the `async` action handlers still running (and for what they present), so their work is
-    /// not cut short when the program exits. It waits as long as that takes: with no notification server, or a
-    /// handler that never returns, that is for ever. Use ``flush(timeout:)`` to bound it.
+    /// not cut short when the program exits — except the handler that calls it, and the handlers that started it:
+    /// a handler may flush. It waits as long as that takes: with no notification server, or a handler that never
+    /// returns, that is for ever. Use ``flush(timeout:)`` to bound it.
     public func flush() async {
+        let own = RunningHandler.keys
         while true {
-            await drained()
-            await presenter?.flush()
-            // What the presenter reported meanwhile (failures, degradations) has been delivered as events too.
-            await drained()
-            let running = state.withLock { $0.runningHandlers }
-            if running.isEmpty { return }
+            await flushPresenter()
+            let running = state.withLock { $0.runningHandlers.filter { !own.contains($0.key) } }
+            if running.isEmpty || Task.isCancelled { return }
             for (key, handler) in running {
                 await handler.value
                 _ = state.withLock { $0.runningHandlers.removeValue(forKey: key) }
             }
         }
+    }
+
+    /// Returns once everything handed to the presenter so far is done there, and what it reported meanwhile
+    /// (failures, degradations) has been delivered as events too. The handlers are not waited for.
+    private func flushPresenter() async {
+        await drained()
+        await presenter?.flush()
+        await drained()
     }
 
     /// ``flush()``, giving up after `timeout` on the center's clock.
@@ -117,7 +124,7 @@ extension ToastCenter {
             outcome = (try? await self.outcome(of: message.id)) ?? .closedByApp
         }
         // The end was decided here; the close that carries it to the server may still be on its way.
-        await flush()
+        await flushPresenter()
         return outcome
     }
 
@@ -143,10 +150,14 @@ extension ToastCenter {
     public func presentAndWait(_ message: ToastMessage, timeout: Duration) async throws -> ToastOutcome {
         let deadline = time.now() + timeout
         let id = message.id
+        // Presented here, before the race starts, so a cancel or a timeout that comes at once finds the toast to
+        // dismiss; the waiter is queued behind the presentation's own work, so a presentation it replaced is not
+        // mistaken for it.
+        present(message)
         let outcome: ToastOutcome
         do {
             outcome = try await withTimeout(timeout, waitingFor: "the end of toast \"\(id)\"") {
-                try await self.waitForOutcome(of: id) { self.present(message) }
+                try await self.waitForOutcome(of: id) {}
             }
         } catch let error as ToastCenterError {
             dismiss(id: id)
@@ -156,7 +167,11 @@ extension ToastCenter {
             return (try? await self.outcome(of: id)) ?? .closedByApp
         }
         let left = deadline - time.now()
-        if left > .zero { try? await flush(timeout: left) }
+        if left > .zero {
+            try? await withTimeout(left, waitingFor: "the presenter to close toast \"\(id)\"") {
+                await self.flushPresenter()
+            }
+        }
         return outcome
     }
 
@@ -355,4 +370,10 @@ private final class TimeoutRace<T: Sendable>: Sendable {
         for task in tasks { task.cancel() }
         continuation?.resume(with: result)
     }
+}
+
+/// The `async` action handlers the current task runs in (their keys in ``ToastCenterState/runningHandlers``), so
+/// that a handler's own ``ToastCenter/flush()`` does not wait for itself.
+enum RunningHandler {
+    @TaskLocal static var keys: Set<UInt64> = []
 }

@@ -121,7 +121,10 @@ extension ToastCenter {
 
     /// M5: handler, then observer, then the effect. An `async` handler is started, not awaited.
     private func runAction(_ invocation: ToastStack.ActionInvocation) {
-        if let running = invocation.action.runHandler(invocation.context) { track(running) }
+        switch invocation.action.handler {
+        case .sync(let body): body(invocation.context)
+        case .async(let body): start(body, invocation.context)
+        }
         onToastAction?(invocation.context)
         deliver(
             .actionInvoked(
@@ -130,16 +133,20 @@ extension ToastCenter {
         mutate { stack, now in stack.completeAction(invocation, now: now) }
     }
 
-    /// Keeps a running `async` handler in view until it ends, for ``flush()``.
-    private func track(_ handler: Task<Void, Never>) {
-        let key = state.withLock { state in
+    /// Starts an `async` handler in a task of its own, kept in view until it ends for ``flush()``, and marked
+    /// (``RunningHandler``) so that a flush it calls itself does not wait for it.
+    private func start(
+        _ body: @escaping @Sendable (ToastActionContext) async -> Void, _ context: ToastActionContext
+    ) {
+        let inherited = RunningHandler.keys
+        // Made under the lock, so it is kept before it can end and remove itself.
+        state.withLock { state in
             state.nextHandler &+= 1
-            state.runningHandlers[state.nextHandler] = handler
-            return state.nextHandler
-        }
-        Task { [weak self] in
-            await handler.value
-            _ = self?.state.withLock { $0.runningHandlers.removeValue(forKey: key) }
+            let key = state.nextHandler
+            state.runningHandlers[key] = Task { [weak self] in
+                await RunningHandler.$keys.withValue(inherited.union([key])) { await body(context) }
+                _ = self?.state.withLock { $0.runningHandlers.removeValue(forKey: key) }
+            }
         }
     }
 

@@ -17,7 +17,7 @@ import Synchronization
 ///   (see there), so the center's load-change-save keeps records other processes added in between;
 ///   ``update(_:)`` does the whole read-change-write under the lock.
 ///
-/// A file that cannot be decoded or read is renamed to `later.json.corrupt-<UTC timestamp>` — set aside, never
+/// A file that cannot be decoded or read is renamed to `<name>.json.corrupt-<UTC timestamp>` — set aside, never
 /// deleted — and reported. A file that cannot be written is reported as ``LaterStoreProblem/Kind/unwritable``
 /// with the path and the system's reason (for example `cannot write …: No space left on device`).
 public struct FileLaterStore: LaterStore {
@@ -72,22 +72,32 @@ public struct FileLaterStore: LaterStore {
         return name.isEmpty ? "ToastKit" : name
     }
 
-    /// `application` as a file name: letters, digits, `.`, `_` and `-` as they are, other bytes as `%XX`; a name
-    /// that is empty or only dots is written in `%XX` throughout.
+    /// `application` as a file name: letters, digits, `.`, `_` and `-` as they are (unless the name is only dots),
+    /// other bytes as `%XX`; the empty name is `%`. A name longer than 200 bytes so written keeps its first 150 and
+    /// ends with `~` and a 64-bit hash of the whole name (`~` is never written otherwise), within `NAME_MAX`.
     static func fileName(for application: String) -> String {
-        let plain = application.utf8.allSatisfy { byte in
+        func isPlain(_ byte: UInt8) -> Bool {
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == 0x2E || byte == 0x5F || byte == 0x2D
         }
-        if plain, !application.isEmpty, !application.utf8.allSatisfy({ $0 == 0x2E }) { return application }
+        guard !application.isEmpty else { return "%" }
+        let onlyDots = application.utf8.allSatisfy { $0 == 0x2E }
         var name = ""
         for byte in application.utf8 {
-            let keep =
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x5F || byte == 0x2D
-            name += keep ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded
+            if isPlain(byte), !onlyDots {
+                name.unicodeScalars.append(UnicodeScalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                name += "%" + (hex.count < 2 ? "0" + hex : hex)
+            }
         }
-        return name.isEmpty ? "%00" : name
+        guard name.utf8.count > 200 else { return name }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in application.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return String(name.prefix(150)) + "~" + String(hash, radix: 16)
     }
 
     /// The shared file every application and the command line used before each had its own,
@@ -288,9 +298,4 @@ public struct FileLaterStore: LaterStore {
         }
         return nil
     }
-}
-
-extension String {
-    /// Two hex digits.
-    fileprivate var leftPadded: String { count < 2 ? "0" + self : self }
 }
