@@ -2,7 +2,9 @@ import Glibc
 
 /// Which bus a connection goes to.
 public enum BusAddress: Sendable, Hashable {
-    /// The user's session bus: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus` when that socket exists.
+    /// The user's session bus: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus` when that socket exists, else
+    /// `/run/user/<uid>/bus` when that socket is the user's own — where systemd and logind put it, and what a cron
+    /// job or a service without a session environment can still reach.
     case session
     /// The system bus: `DBUS_SYSTEM_BUS_ADDRESS`, else `unix:path=/run/dbus/system_bus_socket`.
     case system
@@ -17,22 +19,34 @@ public enum BusAddress: Sendable, Hashable {
         try resolve(environment: environmentVariable)
     }
 
-    /// ``resolve()`` with the environment given, for tests.
+    /// ``resolve()`` with the environment given, for tests. `TOASTKIT_USER_RUNTIME_ROOT` stands for `/run/user` (the
+    /// tests' private folders).
     func resolve(environment: (String) -> String?) throws(DBusError) -> String {
         let resolved: String
         switch self {
         case .session:
+            let runtime = environment("XDG_RUNTIME_DIR").flatMap { $0.isEmpty ? nil : $0 }
+            let root = environment("TOASTKIT_USER_RUNTIME_ROOT").flatMap { $0.isEmpty ? nil : $0 } ?? "/run/user"
+            let userBus = "\(root)/\(geteuid())/bus"
             if let value = environment("DBUS_SESSION_BUS_ADDRESS"), !value.isEmpty {
                 resolved = value
-            } else if let runtime = environment("XDG_RUNTIME_DIR"), !runtime.isEmpty,
-                isSocket("\(runtime)/bus")
-            {
+            } else if let runtime, isSocket("\(runtime)/bus") {
                 resolved = "unix:path=\(runtime)/bus"
+            } else if let owner = socketOwner(userBus) {
+                guard owner == geteuid() else {
+                    throw DBusError(
+                        name: DBusError.Name.badAddress,
+                        message:
+                            "no session bus: refusing \(userBus), which belongs to uid \(owner), not \(geteuid())")
+                }
+                resolved = "unix:path=\(userBus)"
             } else {
+                let looked = runtime.map { "\($0)/bus" } ?? "$XDG_RUNTIME_DIR/bus (unset)"
                 throw DBusError(
                     name: DBusError.Name.badAddress,
                     message:
-                        "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist")
+                        "no session bus: DBUS_SESSION_BUS_ADDRESS is not set, and there is no bus at \(looked) or "
+                        + "\(userBus); is this user logged in to a desktop? From another user's job, run as that user")
             }
         case .system:
             resolved =
@@ -54,4 +68,11 @@ func environmentVariable(_ name: String) -> String? {
 private func isSocket(_ path: String) -> Bool {
     var info = stat()
     return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK
+}
+
+/// The owner of the socket at `path` (not following a symbolic link), or nil when there is none.
+private func socketOwner(_ path: String) -> uid_t? {
+    var info = stat()
+    guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK else { return nil }
+    return info.st_uid
 }

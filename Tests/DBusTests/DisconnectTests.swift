@@ -1,3 +1,5 @@
+import Foundation
+import Glibc
 import TestSupport
 import Testing
 
@@ -57,16 +59,35 @@ import Testing
         #expect(malformed?.name == DBusError.Name.badAddress)
     }
 
-    @Test func aMissingSessionBusIsExplained() {
+    @Test func aMissingSessionBusIsExplained() throws {
+        let root = try Tools.makeTemporaryDirectory(prefix: "toastkit-run-user")
+        defer { try? FileManager.default.removeItem(atPath: root) }
         let error = #expect(throws: DBusError.self) {
-            try BusAddress.session.resolve(environment: { _ in nil })
+            try BusAddress.session.resolve(environment: { $0 == "TOASTKIT_USER_RUNTIME_ROOT" ? root : nil })
         }
         #expect(
             error?.message
-                == "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist")
+                == "no session bus: DBUS_SESSION_BUS_ADDRESS is not set, and there is no bus at $XDG_RUNTIME_DIR/bus "
+                + "(unset) or \(root)/\(geteuid())/bus; is this user logged in to a desktop? From another user's job, "
+                + "run as that user")
         let address = try? BusAddress.session.resolve(environment: {
             $0 == "DBUS_SESSION_BUS_ADDRESS" ? "unix:path=/tmp/x" : nil
         })
         #expect(address == "unix:path=/tmp/x")
+    }
+
+    @Test func aJobWithoutASessionEnvironmentFindsTheUsersOwnBusAndNoOneElses() throws {
+        let root = try Tools.makeTemporaryDirectory(prefix: "toastkit-run-user")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: "\(root)/\(geteuid())", withIntermediateDirectories: true)
+        let bus = "\(root)/\(geteuid())/bus"
+        let socket = try Tools.bindUnixSocket(at: bus)
+        defer { close(socket) }
+        let environment: (String) -> String? = { $0 == "TOASTKIT_USER_RUNTIME_ROOT" ? root : nil }
+        #expect(try BusAddress.session.resolve(environment: environment) == "unix:path=\(bus)")
+        // The same socket handed to another user (nobody, 65534): never used.
+        #expect(chown(bus, 65534, 65534) == 0)
+        let refused = #expect(throws: DBusError.self) { try BusAddress.session.resolve(environment: environment) }
+        #expect(refused?.message == "no session bus: refusing \(bus), which belongs to uid 65534, not \(geteuid())")
     }
 }

@@ -144,6 +144,33 @@ public enum Tools {
         return String(cString: made)
     }
 
+    /// A Unix stream socket bound at `path` (as a bus daemon's is); the caller closes the descriptor.
+    public static func bindUnixSocket(at path: String) throws -> Int32 {
+        let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { throw TestEnvironmentError("socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(socket)
+            throw TestEnvironmentError("socket path too long: \(path)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(socket)
+            throw TestEnvironmentError("cannot bind \(path): \(reason)")
+        }
+        return socket
+    }
+
     /// Sends `signal` to `pid`, escalates to SIGKILL after 3 s, and reaps it if it is our child.
     public static func terminate(pid: Int32, signal: Int32) {
         guard Glibc.kill(pid, 0) == 0 else { return }

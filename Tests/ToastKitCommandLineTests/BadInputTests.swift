@@ -146,12 +146,14 @@ import ToastKitAgent
         env.removeValue(forKey: "DBUS_SESSION_BUS_ADDRESS")
         env["XDG_RUNTIME_DIR"] = directory
         env["XDG_STATE_HOME"] = directory
+        env["TOASTKIT_USER_RUNTIME_ROOT"] = "\(directory)/run-user"
         let unset = try await toastkit(["send", "Hola"], environment: env)
         #expect(unset.status == 69)
         #expect(
             unset.error
-                == "toastkit: cannot reach the session bus: no session bus: DBUS_SESSION_BUS_ADDRESS is not set and "
-                + "$XDG_RUNTIME_DIR/bus does not exist\n")
+                == "toastkit: cannot reach the session bus: no session bus: DBUS_SESSION_BUS_ADDRESS is not set, and "
+                + "there is no bus at \(directory)/bus or \(directory)/run-user/\(geteuid())/bus; is this user logged in "
+                + "to a desktop? From another user's job, run as that user\n")
         env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(directory)/nothing-here"
         for arguments in [["send", "Hola"], ["send", "--wait", "Hola"], ["capabilities"], ["listen"]] {
             let nowhere = try await toastkit(arguments, environment: env)
