@@ -15,17 +15,33 @@ package enum Spawn {
         _ argv: [String], environment: [String: String], output: Int32?, newSession: Bool,
         workingDirectory: String? = nil
     ) -> Result<Int32, Errno> {
+        start(
+            argv.map { Array($0.utf8) }, environment: environment, standardInput: nil,
+            standardOutput: output, standardError: output, newSession: newSession, workingDirectory: workingDirectory)
+    }
+
+    /// Starts `argv` (raw bytes; `argv[0]` looked up on `PATH` when it has no slash) with `environment`. Standard
+    /// input is `standardInput` when given, `/dev/null` when nil (or, with `inheritsInput`, this process's); standard
+    /// output and errors go to the descriptors given, `/dev/null` when nil.
+    package static func start(
+        _ argv: [[UInt8]], environment: [String: String], standardInput: Int32?, inheritsInput: Bool = false,
+        standardOutput: Int32?, standardError: Int32?, newSession: Bool, workingDirectory: String? = nil
+    ) -> Result<Int32, Errno> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         if let workingDirectory { posix_spawn_file_actions_addchdir_np(&actions, workingDirectory) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        if let output {
-            posix_spawn_file_actions_adddup2(&actions, output, 1)
-            posix_spawn_file_actions_adddup2(&actions, output, 2)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        if let standardInput {
+            posix_spawn_file_actions_adddup2(&actions, standardInput, 0)
+        } else if !inheritsInput {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
+        for (descriptor, target) in [(standardOutput, Int32(1)), (standardError, Int32(2))] {
+            if let descriptor {
+                posix_spawn_file_actions_adddup2(&actions, descriptor, target)
+            } else {
+                posix_spawn_file_actions_addopen(&actions, target, "/dev/null", O_WRONLY, 0)
+            }
         }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -35,17 +51,18 @@ package enum Spawn {
         posix_spawnattr_setsigmask(&attributes, &empty)
         var defaults = sigset_t()
         sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP] { sigaddset(&defaults, signal) }
+        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
         // POSIX_SPAWN_SETSID (glibc 2.26), which the Glibc module does not export without _GNU_SOURCE.
         if newSession { flags |= 0x80 }
         posix_spawnattr_setflags(&attributes, Int16(flags))
 
+        guard !argv.isEmpty else { return .failure(Errno(EINVAL)) }
         var pid: pid_t = 0
         let result = withCStrings(argv) { arguments in
-            withCStrings(environment.map { "\($0.key)=\($0.value)" }) { variables in
-                posix_spawnp(&pid, argv[0], &actions, &attributes, arguments, variables)
+            withCStrings(environment.map { Array("\($0.key)=\($0.value)".utf8) }) { variables in
+                posix_spawnp(&pid, arguments[0]!, &actions, &attributes, arguments, variables)
             }
         }
         return result == 0 ? .success(pid) : .failure(Errno(result))
@@ -84,9 +101,14 @@ package struct Errno: Error, Sendable, CustomStringConvertible {
 }
 
 /// Calls `body` with a NULL-terminated C array of `strings`.
-private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
-    var pointers = strings.map { strdup($0) }
+private func withCStrings<R>(_ strings: [[UInt8]], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
+    var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { bytes in
+        let copy = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+        for (index, byte) in bytes.enumerated() { copy[index] = CChar(bitPattern: byte) }
+        copy[bytes.count] = 0
+        return copy
+    }
     pointers.append(nil)
-    defer { for pointer in pointers { free(pointer) } }
+    defer { for pointer in pointers { pointer?.deallocate() } }
     return body(pointers)
 }

@@ -72,6 +72,14 @@ enum CommandLineParser {
         if let dialect = CommandDialect(rawValue: command.rawValue), dialect != .toastkit {
             return try parseTool(rest, dialect: dialect)
         }
+        if command == .run {
+            // Only run's own options may ask for help: `toastkit run make --help` is make's.
+            let own = rest.prefix { $0.text != "--" && ($0.text.hasPrefix("-") || $0.text == "-") }
+            if own.contains(where: { $0.text == "--help" || $0.text == "-?" || $0.text == "-h" }) {
+                return .help(command)
+            }
+            return .run(try parseRun(rest))
+        }
         let beforeDashes = rest.prefix { $0.text != "--" }
         if beforeDashes.contains(where: { $0.text == "--help" || $0.text == "-?" }) {
             return .help(command)
@@ -99,6 +107,8 @@ enum CommandLineParser {
             return .listen(json: try jsonOnly(rest, command: "listen"))
         case .list:
             return .list(json: try jsonOnly(rest, command: "list"))
+        case .run:
+            return .run(try parseRun(rest))
         case .wait:
             let split = try SplitArguments(rest, specs: Specs.wait, command: "wait")
             try noPositionals(split, command: "wait")
@@ -174,6 +184,68 @@ enum CommandLineParser {
         if let extra = split.positionals.first {
             throw .usage("\(command): unexpected argument \"\(extra.text)\"; see toastkit \(command) --help")
         }
+    }
+
+    // MARK: - run
+
+    /// `run [options] [--] CMD…` or `run [options] --pid PID`: the options end at `--` or at the first word that is
+    /// not one (so `toastkit run make -j4` passes `-j4` to make).
+    private static func parseRun(_ arguments: ArraySlice<Argument>) throws(CommandFailure) -> RunOptions {
+        var end = arguments.startIndex
+        var commandStart = arguments.endIndex
+        while end < arguments.endIndex {
+            let text = arguments[end].text
+            if text == "--" {
+                commandStart = end + 1
+                break
+            }
+            guard text.hasPrefix("-"), text != "-" else {
+                commandStart = end
+                break
+            }
+            let takesValue = Specs.run.first { "--\($0.long)" == text || $0.short.map { "-\($0)" } == text }?.takesValue
+            end += takesValue == true ? 2 : 1
+        }
+        let split = try SplitArguments(
+            arguments[arguments.startIndex..<min(end, arguments.endIndex)], specs: Specs.run, command: "run")
+        var options = RunOptions()
+        for word in arguments[min(commandStart, arguments.endIndex)...] {
+            options.command.append(Array(try word.text(as: "the command").utf8))
+        }
+        for option in split.options {
+            let flag = option.spec.display
+            let value = try option.text()
+            switch option.spec.long {
+            case "tail":
+                guard let lines = Int(value), (0...20).contains(lines) else {
+                    throw .data("\(flag) \(value): expected a number of lines from 0 to 20")
+                }
+                options.tail = lines
+            case "min-seconds":
+                guard let seconds = Double(value), seconds.isFinite, seconds >= 0 else {
+                    throw .data("\(flag) \(value): expected a number of seconds")
+                }
+                options.minimumSeconds = seconds
+            case "pid":
+                guard let pid = Int32(value), pid > 0 else { throw .data("\(flag) \(value): expected a process id") }
+                options.pid = pid
+            case "app-name": options.appName = value
+            case "duration": options.duration = try duration(value, flag: flag)
+            case "lang":
+                guard ToastLabels(languageCode: value) != nil else {
+                    throw .data("\(flag) \(value): no built-in labels in that language")
+                }
+                options.language = value
+            default: break
+            }
+        }
+        if options.pid != nil, !options.command.isEmpty {
+            throw .usage("run: give a command or --pid PID, not both")
+        }
+        if options.pid == nil, options.command.isEmpty {
+            throw .usage("run: missing the command to run (toastkit run [options] -- CMD…); see toastkit run --help")
+        }
+        return options
     }
 
     // MARK: - close
@@ -542,4 +614,12 @@ enum Specs {
         OptionSpec(short: nil, long: "json", takesValue: false),
     ]
     static let jsonOnly: [OptionSpec] = [OptionSpec(short: nil, long: "json", takesValue: false)]
+    static let run: [OptionSpec] = [
+        OptionSpec(short: nil, long: "tail", takesValue: true),
+        OptionSpec(short: nil, long: "min-seconds", takesValue: true),
+        OptionSpec(short: nil, long: "pid", takesValue: true),
+        OptionSpec(short: "a", long: "app-name", takesValue: true),
+        OptionSpec(short: "d", long: "duration", takesValue: true),
+        OptionSpec(short: nil, long: "lang", takesValue: true),
+    ]
 }

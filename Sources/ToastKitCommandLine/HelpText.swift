@@ -13,6 +13,7 @@ enum HelpText {
         case .listen?: listen
         case .wait?: wait
         case .list?: list
+        case .run?: run
         case .agent?: agent
         case .notifySend?: DialectOutput.help(for: .notifySend)
         case .dunstify?: DialectOutput.help(for: .dunstify)
@@ -53,6 +54,7 @@ enum HelpText {
             listen          Watch the notification traffic on the session bus.
             wait            Wait for the end of a toast sent earlier with --id (through the agent).
             list            List the live toasts (through the agent) and the ones kept for Later.
+            run             Run a command, then show a toast of how it ended (status, time, last lines).
             agent           Run the per-user toast agent (started on demand by send).
 
         OPTIONS:
@@ -188,6 +190,40 @@ enum HelpText {
 
         EXIT CODES: 0 done; 64 usage error; 65 unreadable store (set aside); 69 no bus or no notification server;
         74 the store cannot be written (--show).
+
+        """
+
+    static let run = """
+        OVERVIEW: Run CMD with its input and output as they are, then show a toast that says what ran, how it
+        ended, how long it took and the last lines of its output, with an action that opens the whole output
+        ($XDG_STATE_HOME/toastkit/runs/, the 20 newest kept). Exits with CMD's exit code (128+N for signal N).
+        Ctrl-C and Ctrl-\\ reach CMD, which decides; SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to toastkit are
+        passed on to it.
+
+        USAGE: toastkit run [options] [--] CMD [ARG…]
+               toastkit run [options] --pid PID
+
+        ARGUMENTS:
+          CMD [ARG…]        The command; options end at `--` or at the first word that is not one.
+
+        OPTIONS:
+          --tail N          How many of the last lines of output the toast shows (0 to 20; default 3).
+          --min-seconds S   No toast when CMD took less than S seconds (default 0: always).
+          --pid PID         Wait for a process that is already running, then show its toast (exit 0).
+          -a, --app-name NAME
+                            The toast's application name (default toastkit).
+          -d, --duration SECONDS|auto|indefinite
+                            How long the toast stays (default 10).
+          --lang CODE       The language of the action's label (en, es, ja, zh-Hans, zh-Hant).
+          --help            Show this help.
+
+        EXAMPLES:
+          toastkit run -- make -j8
+          toastkit run --min-seconds 30 --tail 5 -- ./deploy.sh production
+          toastkit run --pid "$(pgrep -n rsync)"
+
+        EXIT CODES: CMD's (127 when it cannot be found, 126 when it cannot be run); with --pid 0 once it ended;
+        64 usage error; 65 no such process.
 
         """
 

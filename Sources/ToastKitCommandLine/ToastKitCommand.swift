@@ -53,6 +53,9 @@ public enum ToastKitCommand {
         }
         let dialect = invocation.dialect
         let environment = CommandEnvironment(nil, backend: backend)
+        if case .run(let options) = invocation {
+            exit(RunCommand(options: options, environment: environment).run())
+        }
         do throws(CommandFailure) {
             if let code = try executeWithoutTasks(invocation, environment: environment) {
                 exit(DialectOutput.exitCode(Output.finalCode(code), dialect: dialect))
@@ -93,6 +96,10 @@ public enum ToastKitCommand {
         do {
             let (backend, rest) = try CommandLineParser.globalOptions(arguments.map { Argument(bytes: $0) })
             let invocation = try CommandLineParser.parse(arguments: rest)
+            if case .run(let options) = invocation {
+                return RunCommand(options: options, environment: CommandEnvironment(environment, backend: backend))
+                    .run()
+            }
             return Output.finalCode(
                 try await execute(invocation, environment: CommandEnvironment(environment, backend: backend))
             )
@@ -140,6 +147,8 @@ public enum ToastKitCommand {
         switch invocation {
         case .help, .version, .close, .capabilities, .serverInfo, .list, .toolCommand:
             preconditionFailure("\(invocation) runs without tasks")
+        case .run:
+            preconditionFailure("run returns its command's own status, from main() and run(arguments:environment:)")
         case .agent(let options):
             return try await AgentCommand.run(options, environment: environment)
         case .wait(let id, let json):

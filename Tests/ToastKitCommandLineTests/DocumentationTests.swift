@@ -44,7 +44,7 @@ import ToastKitAgent
     private static let options: [(Command, [OptionSpec])] = [
         (.send, Specs.send), (.close, Specs.close), (.later, Specs.later), (.capabilities, Specs.jsonOnly),
         (.serverInfo, Specs.jsonOnly), (.listen, Specs.jsonOnly), (.wait, Specs.wait), (.list, Specs.jsonOnly),
-        (.agent, Specs.agent), (.notifySend, Dialects.notifySend),
+        (.agent, Specs.agent), (.run, Specs.run), (.notifySend, Dialects.notifySend),
         (.dunstify, Dialects.dunstify + Dialects.dunstifyCommands),
     ]
 

@@ -9,7 +9,7 @@ _toastkit() {
         words=("${COMP_WORDS[@]}")
         cword=$COMP_CWORD
     fi
-    local commands="send close later capabilities server-info listen wait list agent notify-send dunstify help"
+    local commands="send close later capabilities server-info listen wait list run agent notify-send dunstify help"
     if [ "$cword" -eq 1 ]; then
         mapfile -t COMPREPLY < <(compgen -W "$commands --help --version" -- "$cur")
         return
@@ -51,6 +51,17 @@ _toastkit() {
     wait)
         case "$prev" in --id) return ;; esac
         mapfile -t COMPREPLY < <(compgen -W "--id --json --help" -- "$cur") ;;
+    run)
+        case "$prev" in
+        --pid) mapfile -t COMPREPLY < <(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur"); return ;;
+        --tail | --min-seconds | -a | --app-name | -d | --duration | --lang) return ;;
+        esac
+        if [[ "$cur" == -* ]]; then
+            mapfile -t COMPREPLY < <(compgen -W "--tail --min-seconds --pid -a --app-name -d --duration --lang --help --" -- "$cur")
+        else
+            mapfile -t COMPREPLY < <(compgen -c -- "$cur")
+        fi
+        ;;
     agent)
         case "$prev" in
         --idle-timeout) mapfile -t COMPREPLY < <(compgen -W "0 30 60 300" -- "$cur"); return ;;

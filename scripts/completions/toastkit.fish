@@ -1,5 +1,5 @@
 # fish completion for toastkit(1)
-set -l commands send close later capabilities server-info listen wait list agent notify-send dunstify help
+set -l commands send close later capabilities server-info listen wait list run agent notify-send dunstify help
 complete -c toastkit -f
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a send -d 'Show a toast'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a close -d 'Close a toast by --id or server number'
@@ -8,6 +8,7 @@ complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a capabilit
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a server-info -d 'Server name and version'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a listen -d 'Watch notification traffic'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a wait -d 'Wait for the end of a toast by --id'
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a run -d 'Run a command, then a toast of how it ended'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a list -d 'List live toasts and Later ones'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a agent -d 'Run the per-user toast agent'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a notify-send -d "notify-send's command line"
@@ -78,6 +79,12 @@ complete -c toastkit -n "__fish_seen_subcommand_from close" -l server-id -x -d '
 complete -c toastkit -n "__fish_seen_subcommand_from later" -l show -d 'Show the kept toasts again'
 complete -c toastkit -n "__fish_seen_subcommand_from later" -l app -x -d 'The toasts an application kept'
 complete -c toastkit -n "__fish_seen_subcommand_from wait" -l id -x -d 'Id of a toast sent through the agent'
+complete -c toastkit -n "__fish_seen_subcommand_from run" -l tail -x -a "0 1 3 5 10 20" -d 'Last lines of output in the toast'
+complete -c toastkit -n "__fish_seen_subcommand_from run" -l min-seconds -x -d 'No toast when it took less'
+complete -c toastkit -n "__fish_seen_subcommand_from run" -l pid -x -a "(__fish_complete_pids)" -d 'Wait for a running process'
+complete -c toastkit -n "__fish_seen_subcommand_from run" -s a -l app-name -x -d 'Application name'
+complete -c toastkit -n "__fish_seen_subcommand_from run" -s d -l duration -x -a "auto indefinite" -d 'How long the toast stays'
+complete -c toastkit -n "__fish_seen_subcommand_from run" -l lang -x -a 'en es ja zh-Hans zh-Hant' -d 'Language of the built-in labels'
 complete -c toastkit -n "__fish_seen_subcommand_from agent" -l idle-timeout -x -a "0 30 60 300" -d 'Exit after this long idle (0: never)'
 complete -c toastkit -n "__fish_seen_subcommand_from agent" -l max-visible -x -a "1 2 3 4 5 6 7 8 9 10" -d 'Toasts on screen at once'
 complete -c toastkit -n "__fish_seen_subcommand_from agent" -l replace -d 'Take over from a running agent'

@@ -7,6 +7,8 @@ public enum ToastLabel: String, Sendable, Hashable, Codable, CaseIterable {
     case open
     /// The built-in ``ToastAction/dismiss`` action.
     case dismiss
+    /// The action of `toastkit run`'s toast that opens the command's whole output.
+    case output
 }
 
 /// A language ToastKit has built-in labels for.
@@ -61,10 +63,10 @@ public struct ToastLabels: Sendable, Hashable {
     }
 
     private static let table: [ToastLanguage: [ToastLabel: String]] = [
-        .english: [.later: "Later", .open: "Open", .dismiss: "Dismiss"],
-        .spanish: [.later: "Más tarde", .open: "Abrir", .dismiss: "Descartar"],
-        .japanese: [.later: "後で", .open: "開く", .dismiss: "閉じる"],
-        .simplifiedChinese: [.later: "稍后", .open: "打开", .dismiss: "关闭"],
-        .traditionalChinese: [.later: "稍後", .open: "打開", .dismiss: "關閉"],
+        .english: [.later: "Later", .open: "Open", .dismiss: "Dismiss", .output: "Show output"],
+        .spanish: [.later: "Más tarde", .open: "Abrir", .dismiss: "Descartar", .output: "Ver la salida"],
+        .japanese: [.later: "後で", .open: "開く", .dismiss: "閉じる", .output: "出力を表示"],
+        .simplifiedChinese: [.later: "稍后", .open: "打开", .dismiss: "关闭", .output: "显示输出"],
+        .traditionalChinese: [.later: "稍後", .open: "打開", .dismiss: "關閉", .output: "顯示輸出"],
     ]
 }

@@ -1,0 +1,389 @@
+// `toastkit run`: runs a command (or waits for a running process) and, when it ends, shows a toast that says what ran,
+// how it ended, how long it took and the last lines of its output, with an action that opens the whole output.
+import CSpawn
+import FoundationEssentials
+import Glibc
+import Synchronization
+import ToastKit
+import ToastKitAgent
+
+/// What `toastkit run` was asked.
+struct RunOptions: Sendable, Equatable {
+    /// The command and its arguments, as given (raw bytes); empty with ``pid``.
+    var command: [[UInt8]] = []
+    /// `--pid PID`: wait for this running process instead of starting one.
+    var pid: Int32?
+    /// `--tail N`: how many of the last lines of output the toast shows (0 to 20).
+    var tail = 3
+    /// `--min-seconds S`: no toast when the command took less.
+    var minimumSeconds: Double = 0
+    /// `-a NAME`: the toast's application name.
+    var appName: String?
+    /// `-d`: how long the toast stays.
+    var duration: ToastDuration = .seconds(10)
+    /// `--lang`: the language of the built-in label of the output action.
+    var language: String?
+}
+
+/// Runs the command with its standard input, passing its output through as it comes (and into a log), forwards the
+/// signals it should get, then presents the toast through the usual `send` path and returns the command's status.
+struct RunCommand {
+    let options: RunOptions
+    let environment: CommandEnvironment
+
+    /// How a run ended: its exit status (0–255) or the signal that ended it.
+    enum Ending: Equatable {
+        case exited(Int32)
+        case signaled(Int32)
+        /// A process that is not this one's child (`--pid`): it ended, how is not known.
+        case ended
+    }
+
+    /// The command's exit code as a shell gives it (a signal N is 128 + N).
+    func run() -> Int32 {
+        if let pid = options.pid { return waitForProcess(pid) }
+        let started = ContinuousClock.now
+        let log = RunLog(environment: environment.variables)
+        let tail = OutputTail(lines: options.tail)
+        var outputPipe: [Int32] = [0, 0]
+        var errorPipe: [Int32] = [0, 0]
+        var exitPipe: [Int32] = [0, 0]
+        guard pipe(&outputPipe) == 0, pipe(&errorPipe) == 0, pipe(&exitPipe) == 0 else {
+            Output.error("run: cannot make a pipe: \(String(cString: strerror(errno)))")
+            return ExitCode.ioError.rawValue
+        }
+        for descriptor in outputPipe + errorPipe + exitPipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        // As system(3) does: the terminal's Ctrl-C and Ctrl-\ reach the command (it is in the same process group);
+        // this process lets it decide, and reports how it ended. What is sent to this process alone is forwarded.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGQUIT, SIG_IGN)
+        let spawned = Spawn.start(
+            options.command, environment: environment.variables, standardInput: nil, inheritsInput: true,
+            standardOutput: outputPipe[1], standardError: errorPipe[1], newSession: false,
+            workingDirectory: nil)
+        close(outputPipe[1])
+        close(errorPipe[1])
+        let child: pid_t
+        switch spawned {
+        case .success(let pid): child = pid
+        case .failure(let error):
+            let name = String(decoding: options.command[0], as: UTF8.self)
+            Output.error("run: cannot run \(TerminalText.escape(name)): \(error)")
+            return error.code == ENOENT ? 127 : 126
+        }
+        RunSignals.forward(to: child)
+        let copy = CopyJob(
+            pipes: [(outputPipe[0], 1), (errorPipe[0], 2)], exit: exitPipe[0], log: log.descriptor, tail: tail)
+        var copier = pthread_t()
+        let created = pthread_create(
+            &copier, nil,
+            { argument in
+                let job = Unmanaged<CopyJob>.fromOpaque(argument!).takeRetainedValue()
+                RunCommand.copy(job.pipes, until: job.exit, log: job.log, tail: job.tail)
+                return nil
+            }, Unmanaged.passRetained(copy).toOpaque())
+        if created != 0 {
+            Unmanaged.passUnretained(copy).release()
+            Self.copy(copy.pipes, until: -1, log: log.descriptor, tail: tail)  // copies until both pipes close
+        }
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        RunSignals.stopForwarding()
+        _ = write(exitPipe[1], "x", 1)
+        if created == 0 { pthread_join(copier, nil) }
+        log.close()
+        let ending: Ending = status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .signaled(status & 0x7f)
+        present(ending, elapsed: .now - started, tail: tail.lines, log: log.path)
+        switch ending {
+        case .exited(let code): return code
+        case .signaled(let signal): return 128 + signal
+        case .ended: return 0
+        }
+    }
+
+    /// `--pid`: waits for `pid` to end (a pidfd: the kernel says when), then presents its toast.
+    private func waitForProcess(_ pid: Int32) -> Int32 {
+        let name = ProcessInfo.name(of: pid)
+        let descriptor = pidfd_open(pid, 0)
+        guard descriptor >= 0, let name else {
+            Output.error(
+                "run: no process \(pid)"
+                    + (errno == ESRCH || name == nil ? "" : ": \(String(cString: strerror(errno)))"))
+            return ExitCode.dataError.rawValue
+        }
+        defer { close(descriptor) }
+        let running = ProcessInfo.age(of: pid) ?? .zero
+        let started = ContinuousClock.now
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while poll(&poller, 1, -1) < 0 && errno == EINTR {}
+        let title = "\(name) (\(pid))"
+        present(.ended, elapsed: running + (.now - started), tail: [], log: nil, title: title)
+        return 0
+    }
+
+    /// Copies what each pipe brings to its descriptor and the log, keeping the last lines, until `exit` is readable
+    /// (the command ended): then what is already in the pipes is copied and the copy stops, so a background program
+    /// that keeps a pipe open cannot hold `run` up.
+    fileprivate static func copy(_ pipes: [(Int32, Int32)], until exit: Int32, log: Int32?, tail: OutputTail) {
+        var open = pipes
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var ending = false
+        while !open.isEmpty {
+            var polled = open.map { pollfd(fd: $0.0, events: Int16(POLLIN), revents: 0) }
+            if !ending, exit >= 0 { polled.append(pollfd(fd: exit, events: Int16(POLLIN), revents: 0)) }
+            let ready = poll(&polled, nfds_t(polled.count), ending ? 0 : -1)
+            if ready < 0 && errno == EINTR { continue }
+            if ready <= 0 { break }  // ending, and nothing more is waiting
+            if !ending, exit >= 0, polled.last!.revents != 0 {
+                ending = true
+                continue
+            }
+            var closed: [Int32] = []
+            for (index, (source, target)) in open.enumerated() where polled[index].revents != 0 {
+                let count = read(source, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else {
+                    closed.append(source)
+                    continue
+                }
+                let chunk = Array(buffer[0..<count])
+                writeAll(target, chunk)
+                if let log { writeAll(log, chunk) }
+                tail.append(chunk)
+            }
+            for source in closed { Glibc.close(source) }
+            open.removeAll { closed.contains($0.0) }
+        }
+        for (source, _) in open { Glibc.close(source) }
+    }
+
+    private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+
+    /// Presents the toast of a run that ended, unless it took less than `--min-seconds`. A toast that cannot be
+    /// shown is a warning: the command's own status is what `run` returns.
+    private func present(_ ending: Ending, elapsed: Duration, tail: [String], log: String?, title: String? = nil) {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        guard seconds >= options.minimumSeconds else { return }
+        var send = SendOptions(title: title ?? Self.title(of: options.command))
+        send.message = .text(([Self.describe(ending, seconds: seconds)] + tail).joined(separator: "\n"))
+        switch ending {
+        case .exited(0), .ended: send.status = .success
+        case .exited, .signaled: send.status = .error
+        }
+        send.plainText = true
+        send.appName = options.appName ?? "toastkit"
+        send.duration = .duration(options.duration)
+        send.language = options.language
+        let agentAllowed = environment.variables["TOASTKIT_NO_AGENT"].map { $0.isEmpty || $0 == "0" } ?? true
+        if let log, agentAllowed {
+            send.actions = [ActionOption(id: "output", label: send.labels[.output])]
+            send.onAction = ["output": ["xdg-open", log]]
+        }
+        do throws(CommandFailure) {
+            _ = try SendCommand(options: try send.sent(), environment: environment).runWithoutWaitingPreferringAgent()
+        } catch {
+            Output.error("run: the toast was not shown: \(error.message)")
+        }
+    }
+
+    /// The toast's title: the command line, as a person would type it, cut at 80 characters.
+    static func title(of command: [[UInt8]]) -> String {
+        let words = command.map { word -> String in
+            let text = String(decoding: word, as: UTF8.self)
+            let plain =
+                !text.isEmpty && text.unicodeScalars.allSatisfy { !" \t\n'\"\\$`;&|<>()*?".unicodeScalars.contains($0) }
+            return plain
+                ? text
+                : "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+        }
+        let line = words.joined(separator: " ")
+        return line.count > 80 ? String(line.prefix(79)) + "…" : line
+    }
+
+    /// "exit 0 after 1 min 23 s", "killed by SIGTERM after 4 s", "ended after 2 h 5 min".
+    static func describe(_ ending: Ending, seconds: Double) -> String {
+        let took = formatted(seconds)
+        switch ending {
+        case .exited(let code): return "exit \(code) after \(took)"
+        case .signaled(let signal): return "killed by \(SignalWatcher.name(of: signal)) after \(took)"
+        case .ended: return "ended after \(took)"
+        }
+    }
+
+    /// A duration as people read it: "0.4 s", "12 s", "3 min 5 s", "2 h 1 min".
+    static func formatted(_ seconds: Double) -> String {
+        if seconds < 10 { return "\((seconds * 10).rounded() / 10) s" }
+        let whole = Int(seconds.rounded())
+        if whole < 60 { return "\(whole) s" }
+        if whole < 3600 { return "\(whole / 60) min \(whole % 60) s" }
+        return "\(whole / 3600) h \(whole % 3600 / 60) min"
+    }
+}
+
+/// The pipes, the log and the tail the copying thread works on.
+private final class CopyJob: Sendable {
+    let pipes: [(Int32, Int32)]
+    let exit: Int32
+    let log: Int32?
+    let tail: OutputTail
+
+    init(pipes: [(Int32, Int32)], exit: Int32, log: Int32?, tail: OutputTail) {
+        (self.pipes, self.exit, self.log, self.tail) = (pipes, exit, log, tail)
+    }
+}
+
+/// `text` without the spaces, tabs and newlines around it.
+private func trimmed(_ text: String) -> String {
+    let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+    return String(text.drop(while: blank).reversed().drop(while: blank).reversed())
+}
+
+/// The last lines of a run's output (both streams, as they came), for the toast.
+final class OutputTail: Sendable {
+    private struct State {
+        var lines: [String] = []
+        var partial: [UInt8] = []
+    }
+
+    private let state = Mutex(State())
+    private let count: Int
+
+    init(lines: Int) {
+        count = lines
+    }
+
+    func append(_ bytes: [UInt8]) {
+        guard count > 0 else { return }
+        state.withLock { state in
+            for byte in bytes {
+                if byte == 0x0A {
+                    Self.keep(state.partial, in: &state.lines, count: count)
+                    state.partial = []
+                } else if state.partial.count < 400 {
+                    state.partial.append(byte)
+                }
+            }
+        }
+    }
+
+    /// The last lines, the unfinished one included; blank lines left out, control characters dropped.
+    var lines: [String] {
+        state.withLock { state in
+            var lines = state.lines
+            if !state.partial.isEmpty { Self.keep(state.partial, in: &lines, count: count) }
+            return lines
+        }
+    }
+
+    private static func keep(_ bytes: [UInt8], in lines: inout [String], count: Int) {
+        let text = String(decoding: bytes, as: UTF8.self).unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }
+        let line = trimmed(String(String.UnicodeScalarView(text)))
+        guard !line.isEmpty else { return }
+        lines.append(line)
+        if lines.count > count { lines.removeFirst(lines.count - count) }
+    }
+}
+
+/// The whole output of a run: `$XDG_STATE_HOME/toastkit/runs/<time>-<pid>.log` (0600, in a 0700 folder); the 20 newest
+/// are kept. Without a place for it, the run goes on without a log and its toast without the output action.
+struct RunLog {
+    let path: String?
+    let descriptor: Int32?
+
+    init(environment: [String: String]) {
+        let state =
+            environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? environment["HOME"].map { $0 + "/.local/state" }
+        guard let state else {
+            (path, descriptor) = (nil, nil)
+            return
+        }
+        let folder = state + "/toastkit/runs"
+        do throws(PrivateFileError) {
+            try PrivateFiles.prepareFolder(folder, tighten: true)
+        } catch {
+            Output.error("warning: run: no log of the output: \(error)")
+            (path, descriptor) = (nil, nil)
+            return
+        }
+        let stamp = Spawn.timestamp().filter { $0 != "-" && $0 != ":" }
+        let file = "\(folder)/\(stamp)-\(getpid()).log"
+        let opened = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard opened >= 0 else {
+            Output.error(
+                "warning: run: no log of the output: cannot create \(file): \(String(cString: strerror(errno)))")
+            (path, descriptor) = (nil, nil)
+            return
+        }
+        (path, descriptor) = (file, opened)
+        Self.prune(folder, keeping: 20)
+    }
+
+    func close() {
+        if let descriptor { Glibc.close(descriptor) }
+    }
+
+    /// Removes the oldest logs beyond `count` (their names sort by time).
+    private static func prune(_ folder: String, keeping count: Int) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        let logs = names.filter { $0.hasSuffix(".log") }.sorted()
+        for name in logs.dropLast(count) { unlink("\(folder)/\(name)") }
+    }
+}
+
+/// Forwards the signals sent to `run` itself (SIGTERM, SIGHUP, SIGUSR1, SIGUSR2) to the command while it runs.
+enum RunSignals {
+    private static let child = Atomic<Int32>(0)
+    private static let forwarded = [SIGTERM, SIGHUP, SIGUSR1, SIGUSR2]
+
+    static func forward(to pid: pid_t) {
+        child.store(pid, ordering: .sequentiallyConsistent)
+        for signalNumber in forwarded {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { received in
+                let target = RunSignals.child.load(ordering: .sequentiallyConsistent)
+                if target > 0 { kill(target, received) }
+            }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            sigaction(signalNumber, &action, nil)
+        }
+    }
+
+    static func stopForwarding() {
+        child.store(0, ordering: .sequentiallyConsistent)
+    }
+}
+
+extension ProcessInfo {
+    /// The command name of process `pid` (`/proc/PID/comm`), or nil when there is no such process.
+    static func name(of pid: Int32) -> String? {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/comm") else { return nil }
+        return trimmed(String(decoding: data, as: UTF8.self))
+    }
+
+    /// How long process `pid` has run (its start time in `/proc/PID/stat` against `/proc/uptime`).
+    static func age(of pid: Int32) -> Duration? {
+        guard let stat = FileManager.default.contents(atPath: "/proc/\(pid)/stat"),
+            let uptime = FileManager.default.contents(atPath: "/proc/uptime")
+        else { return nil }
+        // The fields after the command name, which is in parentheses and may hold spaces.
+        let text = String(decoding: stat, as: UTF8.self)
+        guard let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        // Field 22 (starttime) is the 20th after the name (state is field 3).
+        guard fields.count > 19, let ticks = Double(fields[19]),
+            let up = String(decoding: uptime, as: UTF8.self).split(separator: " ").first.flatMap({ Double($0) })
+        else { return nil }
+        let seconds = up - ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+        return seconds > 0 ? .milliseconds(Int64(seconds * 1000)) : .zero
+    }
+}

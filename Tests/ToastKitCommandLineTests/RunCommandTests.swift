@@ -1,0 +1,135 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+import ToastKitAgent
+
+@testable import ToastKitCommandLine
+
+/// `toastkit run` (issue 20, point 3): the command runs with its output passed through and its exit code kept; when
+/// it ends a toast says what ran, how it ended, how long it took and the last lines, with an action that opens the
+/// whole output after `run` has gone; `--min-seconds` holds back a quick one; signals sent to `run` reach the command;
+/// `--pid` waits for a process already running.
+@Suite(.timeLimit(.minutes(2))) struct RunCommandTests {
+    private func withFakeServer(_ body: (BusOnlyEnvironment, FakeNotificationServer) async throws -> Void)
+        async throws
+    {
+        let environment = try BusOnlyEnvironment()
+        defer { environment.stop() }
+        let server = try await FakeNotificationServer.start(on: environment.bus)
+        defer { server.stop() }
+        try await body(environment, server)
+    }
+
+    @Test func theCommandsOutputAndStatusPassThroughAndItsToastSaysHowItEnded() async throws {
+        try await withFakeServer { environment, server in
+            // A stand-in for xdg-open that says what it was asked to open, through a FIFO the test reads.
+            let bin = "\(environment.directory)/bin"
+            let fifo = "\(environment.directory)/opened"
+            try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+            #expect(mkfifo(fifo, 0o600) == 0)
+            try "#!/bin/sh\nprintf '%s\\n' \"$1\" > '\(fifo)'\n".write(
+                toFile: "\(bin)/xdg-open", atomically: true, encoding: .utf8)
+            chmod("\(bin)/xdg-open", 0o755)
+            var env = environment.agentEnvironment
+            env["PATH"] = bin + ":" + (env["PATH"] ?? "/usr/bin:/bin")
+
+            let run = try await toastkit(
+                ["run", "--tail", "2", "--", "sh", "-c", "echo uno; echo dos; echo tres; exit 3"], environment: env)
+            #expect(run.status == 3, "the command's own exit code: \(run.error)")
+            #expect(run.output == "uno\ndos\ntres\n")
+            #expect(run.error.isEmpty, "\(run.error)")
+            let notify = try #require(server.notifications.last)
+            #expect(notify.arguments.summary == "sh -c 'echo uno; echo dos; echo tres; exit 3'")
+            #expect(notify.arguments.body.hasPrefix("exit 3 after "), "\(notify.arguments.body)")
+            #expect(notify.arguments.body.hasSuffix("\ndos\ntres"), "\(notify.arguments.body)")
+            #expect(notify.arguments.hints["image-path"] == .string("dialog-error"))
+            #expect(notify.arguments.actions.map(\.key) == ["output"])
+            #expect(notify.arguments.actions.map(\.label) == ["Show output"])
+
+            // The output action, after `run` has exited: the agent opens the whole output.
+            try server.emitActionInvoked(id: notify.id, key: "output")
+            let opened = try await onOwnThread { () -> String in
+                let reader = open(fifo, O_RDONLY)
+                defer { close(reader) }
+                var bytes = [UInt8](repeating: 0, count: 4096)
+                let count = read(reader, &bytes, bytes.count)
+                return String(decoding: bytes.prefix(max(count, 0)), as: UTF8.self)
+                    .trimmingCharacters(in: .newlines)
+            }
+            #expect(opened.hasPrefix("\(environment.directory)/state/toastkit/runs/"), "\(opened)")
+            #expect(try String(contentsOfFile: opened, encoding: .utf8) == "uno\ndos\ntres\n")
+            var info = stat()
+            #expect(stat(opened, &info) == 0 && info.st_mode & 0o777 == 0o600, "the log is private")
+
+            let success = try await toastkit(["run", "--", "true"], environment: env)
+            #expect(success.status == 0)
+            #expect(server.notifications.last?.arguments.hints["image-path"] == .string("emblem-default"))
+            #expect(server.notifications.last?.arguments.body.hasPrefix("exit 0 after ") == true)
+        }
+    }
+
+    @Test func minSecondsHoldsBackTheToastOfAQuickCommand() async throws {
+        try await withFakeServer { environment, server in
+            let quick = try await toastkit(
+                ["run", "--min-seconds", "3600", "true"], environment: environment.environment)
+            #expect(quick.status == 0, "\(quick.error)")
+            #expect(server.notifications.isEmpty, "no toast for a command quicker than --min-seconds")
+            let missing = try await toastkit(
+                ["run", "--", "no-such-command-here"], environment: environment.environment)
+            #expect(missing.status == 127)
+            #expect(missing.error == "toastkit: run: cannot run no-such-command-here: No such file or directory\n")
+        }
+    }
+
+    @Test func aSignalSentToRunReachesTheCommandAndTheToastSaysSo() async throws {
+        try await withFakeServer { environment, server in
+            let process = try ToolProcess.start(
+                ["run", "--", "sh", "-c", "echo started; exec sleep 30"].map { Array($0.utf8) },
+                environment: environment.environment)
+            #expect(await process.nextLine() == "started")
+            process.signal(SIGTERM)
+            let result = await process.finish()
+            #expect(result.status == 143, "the command's end by SIGTERM: \(result.error)")
+            let body = server.notifications.last?.arguments.body ?? ""
+            #expect(body.hasPrefix("killed by SIGTERM after "), "\(body)")
+        }
+    }
+
+    @Test func pidWaitsForAProcessThatIsAlreadyRunning() async throws {
+        try await withFakeServer { environment, server in
+            let sleeper = try ChildProcess.spawn("/bin/sleep", ["30"], environment: [:], fileDescriptors: [:])
+            let process = try ToolProcess.start(
+                ["run", "--pid", "\(sleeper.pid)"].map { Array($0.utf8) }, environment: environment.environment)
+            sleeper.signal(SIGTERM)
+            let result = await process.finish()
+            _ = sleeper.wait()
+            #expect(result.status == 0, "\(result.error)")
+            let notify = try #require(server.notifications.last)
+            #expect(notify.arguments.summary == "sleep (\(sleeper.pid))")
+            #expect(notify.arguments.body.hasPrefix("ended after "), "\(notify.arguments.body)")
+            let gone = try await toastkit(["run", "--pid", "\(sleeper.pid)"], environment: environment.environment)
+            #expect(gone.status == 65)
+            #expect(gone.error == "toastkit: run: no process \(sleeper.pid)\n")
+        }
+    }
+
+    @Test func theCommandStartsAtTheFirstWordThatIsNotAnOption() throws {
+        func parse(_ words: [String]) throws -> Invocation { try CommandLineParser.parse(words) }
+        guard case .run(let plain) = try parse(["run", "--tail", "5", "make", "-j4", "--help"]) else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(plain.command.map { String(decoding: $0, as: UTF8.self) } == ["make", "-j4", "--help"])
+        #expect(plain.tail == 5)
+        guard case .run(let dashed) = try parse(["run", "-a", "CI", "--", "-weird-name"]) else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(dashed.command.map { String(decoding: $0, as: UTF8.self) } == ["-weird-name"])
+        #expect(dashed.appName == "CI")
+        #expect(try parse(["run", "--help"]) == .help(.run))
+        #expect(throws: CommandFailure.self) { try parse(["run", "--pid", "7", "ls"]) }
+        #expect(throws: CommandFailure.self) { try parse(["run", "--tail", "99", "ls"]) }
+    }
+}
