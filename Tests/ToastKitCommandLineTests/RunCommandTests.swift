@@ -28,9 +28,9 @@ import ToastKitAgent
             let fifo = "\(environment.directory)/opened"
             try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
             #expect(mkfifo(fifo, 0o600) == 0)
-            try "#!/bin/sh\nprintf '%s\\n' \"$1\" > '\(fifo)'\n".write(
-                toFile: "\(bin)/xdg-open", atomically: true, encoding: .utf8)
-            chmod("\(bin)/xdg-open", 0o755)
+            // (Written with O_CLOEXEC: a child another test starts meanwhile must not keep it open for writing, or
+            // running it fails with "Text file busy".)
+            try AgentSafetyTests.writeExecutable("\(bin)/xdg-open", "#!/bin/sh\nprintf '%s\\n' \"$1\" > '\(fifo)'\n")
             var env = environment.agentEnvironment
             env["PATH"] = bin + ":" + (env["PATH"] ?? "/usr/bin:/bin")
 
@@ -49,14 +49,21 @@ import ToastKitAgent
 
             // The output action, after `run` has exited: the agent opens the whole output.
             try server.emitActionInvoked(id: notify.id, key: "output")
+            // Read and write, so opening never waits for the writer; the wait for its line is bounded.
             let opened = try await onOwnThread { () -> String in
-                let reader = open(fifo, O_RDONLY)
+                let reader = open(fifo, O_RDWR | O_CLOEXEC)
                 defer { close(reader) }
+                var ready = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
+                guard poll(&ready, 1, 60_000) == 1 else { return "" }
                 var bytes = [UInt8](repeating: 0, count: 4096)
                 let count = read(reader, &bytes, bytes.count)
                 return String(decoding: bytes.prefix(max(count, 0)), as: UTF8.self)
                     .trimmingCharacters(in: .newlines)
             }
+            let actions =
+                (try? String(contentsOfFile: "\(environment.directory)/state/toastkit/actions.log", encoding: .utf8))
+                ?? "(no actions.log)"
+            try #require(!opened.isEmpty, "the output action opened nothing within 60 s; actions.log:\n\(actions)")
             #expect(opened.hasPrefix("\(environment.directory)/state/toastkit/runs/"), "\(opened)")
             #expect(try String(contentsOfFile: opened, encoding: .utf8) == "uno\ndos\ntres\n")
             var info = stat()
