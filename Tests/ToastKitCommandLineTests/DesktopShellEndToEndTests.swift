@@ -20,18 +20,23 @@ extension OneAtATime {
         /// closes the toast itself after a second, exits 3 (expired), and the banner is gone.
         @Test func gnomeShellSendWaitWithADurationExpiresOnTime() async throws {
             try await on(.gnomeShell) { desktop, watcher in
+                // Timed from the start of the process, which is before the server's answer that starts the toast's
+                // second: so it cannot end earlier, however late this test sees the answer on a loaded machine (it
+                // once saw it 0.3 s late). That toastkit itself closed it, not GNOME, is what the bus shows below.
+                let started = ContinuousClock.now
                 let process = try ToolProcess.start(
                     ["send", "--wait", "-d", "1", "Copiado"].map { Array($0.utf8) },
                     environment: desktop.toolEnvironment)
                 let (notify, id) = try await watcher.nextNotifyAndReply()
-                let shown = ContinuousClock.now
                 #expect(notify.expireTimeout == 1000)
                 #expect(try await desktop.waitForPopups(1)?.first?.title == "Copiado", "the banner")
                 let run = await process.finish()
-                let elapsed = ContinuousClock.now - shown
+                let elapsed = ContinuousClock.now - started
                 #expect(run.status == 3, "exit 3 (expired): \(run.error)")
-                #expect(
-                    elapsed >= .milliseconds(700) && elapsed <= .milliseconds(2500), "exited \(elapsed) after Notify")
+                #expect(elapsed >= .seconds(1), "exited \(elapsed) after the start, before the toast's second")
+                // GNOME alone would keep the banner for as long as the person is idle; the exact time is the model's
+                // (tested on a manual clock), the wall clock here only shows it ended, with a margin for any load.
+                #expect(elapsed < .seconds(30), "exited \(elapsed) after the start")
                 #expect(try await watcher.nextClose() == id, "toastkit closed it")
                 #expect(try await watcher.nextClosed(id) == 3)
                 #expect(try await desktop.waitForPopups(0) != nil, "the banner is gone")
