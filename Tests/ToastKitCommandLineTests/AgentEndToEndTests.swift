@@ -381,15 +381,18 @@ extension OneAtATime {
             defer { watcher.stop() }
             let env = desktop.agentEnvironment
 
+            // Timed from before `send` starts, which is before the answer that starts the toast's second: so the
+            // close cannot come earlier, however late this test sees it (as the GNOME test of the direct path once
+            // saw an answer 0.3 s late under load).
+            let started = ContinuousClock.now
             let send = try await toastkit(["send", "-d", "1", "Copiado"], environment: env)
             #expect(send.status == 0, "\(send.error)")
             let (_, id) = try await watcher.nextNotifyAndReply()
-            let shown = ContinuousClock.now
             #expect(try await desktop.waitForPopups(1)?.first?.title == "Copiado", "the banner")
-            // The script has exited; the agent closes the toast on time.
+            // The script has exited; the agent closes the toast on time (GNOME alone would keep it while idle).
             #expect(try await watcher.nextClose(of: id) == id)
-            let elapsed = ContinuousClock.now - shown
-            #expect(elapsed >= .milliseconds(700) && elapsed <= .milliseconds(2000), "closed \(elapsed) after Notify")
+            let elapsed = ContinuousClock.now - started
+            #expect(elapsed >= .seconds(1) && elapsed < .seconds(30), "closed \(elapsed) after the send started")
             #expect(try await watcher.nextClosed(id) == 3)
             #expect(try await desktop.waitForPopups(0) != nil, "the banner is gone")
 
