@@ -182,7 +182,7 @@ struct RunCommand {
         send.appName = options.appName ?? "toastkit"
         send.duration = .duration(options.duration)
         send.language = options.language
-        let agentAllowed = environment.variables["TOASTKIT_NO_AGENT"].map { $0.isEmpty || $0 == "0" } ?? true
+        let agentAllowed = environment.variable("TOASTKIT_NO_AGENT").map { $0.isEmpty || $0 == "0" } ?? true
         if let log, agentAllowed {
             send.actions = [ActionOption(id: "output", label: send.labels[.output])]
             send.onAction = ["output": ["xdg-open", log]]

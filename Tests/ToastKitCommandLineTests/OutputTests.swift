@@ -102,9 +102,17 @@ import ToastKitAgent
             throw TestEnvironmentError("cannot open /dev/full: \(String(cString: strerror(errno)))")
         }
         defer { close(full) }
+        return try run(arguments, standardOutput: full, environment: environment)
+    }
+
+    /// Runs `toastkit` with standard output on `descriptor`; returns the exit status and stderr.
+    private func run(_ arguments: [String], standardOutput descriptor: Int32, environment: [String: String]) throws
+        -> (Int32, String)
+    {
         let stderr = try PipePair()
         let child = try ChildProcess.spawn(
-            ToolProcess.binary, arguments, environment: environment, fileDescriptors: [1: full, 2: stderr.writeEnd])
+            ToolProcess.binary, arguments, environment: environment,
+            fileDescriptors: [1: descriptor, 2: stderr.writeEnd])
         stderr.closeWriteEnd()
         let error = String(decoding: stderr.readAll(), as: UTF8.self)
         return (child.wait(), error)
@@ -171,12 +179,7 @@ import ToastKitAgent
         _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
         close(ends[0])
         defer { close(ends[1]) }
-        let stderr = try PipePair()
-        let child = try ChildProcess.spawn(
-            ToolProcess.binary, arguments, environment: environment, fileDescriptors: [1: ends[1], 2: stderr.writeEnd])
-        stderr.closeWriteEnd()
-        let error = String(decoding: stderr.readAll(), as: UTF8.self)
-        return (child.wait(), error)
+        return try run(arguments, standardOutput: ends[1], environment: environment)
     }
 
     @Test func aClosedReaderEndsTheCommandQuietly() async throws {

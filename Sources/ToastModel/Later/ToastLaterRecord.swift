@@ -40,7 +40,7 @@ public struct ToastLaterRecord: Sendable, Hashable, Codable {
         public func makeAction() -> ToastAction {
             ToastAction(
                 id: id, title: title, icon: icon, confirmation: confirmation, effect: effect,
-                builtInLabel: builtInLabel, contextHandler: { _ in })
+                builtInLabel: builtInLabel, handler: .sync { _ in })
         }
     }
 

@@ -144,20 +144,6 @@ public struct ToastAction: Sendable, Hashable, Identifiable {
         confirmation: String?,
         effect: Effect,
         builtInLabel: ToastLabel?,
-        contextHandler: @escaping @Sendable (ToastActionContext) -> Void
-    ) {
-        self.init(
-            id: id, title: title, icon: icon, confirmation: confirmation, effect: effect,
-            builtInLabel: builtInLabel, handler: .sync(contextHandler))
-    }
-
-    init(
-        id: String,
-        title: String,
-        icon: ToastIcon?,
-        confirmation: String?,
-        effect: Effect,
-        builtInLabel: ToastLabel?,
         handler: Handler
     ) {
         self.id = id
@@ -174,14 +160,14 @@ public struct ToastAction: Sendable, Hashable, Identifiable {
     public static var later: ToastAction {
         ToastAction(
             id: "later", title: "Later", icon: nil, confirmation: nil, effect: .later, builtInLabel: .later,
-            contextHandler: { _ in })
+            handler: .sync { _ in })
     }
 
     /// A built-in "Dismiss" action that simply ends the toast. Its id is `"dismiss"`.
     public static var dismiss: ToastAction {
         ToastAction(
             id: "dismiss", title: "Dismiss", icon: nil, confirmation: nil, effect: .dismiss,
-            builtInLabel: .dismiss, contextHandler: { _ in })
+            builtInLabel: .dismiss, handler: .sync { _ in })
     }
 
     /// Returns a copy whose handler is `handler`, keeping id, title, icon, confirmation and effect.

@@ -75,7 +75,7 @@ extension ToastAction: Codable {
             confirmation: try container.decodeIfPresent(String.self, forKey: .confirmation),
             effect: try container.decodeIfPresent(Effect.self, forKey: .effect) ?? .dismiss,
             builtInLabel: try container.decodeIfPresent(ToastLabel.self, forKey: .builtInLabel),
-            contextHandler: { _ in })
+            handler: .sync { _ in })
     }
 
     /// Encodes what the action shows and does; the handler is not stored.
