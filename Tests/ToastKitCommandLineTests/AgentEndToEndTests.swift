@@ -36,7 +36,10 @@ import ToastKitAgent
             #expect(try await watcher.nextClose(of: idA) == idA)
             let (notifyB, idB) = try await watcher.nextNotifyAndReply()
             #expect(notifyB.summary == "Segundo")
-            #expect(try await watcher.nextClose(of: idB) == idB)
+            // It ends after its second: closed by the agent (3), or by dunst at the same `expire_timeout` a moment
+            // earlier (1), in which case the agent has nothing left to close (run 28 saw that race).
+            let reason = try await watcher.nextClosed(idB)
+            #expect(reason == 1 || reason == 3, "NotificationClosed reason \(reason)")
             let empty = try await toastkit(["list"], environment: env)
             #expect(empty.output.isEmpty, "\(empty.output)")
         }
