@@ -11,8 +11,6 @@ import ToastModel
 ///   as a dismissal.
 package final class ObservingPresenter: ToastPresenter {
     package let desktop: any ToastPresenter
-    /// Returns once what the center handed over for a toast has reached the service (a close included).
-    package let settle: @Sendable (String) async -> Void
     /// The presenter's reports to the center, in order (one consumer).
     package let reports: AsyncStream<ToastPresenterReport>
     private let reportContinuation: AsyncStream<ToastPresenterReport>.Continuation
@@ -27,13 +25,11 @@ package final class ObservingPresenter: ToastPresenter {
 
     package init(_ desktop: DesktopNotificationPresenter) {
         self.desktop = desktop
-        settle = { id in _ = try? await desktop.accepted(id) }
         (reports, reportContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     package init(_ portal: PortalNotificationPresenter) {
         desktop = portal
-        settle = { _ in await portal.flush() }
         (reports, reportContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -97,6 +93,9 @@ package final class ObservingPresenter: ToastPresenter {
     package func timerChanged(id: String, remaining: Duration?, isRunning: Bool) {
         desktop.timerChanged(id: id, remaining: remaining, isRunning: isRunning)
     }
+    /// Returns once everything the center handed over has reached the service, a close included, or failed — the
+    /// command line's one toast is then on the server, or closed there, and exiting loses nothing. (The server's
+    /// id alone is not that: a toast whose time ran out before it was sent is closed after `Notify` is answered.)
     package func flush() async { await desktop.flush() }
 
     package func close(id: String, reason: ToastCloseReason) {

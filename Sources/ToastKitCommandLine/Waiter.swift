@@ -178,8 +178,7 @@ struct Waiter {
         func settle() async -> Result<ServiceID, DesktopPresentationError>? {
             let deadline = clock.now + Self.closeGrace
             let presenter = self.presenter
-            let id = self.id
-            await Self.wait(until: deadline) { await presenter.settle(id) }
+            await Self.wait(until: deadline) { await presenter.flush() }
             let first = await Self.wait(until: deadline) { await acceptance.value }
             if case .success(let id)? = first { accepted(id) }
             return first

@@ -19,6 +19,9 @@ public final class FakeNotificationServer: Sendable {
         public var unicastSignals: Bool
         /// `Notify` replies are held back this long (beyond a client's timeout to simulate a hung server).
         public var notifyDelay: Duration?
+        /// `CloseNotification` is carried out and answered only this long after it arrives (a slow server: a client
+        /// that exits before the answer may leave the notification on screen).
+        public var closeDelay: Duration?
         /// Report a `Notify` on ``FakeNotificationServer/events`` only once its reply is sent, so that a signal the
         /// test emits on seeing it reaches the caller after the reply, as a person's click does.
         public var reportsAfterReply = false
@@ -48,11 +51,13 @@ public final class FakeNotificationServer: Sendable {
             name: String = "fake-notifications",
             unicastSignals: Bool = true,
             notifyDelay: Duration? = nil,
+            closeDelay: Duration? = nil,
             firstID: UInt32 = 1,
             misbehavior: Misbehavior? = nil,
             exportsAfterOwning: Duration? = nil
         ) {
             self.misbehavior = misbehavior
+            self.closeDelay = closeDelay
             self.exportsAfterOwning = exportsAfterOwning
             self.capabilities = capabilities
             self.name = name
@@ -260,11 +265,22 @@ public final class FakeNotificationServer: Sendable {
             call.fail(DBusError(name: DBusError.Name.invalidArgs, message: "CloseNotification wants (u)"))
             return
         }
-        let wasLive = state.withLock { state in
-            state.closes.append(id)
-            return state.live[id] != nil
-        }
+        state.withLock { $0.closes.append(id) }
         eventContinuation.yield(.close(id))
+        guard let delay = options.closeDelay else {
+            carryOutClose(id, call)
+            return
+        }
+        let reply = Task {
+            guard (try? await Task.sleep(for: delay)) != nil else { return }
+            self.carryOutClose(id, call)
+        }
+        state.withLock { $0.delayedReplies.append(reply) }
+    }
+
+    /// Closes `id` (it is gone before the call is answered, as on a real server), answers, then says so.
+    private func carryOutClose(_ id: UInt32, _ call: IncomingCall) {
+        let wasLive = state.withLock { $0.live.removeValue(forKey: id) != nil }
         call.reply()
         if wasLive { try? emitClosed(id: id, reason: 3) }
     }

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import ToastKit
 import ToastKitAgent
 
 extension ToolProcess {
@@ -147,6 +148,28 @@ extension ToolProcess {
             // Its time ran out before the connection was up: latest wins, so it was never sent (or, if it was,
             // closed). Nothing stays on the server either way.
             #expect(server.liveIDs.isEmpty, "left on the server: \(server.liveIDs)")
+        }
+    }
+
+    /// What `send --wait` waits for before it exits: a toast whose time ran out while the connection was made is
+    /// sent once, then closed once the server has answered — the command must wait for that close, not only for the
+    /// server's id (run 30 saw the process exit between the two, and the toast stayed on the server). The server
+    /// answers the close late, so waiting for the id alone fails every time.
+    @Test func theCommandsFlushWaitsForTheCloseOfAToastThatExpiredBeforeItWasSent() async throws {
+        try await withFakeServer(.init(closeDelay: .milliseconds(300))) { environment, server in
+            let desktop = DesktopNotificationPresenter(
+                configuration: DesktopPresenterConfiguration(appName: "tests", bus: .address(environment.bus.address)))
+            let presenter = ObservingPresenter(desktop)
+            presenter.connect(ToastPresenterEvents { _ in })
+            defer { presenter.disconnect() }
+            let toast = PresentedToast(
+                id: "fugaz", status: .normal, title: "Fugaz", remaining: .milliseconds(1), isTimerRunning: true)
+            presenter.show(
+                ToastPresentation(toast: toast, request: ThemedToastStyle(theme: .standard).makeRequest(for: toast)))
+            presenter.close(id: "fugaz", reason: .expired)
+            await presenter.flush()
+            #expect(server.notifications.map(\.summary) == ["Fugaz"], "sent once")
+            #expect(server.liveIDs.isEmpty, "closed before flush returned: \(server.liveIDs)")
         }
     }
 
