@@ -610,3 +610,25 @@ extension ServerCapabilities {
         information?.name != "gnome-shell"
     }
 }
+
+extension DesktopPresenterMachine: PresenterMachine {
+    mutating func handle(_ event: Event, now: Duration) -> [Action] { handle(event) }
+
+    static func step(_ action: Action) -> PresenterStep<UInt32>? {
+        switch action {
+        case .connect(let generation): .connect(generation: generation)
+        case .report(let report): .report(report)
+        case .resume(let waiters, let result): .resume(waiters, result)
+        case .notify, .close, .discard: nil
+        }
+    }
+
+    static func awaitAccepted(id: String, waiter: PresenterWaiterID) -> Event { .awaitAccepted(id: id, waiter: waiter) }
+    static func awaitSettled(waiter: PresenterWaiterID) -> Event { .awaitSettled(waiter: waiter) }
+    static func linkFailed(generation: UInt64, _ error: DesktopPresentationError) -> Event {
+        .linkFailed(generation: generation, error)
+    }
+    static func connectionLost(_ error: DesktopPresentationError) -> Event { .connectionLost(error) }
+    static var tick: Event? { nil }
+    static var reset: Event { .reset }
+}

@@ -485,3 +485,24 @@ package struct PortalPresenterMachine: Sendable {
         pump(id, into: &out)
     }
 }
+
+extension PortalPresenterMachine: PresenterMachine {
+    static func step(_ action: Action) -> PresenterStep<String>? {
+        switch action {
+        case .connect(let generation): .connect(generation: generation)
+        case .report(let report): .report(report)
+        case .resume(let waiters, let result): .resume(waiters, result)
+        case .wake(let at): .wake(at: at)
+        case .add, .remove: nil
+        }
+    }
+
+    static func awaitAccepted(id: String, waiter: PresenterWaiterID) -> Event { .awaitAccepted(id: id, waiter: waiter) }
+    static func awaitSettled(waiter: PresenterWaiterID) -> Event { .awaitSettled(waiter: waiter) }
+    static func linkFailed(generation: UInt64, _ error: DesktopPresentationError) -> Event {
+        .linkFailed(generation: generation, error)
+    }
+    static func connectionLost(_ error: DesktopPresentationError) -> Event { .connectionLost(error) }
+    static var tick: Event? { .tick }
+    static var reset: Event { .reset }
+}

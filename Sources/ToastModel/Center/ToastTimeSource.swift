@@ -1,10 +1,13 @@
-/// A clock reduced to what the center needs: "now" as a `Duration` since the center was made, and sleeping
-/// until such an offset. Erasing the clock's type keeps ``ToastCenter`` non-generic.
-struct ToastTimeSource: Sendable {
-    let now: @Sendable () -> Duration
-    let sleep: @Sendable (_ until: Duration) async throws -> Void
+/// A clock reduced to what the center and the presenters' shell need: "now" as a `Duration` since the owner was
+/// made, and sleeping until such an offset. Erasing the clock's type keeps ``ToastCenter`` non-generic.
+package struct ToastTimeSource: Sendable {
+    /// The time since the source was made.
+    package let now: @Sendable () -> Duration
+    /// Sleeps until that offset (throws when cancelled).
+    package let sleep: @Sendable (_ until: Duration) async throws -> Void
 
-    init<C: Clock>(_ clock: C) where C.Duration == Duration {
+    /// A source on `clock`, starting now.
+    package init<C: Clock>(_ clock: C) where C.Duration == Duration {
         let origin = clock.now
         now = { origin.duration(to: clock.now) }
         sleep = { offset in try await clock.sleep(until: origin.advanced(by: offset), tolerance: nil) }
