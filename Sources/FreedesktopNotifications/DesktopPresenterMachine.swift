@@ -158,17 +158,21 @@ package struct DesktopPresenterMachine: Sendable {
     private var orphanCount = 0
     private var nextCall: UInt64 = 0
     /// Toasts with content to send once the link is ready.
-    private var waitingForLink: [String] = []
+    private var waitingForLink = WaitingIDs()
     /// Calls on their way (`Notify` and `CloseNotification`).
     private var callsInFlight = 0
     /// `CloseNotification` calls on their way, and the toasts whose `Notify` waits for them to be answered.
     private var closesInFlight = 0
-    private var waitingForCloses: [String] = []
+    private var waitingForCloses = WaitingIDs()
     /// Waiting for every toast to settle.
     private var settleWaiters: [WaiterID] = []
     /// Why recently forgotten toasts failed, so a late ``Event/awaitAccepted(id:waiter:)`` gets the real reason
     /// rather than "not presented" (bounded: the oldest are dropped).
     private var failures = Recents<DesktopPresentationError>()
+    #if DEBUG
+        /// Events so far, to spread the invariant scan over many toasts (``checkInvariants()``).
+        private var checks = 0
+    #endif
 
     static let serverLeft = "the notification server left the bus; toasts come back when a server starts"
 
@@ -274,14 +278,12 @@ package struct DesktopPresenterMachine: Sendable {
             guard link == .connecting(generation) else { break }
             link = .ready(capabilities)
             if self.owner == nil { self.owner = owner }
-            let waiting = waitingForLink
-            waitingForLink = []
+            let waiting = waitingForLink.takeAll()
             for id in waiting { pump(id, into: &out) }
         case .linkFailed(let generation, let error):
             guard link == .connecting(generation) else { break }
             link = .none
-            let waiting = waitingForLink
-            waitingForLink = []
+            let waiting = waitingForLink.takeAll()
             for id in waiting {
                 guard var toast = toasts[id], toast.inFlight == nil else { continue }
                 if toast.wanted || toast.closesOnceSent, toast.dirty {
@@ -295,15 +297,15 @@ package struct DesktopPresenterMachine: Sendable {
         case .notifyAnswered(let id, let call, let result):
             answered(id, call: call, result, into: &out)
         case .closeAnswered(let id, let call):
-            guard var toast = toasts[id], toast.inFlight?.call == call else { break }
+            // Only the answer to the close on its way counts (a stale answer, or one with a Notify's number, is not).
+            guard var toast = toasts[id], case .close(call)? = toast.inFlight else { break }
             toast.inFlight = nil
             callsInFlight -= 1
             closesInFlight -= 1
             toasts[id] = toast
             pump(id, into: &out)
             if closesInFlight == 0, !waitingForCloses.isEmpty {
-                let waiting = waitingForCloses
-                waitingForCloses = []
+                let waiting = waitingForCloses.takeAll()
                 for other in waiting { pump(other, into: &out) }
             }
         case .signal(let signal, let sender):
@@ -319,8 +321,7 @@ package struct DesktopPresenterMachine: Sendable {
                 if !waitingForLink.isEmpty { connectIfNeeded(into: &out) }
             } else {
                 // Nobody to send them to: they wait, as failed for now, for the center to show them again.
-                let waiting = waitingForLink
-                waitingForLink = []
+                let waiting = waitingForLink.takeAll()
                 for id in waiting
                 where (toasts[id]?.wanted == true || toasts[id]?.closesOnceSent == true) && toasts[id]?.dirty == true {
                     fail(id, DesktopPresentationError(.noServer, reason: Self.serverLeft), into: &out)
@@ -342,7 +343,7 @@ package struct DesktopPresenterMachine: Sendable {
             link = .none
             owner = nil
             forgetServer()
-            waitingForLink = []
+            waitingForLink.removeAll()
             guard !toasts.isEmpty else { break }
             // The center ends every toast on the presenter; calls on their way fail with their own answers.
             out.append(.report(.failed(toastID: nil, reason: error.reason, recoverable: false)))
@@ -366,8 +367,40 @@ package struct DesktopPresenterMachine: Sendable {
             out.append(.resume(settleWaiters, .success(0)))
             settleWaiters = []
         }
+        #if DEBUG
+            checks &+= 1
+            if checks % max(1, toasts.count / 256) == 0 { checkInvariants() }
+        #endif
         return out
     }
+
+    #if DEBUG
+        /// Checks the counters kept by hand against the state they count, and the id map against the toasts; a
+        /// broken one traps (debug builds, every event while few toasts are tracked, then spread over more).
+        private func checkInvariants() {
+            var notifies = 0
+            var closes = 0
+            for (id, toast) in toasts {
+                switch toast.inFlight {
+                case .notify?: notifies += 1
+                case .close?: closes += 1
+                case nil: break
+                }
+                if let serverID = toast.serverID {
+                    precondition(toastForServerID[serverID] == id, "toast \(id)'s server id \(serverID) is not mapped")
+                }
+                precondition(!(toast.closesOnceSent && toast.wanted), "toast \(id) is wanted and closes once sent")
+            }
+            precondition(notifiesInFlight == notifies, "notifiesInFlight \(notifiesInFlight) ≠ \(notifies)")
+            precondition(closesInFlight == closes, "closesInFlight \(closesInFlight) ≠ \(closes)")
+            precondition(callsInFlight == notifies + closes, "callsInFlight \(callsInFlight) ≠ \(notifies + closes)")
+            for (serverID, id) in toastForServerID {
+                precondition(toasts[id]?.serverID == serverID, "server id \(serverID) maps to \(id), which has another")
+            }
+            let held = orphans.values.reduce(0) { $0 + $1.count }
+            precondition(orphanCount == held && held <= Self.orphanLimit, "orphanCount \(orphanCount) ≠ \(held)")
+        }
+    #endif
 
     /// No call on its way and no toast waiting for the link.
     package var isSettled: Bool { callsInFlight == 0 && waitingForLink.isEmpty && waitingForCloses.isEmpty }
@@ -381,14 +414,14 @@ package struct DesktopPresenterMachine: Sendable {
         if toast.wanted || (toast.closesOnceSent && toast.dirty) {
             if toast.dirty, let presentation = toast.latest {
                 guard case .ready(let capabilities) = link else {
-                    waitingForLink.append(id)
+                    waitingForLink.insert(id)
                     connectIfNeeded(into: &out)
                     return
                 }
                 guard closesInFlight == 0 else {
                     // A Notify right behind a CloseNotification is often never drawn by swaync: it goes out once
                     // the server has answered the close (one round trip later).
-                    waitingForCloses.append(id)
+                    waitingForCloses.insert(id)
                     return
                 }
                 toast.dirty = false

@@ -144,16 +144,21 @@ package struct PortalPresenterMachine: Sendable {
     private var nextCall: UInt64 = 0
     private var nextPortalID: UInt64 = 0
     private var now = Duration.zero
-    private var waitingForLink: [String] = []
+    private var waitingForLink = WaitingIDs()
     /// Toasts with new content held until their current id settles.
     private var waitingForSettle: Set<String> = []
     /// Ids no toast owns any more, removed once they settle.
     private var retiring: [(portalID: String, due: Duration)] = []
-    /// `RemoveNotification` calls on their way.
-    private var removesInFlight = 0
+    /// `RemoveNotification` calls on their way, by portal id (an adopted id may be removed twice). An answer for an id
+    /// not here is stale (its connection was lost) and changes nothing.
+    private var removing: [String: Int] = [:]
     /// Waiting for everything to settle.
     private var settleWaiters: [WaiterID] = []
     private var failures = Recents<DesktopPresentationError>()
+    #if DEBUG
+        /// Events so far, to spread the invariant scan over many toasts (``checkInvariants()``).
+        private var checks = 0
+    #endif
 
     static let portalLeft = "the desktop portal left the bus; toasts come back when it starts"
 
@@ -196,7 +201,7 @@ package struct PortalPresenterMachine: Sendable {
 
     /// No call on its way, no toast waiting for the link, nothing held until an id settles.
     package var isSettled: Bool {
-        removesInFlight == 0 && waitingForLink.isEmpty && waitingForSettle.isEmpty && retiring.isEmpty
+        removing.isEmpty && waitingForLink.isEmpty && waitingForSettle.isEmpty && retiring.isEmpty
             && toasts.values.allSatisfy { $0.adding == nil }
     }
 
@@ -249,22 +254,21 @@ package struct PortalPresenterMachine: Sendable {
             guard link == .connecting(generation) else { break }
             link = .ready(version: version)
             if self.owner == nil { self.owner = owner }
-            let waiting = waitingForLink
-            waitingForLink = []
+            let waiting = waitingForLink.takeAll()
             for id in waiting { pump(id, into: &out) }
         case .linkFailed(let generation, let error):
             guard link == .connecting(generation) else { break }
             link = .none
-            let waiting = waitingForLink
-            waitingForLink = []
+            let waiting = waitingForLink.takeAll()
             for id in waiting {
                 guard let toast = toasts[id], toast.wanted, toast.dirty, toast.adding == nil else { continue }
                 fail(id, error, into: &out)
             }
         case .addAnswered(let id, let call, let result):
             answered(id, call: call, result, into: &out)
-        case .removeAnswered:
-            removesInFlight = max(0, removesInFlight - 1)
+        case .removeAnswered(let portalID):
+            guard let count = removing[portalID] else { break }
+            removing[portalID] = count > 1 ? count - 1 : nil
         case .actionInvoked(let signal, let sender):
             // Only the real portal may speak, only about a notification a live toast is shown under now, and only
             // with an action name this machine gave it.
@@ -286,8 +290,7 @@ package struct PortalPresenterMachine: Sendable {
                 if !waitingForLink.isEmpty { connectIfNeeded(into: &out) }
             } else {
                 // Nobody to send them to: they wait, as failed for now, for the center to show them again.
-                let waiting = waitingForLink
-                waitingForLink = []
+                let waiting = waitingForLink.takeAll()
                 for id in waiting where toasts[id]?.wanted == true && toasts[id]?.dirty == true {
                     fail(id, DesktopPresentationError(.noServer, reason: Self.portalLeft), into: &out)
                 }
@@ -302,10 +305,7 @@ package struct PortalPresenterMachine: Sendable {
         case .tick:
             let due = retiring.filter { $0.due <= self.now }
             retiring.removeAll { $0.due <= self.now }
-            for entry in due {
-                removesInFlight += 1
-                out.append(.remove(portalID: entry.portalID))
-            }
+            for entry in due { remove(entry.portalID, into: &out) }
             if let next = retiring.map(\.due).min() { out.append(.wake(at: next)) }
             let waiting = waitingForSettle.sorted()
             waitingForSettle = []
@@ -313,10 +313,10 @@ package struct PortalPresenterMachine: Sendable {
         case .connectionLost(let error):
             link = .none
             owner = nil
-            waitingForLink = []
+            waitingForLink.removeAll()
             waitingForSettle = []
             retiring = []
-            removesInFlight = 0
+            removing = [:]
             toastForPortalID = toastForPortalID.filter { entry in toasts[entry.value]?.adding?.portalID == entry.key }
             guard !toasts.isEmpty else { break }
             // The center ends every toast on the presenter; calls on their way fail with their own answers.
@@ -343,8 +343,36 @@ package struct PortalPresenterMachine: Sendable {
             out.append(.resume(settleWaiters, .success("")))
             settleWaiters = []
         }
+        #if DEBUG
+            checks &+= 1
+            if checks % max(1, toasts.count / 256) == 0 { checkInvariants() }
+        #endif
         return out
     }
+
+    #if DEBUG
+        /// Checks the id map against the toasts and the queues against what waits in them; a broken one traps (debug
+        /// builds, every event while few toasts are tracked, then spread over more).
+        private func checkInvariants() {
+            for (id, toast) in toasts {
+                if let adding = toast.adding {
+                    precondition(toastForPortalID[adding.portalID] == id, "toast \(id)'s add is not mapped")
+                }
+                if let shown = toast.shown, let owner = toastForPortalID[shown.portalID] {
+                    precondition(owner == id, "toast \(id)'s portal id is mapped to \(owner)")
+                }
+                precondition(!(toast.dirty && !toast.wanted), "toast \(id) has content to send but is not wanted")
+            }
+            for (portalID, id) in toastForPortalID {
+                let toast = toasts[id]
+                precondition(
+                    toast?.adding?.portalID == portalID || toast?.shown?.portalID == portalID,
+                    "portal id \(portalID) maps to \(id), which is not shown under it")
+            }
+            precondition(removing.values.allSatisfy { $0 > 0 }, "a removal is counted below one")
+            for id in waitingForSettle { precondition(toasts[id] != nil, "untracked toast \(id) waits to settle") }
+        }
+    #endif
 
     // MARK: - Sending
 
@@ -356,7 +384,7 @@ package struct PortalPresenterMachine: Sendable {
         if toast.wanted {
             if toast.dirty, let presentation = toast.latest {
                 guard case .ready(let version) = link else {
-                    if !waitingForLink.contains(id) { waitingForLink.append(id) }
+                    waitingForLink.insert(id)
                     connectIfNeeded(into: &out)
                     return
                 }
@@ -402,12 +430,16 @@ package struct PortalPresenterMachine: Sendable {
     private mutating func retire(_ posted: Posted, into out: inout [Action]) {
         if toastForPortalID[posted.portalID] != nil { toastForPortalID[posted.portalID] = nil }
         if posted.settledAt <= now {
-            removesInFlight += 1
-            out.append(.remove(portalID: posted.portalID))
+            remove(posted.portalID, into: &out)
         } else {
             if retiring.allSatisfy({ $0.due > posted.settledAt }) { out.append(.wake(at: posted.settledAt)) }
             retiring.append((posted.portalID, posted.settledAt))
         }
+    }
+
+    private mutating func remove(_ portalID: String, into out: inout [Action]) {
+        removing[portalID, default: 0] += 1
+        out.append(.remove(portalID: portalID))
     }
 
     /// Resumes the waiters of a settled toast and forgets it when the center no longer wants it.

@@ -1,0 +1,30 @@
+/// Toast ids waiting for something (the link, a close to be answered), each once, in the order they began to wait:
+/// both presenter machines keep their queues in it, so asking whether a toast waits costs the same with ten
+/// thousand waiting as with one.
+struct WaitingIDs: Sendable {
+    private var order: [String] = []
+    private var members: Set<String> = []
+
+    /// Whether nobody waits.
+    var isEmpty: Bool { order.isEmpty }
+
+    /// Whether `id` waits.
+    func contains(_ id: String) -> Bool { members.contains(id) }
+
+    /// Lets `id` wait, unless it already does.
+    mutating func insert(_ id: String) {
+        if members.insert(id).inserted { order.append(id) }
+    }
+
+    /// Everyone who waits, in order; nobody waits afterwards.
+    mutating func takeAll() -> [String] {
+        defer { removeAll() }
+        return order
+    }
+
+    /// Nobody waits any more.
+    mutating func removeAll() {
+        order = []
+        members = []
+    }
+}
