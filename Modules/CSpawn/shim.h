@@ -1,7 +1,8 @@
 // CSpawn: the glibc calls the Glibc module hides (declared only with _GNU_SOURCE, or in headers it leaves out): the
 // working folder of a program started with posix_spawn, so the agent can start an --on-action command in its
 // sender's folder; and a descriptor that tells when another process ends (pidfd_open, glibc 2.36), for
-// `toastkit run --pid`. Part of libc itself: nothing to link.
+// `toastkit run --pid`; and a pipe whose ends are close-on-exec from the start (pipe2), so a program another thread
+// starts meanwhile never inherits them. Part of libc itself: nothing to link.
 #ifndef TOASTKIT_CSPAWN_H
 #define TOASTKIT_CSPAWN_H
 #include <spawn.h>
@@ -9,5 +10,6 @@
 
 int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *__restrict actions, const char *__restrict path);
 int pidfd_open(pid_t pid, unsigned int flags);
+int pipe2(int pipefd[2], int flags);
 
 #endif

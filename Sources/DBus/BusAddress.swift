@@ -22,7 +22,21 @@ public enum BusAddress: Sendable, Hashable {
     /// ``resolve()`` with the environment given, for tests. `TOASTKIT_USER_RUNTIME_ROOT` stands for `/run/user` (the
     /// tests' private folders).
     func resolve(environment: (String) -> String?) throws(DBusError) -> String {
+        try resolveExplained(environment: environment).address
+    }
+
+    /// The address ``resolve()`` gives, and in plain words where it was found (`DBUS_SESSION_BUS_ADDRESS`,
+    /// `$XDG_RUNTIME_DIR/bus`, …), for tools that explain how they reach the desktop.
+    public func resolveExplained() throws(DBusError) -> (address: String, source: String) {
+        try resolveExplained(environment: environmentVariable)
+    }
+
+    /// ``resolveExplained()`` with the environment given.
+    public func resolveExplained(
+        environment: (String) -> String?
+    ) throws(DBusError) -> (address: String, source: String) {
         let resolved: String
+        let source: String
         switch self {
         case .session:
             let runtime = environment("XDG_RUNTIME_DIR").flatMap { $0.isEmpty ? nil : $0 }
@@ -30,8 +44,10 @@ public enum BusAddress: Sendable, Hashable {
             let userBus = "\(root)/\(geteuid())/bus"
             if let value = environment("DBUS_SESSION_BUS_ADDRESS"), !value.isEmpty {
                 resolved = value
+                source = "DBUS_SESSION_BUS_ADDRESS"
             } else if let runtime, isSocket("\(runtime)/bus") {
                 resolved = "unix:path=\(runtime)/bus"
+                source = "$XDG_RUNTIME_DIR/bus (DBUS_SESSION_BUS_ADDRESS is not set)"
             } else if let owner = socketOwner(userBus) {
                 guard owner == geteuid() else {
                     throw DBusError(
@@ -40,6 +56,7 @@ public enum BusAddress: Sendable, Hashable {
                             "no session bus: refusing \(userBus), which belongs to uid \(owner), not \(geteuid())")
                 }
                 resolved = "unix:path=\(userBus)"
+                source = "the user's bus at \(userBus) (no DBUS_SESSION_BUS_ADDRESS, no $XDG_RUNTIME_DIR/bus)"
             } else {
                 let looked = runtime.map { "\($0)/bus" } ?? "$XDG_RUNTIME_DIR/bus (unset)"
                 throw DBusError(
@@ -49,15 +66,20 @@ public enum BusAddress: Sendable, Hashable {
                         + "\(userBus); is this user logged in to a desktop? From another user's job, run as that user")
             }
         case .system:
-            resolved =
-                environment("DBUS_SYSTEM_BUS_ADDRESS").flatMap { $0.isEmpty ? nil : $0 }
-                ?? "unix:path=/run/dbus/system_bus_socket"
+            if let value = environment("DBUS_SYSTEM_BUS_ADDRESS"), !value.isEmpty {
+                resolved = value
+                source = "DBUS_SYSTEM_BUS_ADDRESS"
+            } else {
+                resolved = "unix:path=/run/dbus/system_bus_socket"
+                source = "the system bus's standard socket"
+            }
         case .address(let value):
             guard !value.isEmpty else { throw DBusError(name: DBusError.Name.badAddress, message: "empty bus address") }
             resolved = value
+            source = "the address given"
         }
         try checkNoNUL(resolved, what: "bus address")
-        return resolved
+        return (resolved, source)
     }
 }
 

@@ -107,6 +107,8 @@ enum CommandLineParser {
             return .listen(json: try jsonOnly(rest, command: "listen"))
         case .list:
             return .list(json: try jsonOnly(rest, command: "list"))
+        case .doctor:
+            return .doctor(json: try jsonOnly(rest, command: "doctor"))
         case .run:
             return .run(try parseRun(rest))
         case .wait:

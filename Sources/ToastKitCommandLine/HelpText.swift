@@ -14,6 +14,7 @@ enum HelpText {
         case .wait?: wait
         case .list?: list
         case .run?: run
+        case .doctor?: doctor
         case .agent?: agent
         case .notifySend?: DialectOutput.help(for: .notifySend)
         case .dunstify?: DialectOutput.help(for: .dunstify)
@@ -55,6 +56,7 @@ enum HelpText {
             wait            Wait for the end of a toast sent earlier with --id (through the agent).
             list            List the live toasts (through the agent) and the ones kept for Later.
             run             Run a command, then show a toast of how it ended (status, time, last lines).
+            doctor          Say whether a toast can be shown from here, and if not, what to do.
             agent           Run the per-user toast agent (started on demand by send).
 
         OPTIONS:
@@ -259,6 +261,33 @@ enum HelpText {
           --help            Show this help.
 
         EXIT CODES: 0 done; 64 usage error; 69 no bus or no notification server.
+
+        """
+
+    static let doctor = """
+        OVERVIEW: Say in plain words whether a toast can be shown from here, and if not, what to do. It reports
+        the session bus and how it was found, the notification server (name, version, process, capabilities), the
+        D-Bus service files that name org.freedesktop.Notifications when more than one does, the server's known
+        quirks, Do Not Disturb where it can be read (dunst, GNOME, Plasma, mako, swaync, xfce, MATE, LXQt), the
+        agent, the sandbox and the backend, and the portal when it is in use. Nothing is shown; every question
+        has a bound of 3 s.
+
+        USAGE: toastkit [--backend auto|notifications|portal] doctor [--json]
+
+        ARGUMENTS:
+          (none)
+
+        OPTIONS:
+          --json            One JSON object: "can_show", "bus", "server" (with "quirks" and
+                            "do_not_disturb"), "service_files", "agent", "backend", "portal", and
+                            "findings" ([{"topic", "level", "text", "fix"}]).
+          --help            Show this help.
+
+        OUTPUT: one line per finding, "[ok|note|warning|problem] topic: text", with "→ what to do" below a
+        warning or a problem, then "A toast can be shown." or "No toast can be shown."
+
+        EXIT CODES: 0 a toast can be shown (Do Not Disturb may still hold it back: a warning says so); 64 usage
+        error; 69 no session bus, no notification server (or portal), or it does not answer.
 
         """
 

@@ -25,6 +25,8 @@ enum Invocation: Sendable, Equatable {
     case wait(id: String, json: Bool)
     /// `toastkit list`.
     case list(json: Bool)
+    /// `toastkit doctor`.
+    case doctor(json: Bool)
     /// `toastkit run`.
     case run(RunOptions)
     /// A command of the tool toastkit stands in for that shows no notification (dunstify's `-C`, `-c`, `-s`).
@@ -64,6 +66,7 @@ enum Command: String, Sendable, CaseIterable {
     case wait
     case list
     case run
+    case doctor
     case agent
     case notifySend = "notify-send"
     case dunstify

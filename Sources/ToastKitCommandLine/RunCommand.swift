@@ -48,11 +48,12 @@ struct RunCommand {
         var outputPipe: [Int32] = [0, 0]
         var errorPipe: [Int32] = [0, 0]
         var exitPipe: [Int32] = [0, 0]
-        guard pipe(&outputPipe) == 0, pipe(&errorPipe) == 0, pipe(&exitPipe) == 0 else {
+        // Close-on-exec from the start: a program another thread starts meanwhile never inherits them.
+        guard pipe2(&outputPipe, O_CLOEXEC) == 0, pipe2(&errorPipe, O_CLOEXEC) == 0, pipe2(&exitPipe, O_CLOEXEC) == 0
+        else {
             Output.error("run: cannot make a pipe: \(String(cString: strerror(errno)))")
             return ExitCode.ioError.rawValue
         }
-        for descriptor in outputPipe + errorPipe + exitPipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
         // As system(3) does: the terminal's Ctrl-C and Ctrl-\ reach the command (it is in the same process group);
         // this process lets it decide, and reports how it ended. What is sent to this process alone is forwarded.
         signal(SIGINT, SIG_IGN)

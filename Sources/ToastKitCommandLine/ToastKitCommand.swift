@@ -127,6 +127,8 @@ public enum ToastKitCommand {
                 .runWithoutWaitingPreferringAgent()
         case .list(let json):
             return try ListCommand(json: json, environment: environment).run()
+        case .doctor(let json):
+            return DoctorCommand(json: json, environment: environment).run()
         case .close(let target):
             return try CloseCommand(target: target, environment: environment).run()
         case .capabilities(let json):
@@ -145,7 +147,7 @@ public enum ToastKitCommand {
     {
         if let code = try executeWithoutTasks(invocation, environment: environment) { return code }
         switch invocation {
-        case .help, .version, .close, .capabilities, .serverInfo, .list, .toolCommand:
+        case .help, .version, .close, .capabilities, .serverInfo, .list, .doctor, .toolCommand:
             preconditionFailure("\(invocation) runs without tasks")
         case .run:
             preconditionFailure("run returns its command's own status, from main() and run(arguments:environment:)")

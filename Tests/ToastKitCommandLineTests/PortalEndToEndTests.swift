@@ -42,6 +42,15 @@ extension OneAtATime {
                 #expect(
                     server.lines.dropLast().last
                         == "backend: notifications (chosen automatically: not in a Flatpak or Snap sandbox)")
+                let doctor = try await toastkit(["--backend", "portal", "doctor"], environment: env)
+                #expect(doctor.status == 0, "\(doctor.output)")
+                #expect(
+                    doctor.lines.contains("[ok] backend: toasts go through the notification portal (chosen explicitly)")
+                )
+                #expect(
+                    doctor.lines.contains {
+                        $0.hasPrefix("[ok] portal: org.freedesktop.portal.Notification version 1, \(portal.owner); ")
+                    }, "\(doctor.output)")
 
                 let waiting = try ToolProcess.start(
                     ["--backend", "portal", "send", "--wait", "-A", "ok=OK", "Hola", "por el portal"].map {

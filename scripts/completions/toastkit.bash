@@ -9,7 +9,7 @@ _toastkit() {
         words=("${COMP_WORDS[@]}")
         cword=$COMP_CWORD
     fi
-    local commands="send close later capabilities server-info listen wait list run agent notify-send dunstify help"
+    local commands="send close later capabilities server-info listen wait list doctor run agent notify-send dunstify help"
     if [ "$cword" -eq 1 ]; then
         mapfile -t COMPREPLY < <(compgen -W "$commands --help --version" -- "$cur")
         return
@@ -69,7 +69,7 @@ _toastkit() {
         esac
         mapfile -t COMPREPLY < <(compgen -W "--idle-timeout --max-visible --replace --help" -- "$cur") ;;
     later) mapfile -t COMPREPLY < <(compgen -W "--show --json --app --help" -- "$cur") ;;
-    capabilities | server-info | listen | list) mapfile -t COMPREPLY < <(compgen -W "--json --help" -- "$cur") ;;
+    capabilities | server-info | listen | list | doctor) mapfile -t COMPREPLY < <(compgen -W "--json --help" -- "$cur") ;;
     help) [ "$cword" -eq 2 ] && mapfile -t COMPREPLY < <(compgen -W "${commands% help}" -- "$cur") ;;
     esac
 }

@@ -1,5 +1,5 @@
 # fish completion for toastkit(1)
-set -l commands send close later capabilities server-info listen wait list run agent notify-send dunstify help
+set -l commands send close later capabilities server-info listen wait list doctor run agent notify-send dunstify help
 complete -c toastkit -f
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a send -d 'Show a toast'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a close -d 'Close a toast by --id or server number'
@@ -10,13 +10,14 @@ complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a listen -d
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a wait -d 'Wait for the end of a toast by --id'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a run -d 'Run a command, then a toast of how it ended'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a list -d 'List live toasts and Later ones'
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a doctor -d 'Can a toast be shown here? What to do'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a agent -d 'Run the per-user toast agent'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a notify-send -d "notify-send's command line"
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a dunstify -d "dunstify's command line"
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a help -d 'Help for a command'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -l help -d 'Show help'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -l version -d 'Print the version'
-complete -c toastkit -n "__fish_seen_subcommand_from help" -a "send close later capabilities server-info listen wait list agent notify-send dunstify"
+complete -c toastkit -n "__fish_seen_subcommand_from help" -a "send close later capabilities server-info listen wait list doctor run agent notify-send dunstify"
 
 set -l send "__fish_seen_subcommand_from send"
 complete -c toastkit -n $send -s s -l status -x -a "normal success warning error notification" -d 'Status preset'
@@ -88,5 +89,5 @@ complete -c toastkit -n "__fish_seen_subcommand_from run" -l lang -x -a 'en es j
 complete -c toastkit -n "__fish_seen_subcommand_from agent" -l idle-timeout -x -a "0 30 60 300" -d 'Exit after this long idle (0: never)'
 complete -c toastkit -n "__fish_seen_subcommand_from agent" -l max-visible -x -a "1 2 3 4 5 6 7 8 9 10" -d 'Toasts on screen at once'
 complete -c toastkit -n "__fish_seen_subcommand_from agent" -l replace -d 'Take over from a running agent'
-complete -c toastkit -n "__fish_seen_subcommand_from later capabilities server-info listen wait list" -l json -d 'JSON output'
-complete -c toastkit -n "__fish_seen_subcommand_from close later capabilities server-info listen wait list agent" -l help -d 'Show help'
+complete -c toastkit -n "__fish_seen_subcommand_from later capabilities server-info listen wait list doctor" -l json -d 'JSON output'
+complete -c toastkit -n "__fish_seen_subcommand_from close later capabilities server-info listen wait list doctor agent" -l help -d 'Show help'

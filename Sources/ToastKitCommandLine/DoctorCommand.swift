@@ -1,0 +1,426 @@
+import CSpawn
+import DBus
+import Glibc
+import ToastKit
+import ToastKitAgent
+
+/// `toastkit doctor [--json]`: says in plain words whether a toast can be shown from here, and if not, what to do —
+/// which bus and how it was found, which server and what it can do, service files that compete for the name, the
+/// server's quirks, Do Not Disturb, the agent, the sandbox and the portal. Exit 0 when a toast can be shown, 69 when
+/// not. Every question is bounded (a bus that does not answer costs at most ``callTimeout``); nothing is shown.
+struct DoctorCommand {
+    let json: Bool
+    let environment: CommandEnvironment
+
+    /// How long any one exchange with the bus or a server may take.
+    static let callTimeout: Duration = .seconds(3)
+
+    /// How serious a finding is.
+    enum Level: String {
+        case ok, note, warning, problem
+    }
+
+    /// One line of the report: a topic (`bus`, `server`, …), how serious, what was found, and what to do.
+    struct Finding {
+        var topic: String
+        var level: Level
+        var text: String
+        var fix: String?
+
+        var json: JSONValue {
+            var object: JSONObject = ["topic": .string(topic), "level": .string(level.rawValue), "text": .string(text)]
+            if let fix { object["fix"] = .string(fix) }
+            return .object(object)
+        }
+    }
+
+    /// What the report found, for the verdict and `--json`.
+    private struct Report {
+        var findings: [Finding] = []
+        var details: JSONObject = [:]
+        /// Why no toast can be shown, when none can.
+        var blocker: String?
+
+        mutating func add(_ topic: String, _ level: Level, _ text: String, fix: String? = nil) {
+            findings.append(Finding(topic: topic, level: level, text: text, fix: fix))
+            if level == .problem, blocker == nil { blocker = text }
+        }
+    }
+
+    func run() -> ExitCode {
+        var report = Report()
+        let choice = environment.backendChoice
+        checkBus(&report, backend: choice)
+        report.details["can_show"] = .bool(report.blocker == nil)
+        if json {
+            var object = report.details
+            object["findings"] = .array(report.findings.map(\.json))
+            Output.json(object)
+        } else {
+            for finding in report.findings {
+                Output.line(TerminalText.escape("[\(finding.level.rawValue)] \(finding.topic): \(finding.text)"))
+                if let fix = finding.fix { Output.line(TerminalText.escape("    → \(fix)")) }
+            }
+            Output.line(report.blocker == nil ? "A toast can be shown." : "No toast can be shown.")
+        }
+        return report.blocker == nil ? .success : .unavailable
+    }
+
+    // MARK: - The bus
+
+    private func checkBus(_ report: inout Report, backend choice: BackendChoice) {
+        let resolved: (address: String, source: String)
+        do {
+            resolved = try BusAddress.session.resolveExplained(environment: environment.variable)
+        } catch {
+            report.details["bus"] = .object(["error": .string(error.message)])
+            report.add(
+                "bus", .problem, error.message,
+                fix: "run it in the desktop session, or as the desktop's user with "
+                    + "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/\(geteuid())/bus")
+            checkSandbox(&report, choice)
+            return
+        }
+        report.details["bus"] = .object(["address": .string(resolved.address), "source": .string(resolved.source)])
+        let names: [BusName] = [NotificationsClient.busName, AgentInterface.busName]
+        let calls =
+            names.map { DBusMethodCall.bus("GetNameOwner", [.string($0.rawValue)]) } + [
+                DBusMethodCall.bus("ListActivatableNames")
+            ]
+        let connection: BlockingDBusConnection
+        let replies: [Result<DBusMessage, DBusError>]
+        do {
+            (connection, replies) = try BlockingDBusConnection.connect(
+                to: .address(resolved.address), timeout: Self.callTimeout, calling: calls)
+        } catch {
+            report.details["bus"] = .object([
+                "address": .string(resolved.address), "source": .string(resolved.source),
+                "error": .string(error.reason),
+            ])
+            report.add(
+                "bus", .problem, "cannot reach \(resolved.address) (from \(resolved.source)): \(error.reason)",
+                fix: "the session may have ended; log in to the desktop again, or point DBUS_SESSION_BUS_ADDRESS at "
+                    + "a live bus")
+            checkSandbox(&report, choice)
+            return
+        }
+        defer { connection.close() }
+        report.add("bus", .ok, "\(resolved.address) (from \(resolved.source))")
+        let owners = replies.prefix(2).map { try? $0.get().arguments("s").first?.stringValue }
+        let activatable = Set(((try? replies[2].get().arguments("as"))?.first?.stringsValue) ?? [])
+
+        checkSandbox(&report, choice)
+        if choice.backend == .portal {
+            checkPortal(&report, choice)
+        } else {
+            checkServer(
+                &report, connection: connection, owner: owners[0] ?? nil,
+                activatable: activatable.contains(NotificationsClient.busName.rawValue))
+        }
+        checkServiceFiles(&report)
+        checkAgent(
+            &report, connection: connection, owner: owners[1] ?? nil,
+            activatable: activatable.contains(AgentInterface.busName.rawValue))
+    }
+
+    // MARK: - The server
+
+    private func checkServer(
+        _ report: inout Report, connection: BlockingDBusConnection, owner: String?, activatable: Bool
+    ) {
+        if owner == nil {
+            guard activatable else {
+                report.details["server"] = .null
+                report.add(
+                    "server", .problem, "no notification server runs on this bus, and the bus cannot start one",
+                    fix: "start your desktop's notification server, or install one (dunst, mako, xfce4-notifyd, …)")
+                return
+            }
+            report.add("server", .note, "no notification server runs yet; the bus starts one on demand")
+        }
+        let replies = connection.call(
+            [NotificationsClient.call("GetServerInformation"), NotificationsClient.call("GetCapabilities")],
+            timeout: Self.callTimeout)
+        let information = try? NotificationsClient.serverInformation(from: replies[0].get())
+        let names: [String]
+        switch replies[1] {
+        case .success(let reply):
+            names = (try? NotificationsClient.capabilities(from: reply)) ?? []
+        case .failure(let error):
+            let failure = BusAccess.failure(DesktopPresentationError(error, timeout: Self.callTimeout))
+            report.details["server"] = .object(["error": .string(failure.message)])
+            report.add(
+                "server", .problem, failure.message,
+                fix: "restart the notification server; `toastkit doctor` again then says whether it answers")
+            return
+        }
+        let capabilities = ServerCapabilities(names, information: information)
+        let serverOwner =
+            owner
+            ?? (try? connection.call(
+                .bus("GetNameOwner", [.string(NotificationsClient.busName.rawValue)]), timeout: Self.callTimeout
+            ).arguments("s").first?.stringValue) ?? nil
+        let process = serverOwner.flatMap { processDescription(of: $0, on: connection) }
+        var details: JSONObject = [
+            "name": .optional(information?.name), "vendor": .optional(information?.vendor),
+            "version": .optional(information?.version), "spec_version": .optional(information?.specificationVersion),
+            "bus_name": .optional(serverOwner), "capabilities": .array(capabilities.ordered.map(JSONValue.string)),
+        ]
+        if let process { details["process"] = .string(process) }
+        details["quirks"] = .array(
+            capabilities.quirks.map { .object(["key": .string($0.key), "text": .string($0.text)]) })
+        let identity =
+            information.map { "\($0.name) \($0.version) by \($0.vendor), specification \($0.specificationVersion)" }
+            ?? "a server that does not say who it is (GetServerInformation failed)"
+        let location = [serverOwner, process].compactMap { $0 }.joined(separator: ", ")
+        report.add("server", .ok, location.isEmpty ? identity : "\(identity); \(location)")
+        report.add("capabilities", .note, capabilities.ordered.joined(separator: ", "))
+        for quirk in capabilities.quirks { report.add("quirk", .note, quirk.text) }
+        if let information {
+            let reading = doNotDisturb(information, connection: connection)
+            details["do_not_disturb"] = .object([
+                "state": .string(reading.state.rawValue), "source": .string(reading.source),
+                "effect": .optional(reading.effect), "critical_bypasses": .bool(reading.criticalBypasses),
+            ])
+            switch reading.state {
+            case .off:
+                report.add("do not disturb", .ok, "off (\(reading.source))")
+            case .on:
+                let critical = reading.criticalBypasses ? "; critical toasts (`-u critical`) still pop up" : ""
+                report.add(
+                    "do not disturb", .warning, "on: \(reading.effect ?? "toasts do not pop up")\(critical)",
+                    fix: "read from \(reading.source); turn Do Not Disturb off to see toasts")
+            case .unknown:
+                report.add("do not disturb", .note, "unknown (\(reading.source))")
+            }
+        }
+        report.details["server"] = .object(details)
+    }
+
+    /// "pid 1234 (dunst)" for the connection `name`, when the bus says and `/proc` shows it.
+    private func processDescription(of name: String, on connection: BlockingDBusConnection) -> String? {
+        guard
+            let pid = try? connection.call(
+                .bus("GetConnectionUnixProcessID", [.string(name)]), timeout: Self.callTimeout
+            ).arguments("u").first?.uint32Value
+        else { return nil }
+        guard let comm = Self.read("/proc/\(pid)/comm", limit: 64) else { return "pid \(pid)" }
+        return "pid \(pid) (\(comm.trimmingTrailingNewlines))"
+    }
+
+    // MARK: - Do Not Disturb
+
+    private func doNotDisturb(_ information: ServerInformation, connection: BlockingDBusConnection)
+        -> DoNotDisturbReading
+    {
+        if let query = DoNotDisturbQuery.forServer(information) {
+            return query.reading(from: connection.call([query.call], timeout: Self.callTimeout)[0])
+        }
+        switch (information.name, information.vendor) {
+        case ("gnome-shell", _):
+            return gsettings(
+                "org.gnome.desktop.notifications", "show-banners", onWhen: "false", server: "GNOME Shell",
+                effect: "GNOME Shell puts toasts in its message tray without a banner or sound",
+                criticalBypasses: true)
+        case ("Notification Daemon", "MATE"):
+            return gsettings(
+                "org.mate.NotificationDaemon", "do-not-disturb", onWhen: "true", server: "MATE",
+                effect: "MATE's daemon shows nothing and says nothing", criticalBypasses: false)
+        case ("lxqt-notificationd", _):
+            let config =
+                environment.variable("XDG_CONFIG_HOME").flatMap { $0.isEmpty ? nil : $0 }
+                ?? "\(environment.variable("HOME") ?? "")/.config"
+            let path = "\(config)/lxqt/notifications.conf"
+            let source = "lxqt-notificationd: doNotDisturb in \(path)"
+            guard let text = Self.read(path, limit: 65536) else {
+                return DoNotDisturbReading(state: .off, source: "\(source) (no such file: the default)")
+            }
+            let on = text.split(separator: "\n").contains {
+                $0.filter { $0 != " " && $0 != "\t" && $0 != "\r" }.lowercased() == "donotdisturb=true"
+            }
+            return DoNotDisturbReading(
+                state: on ? .on : .off, source: source,
+                effect: on ? "lxqt-notificationd hides toasts, and reports them expired when their time runs" : nil)
+        default:
+            return DoNotDisturbReading(state: .unknown, source: "\(information.name) has no Do Not Disturb to read")
+        }
+    }
+
+    /// Reads a GSettings key with `gsettings get` (bounded; a missing `gsettings` makes it unknown).
+    private func gsettings(
+        _ schema: String, _ key: String, onWhen value: String, server: String, effect: String,
+        criticalBypasses: Bool
+    ) -> DoNotDisturbReading {
+        let source = "\(server): gsettings \(schema) \(key)"
+        guard let output = Self.capture(["gsettings", "get", schema, key], environment: environment.variables) else {
+            return DoNotDisturbReading(state: .unknown, source: "\(source): `gsettings` did not answer")
+        }
+        let answer = output.trimmingTrailingNewlines
+        guard answer == "true" || answer == "false" else {
+            return DoNotDisturbReading(state: .unknown, source: "\(source): \(answer)")
+        }
+        let on = answer == value
+        return DoNotDisturbReading(
+            state: on ? .on : .off, source: "\(source) = \(answer)", effect: on ? effect : nil,
+            criticalBypasses: criticalBypasses)
+    }
+
+    // MARK: - Service files
+
+    /// The D-Bus service files that name `org.freedesktop.Notifications`, in the order the session bus reads their
+    /// folders (`$XDG_DATA_HOME`, then each of `$XDG_DATA_DIRS`): when more than one does, the bus starts whichever it
+    /// finds first, which may not be the desktop's own.
+    private func checkServiceFiles(_ report: inout Report) {
+        let home = environment.variable("HOME") ?? ""
+        let dataHome = environment.variable("XDG_DATA_HOME").flatMap { $0.isEmpty ? nil : $0 } ?? "\(home)/.local/share"
+        let dataDirs =
+            (environment.variable("XDG_DATA_DIRS").flatMap { $0.isEmpty ? nil : $0 }
+            ?? "/usr/local/share:/usr/share").split(separator: ":").map(String.init)
+        var found: [(path: String, exec: String)] = []
+        for folder in ([dataHome] + dataDirs).map({ "\($0)/dbus-1/services" }) {
+            for file in Self.entries(of: folder) where file.hasSuffix(".service") {
+                let path = "\(folder)/\(file)"
+                guard let text = Self.read(path, limit: 65536) else { continue }
+                let lines = text.split(separator: "\n").map(\.trimmed)
+                guard lines.contains("Name=\(NotificationsClient.busName.rawValue)") else { continue }
+                let exec = lines.first { $0.hasPrefix("Exec=") }.map { String($0.dropFirst(5)) } ?? "?"
+                found.append((path, exec))
+            }
+        }
+        report.details["service_files"] = .array(
+            found.map { .object(["path": .string($0.path), "exec": .string($0.exec)]) })
+        guard found.count > 1 else { return }
+        let list = found.map { "\($0.path) (\($0.exec))" }.joined(separator: "; ")
+        report.add(
+            "service files", .warning,
+            "\(found.count) D-Bus service files name org.freedesktop.Notifications: \(list)",
+            fix: "when no server runs, the bus starts one of these (from the first folder that has one, and there "
+                + "whichever it read first), maybe not your desktop's; remove the ones you do not want, or override "
+                + "one with a file of the same name in \(dataHome)/dbus-1/services")
+    }
+
+    // MARK: - The agent
+
+    private func checkAgent(
+        _ report: inout Report, connection: BlockingDBusConnection, owner: String?, activatable: Bool
+    ) {
+        if let owner {
+            let process = processDescription(of: owner, on: connection)
+            report.details["agent"] = .object([
+                "running": .bool(true), "bus_name": .string(owner), "process": .optional(process),
+            ])
+            report.add("agent", .ok, "running: \([owner, process].compactMap { $0 }.joined(separator: ", "))")
+            return
+        }
+        report.details["agent"] = .object(["running": .bool(false), "activatable": .bool(activatable)])
+        let starts = activatable ? "the bus starts it on demand" : "`toastkit send` starts it when a toast needs it"
+        report.add(
+            "agent", .ok,
+            "not running; \(starts) (durations on GNOME, `--on-action`, replacing across runs)")
+    }
+
+    // MARK: - Sandbox and portal
+
+    private func checkSandbox(_ report: inout Report, _ choice: BackendChoice) {
+        let sandbox = Sandbox.detect()
+        report.details["backend"] = .object([
+            "backend": .string(choice.backend.rawValue), "reason": .string(choice.reason),
+            "sandbox": .optional(sandbox.map { "\($0)" }),
+        ])
+        let target =
+            choice.backend == .portal
+            ? "toasts go through the notification portal" : "toasts go to org.freedesktop.Notifications"
+        report.add("backend", .ok, "\(target) (\(choice.reason))")
+    }
+
+    private func checkPortal(_ report: inout Report, _ choice: BackendChoice) {
+        do throws(CommandFailure) {
+            let (version, owner) = try ServerCommands.portalInfo(choice)
+            report.details["portal"] = .object(["version": .integer(Int64(version)), "bus_name": .string(owner)])
+            let v1 =
+                version < 2 ? "; version 1 takes no markup, sound or category, and hides the server's failures" : ""
+            report.add("portal", .ok, "org.freedesktop.portal.Notification version \(version), \(owner)\(v1)")
+        } catch {
+            report.details["portal"] = .object(["error": .string(error.message)])
+            report.add(
+                "portal", .problem, error.message,
+                fix: "install xdg-desktop-portal and your desktop's portal backend (xdg-desktop-portal-gtk, -kde, "
+                    + "-gnome), or use `--backend notifications` outside a sandbox")
+        }
+    }
+
+    // MARK: - Files and processes
+
+    /// The names in `folder` (none when it cannot be read).
+    private static func entries(of folder: String) -> [String] {
+        guard let directory = opendir(folder) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// At most `limit` bytes of the regular file at `path`, opened without blocking (a FIFO is not read).
+    static func read(_ path: String, limit: Int) -> String? {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        var bytes = [UInt8](repeating: 0, count: limit)
+        let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, limit) }
+        guard count >= 0 else { return nil }
+        return String(decoding: bytes.prefix(count), as: UTF8.self)
+    }
+
+    /// What `argv` prints on standard output, or nil when it cannot start, fails, or takes longer than two seconds
+    /// (it is then killed).
+    static func capture(_ argv: [String], environment: [String: String]) -> String? {
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe2(&pipeEnds, O_CLOEXEC) == 0 else { return nil }
+        defer { close(pipeEnds[0]) }
+        let started = Spawn.start(argv, environment: environment, output: pipeEnds[1], newSession: true)
+        close(pipeEnds[1])
+        guard case .success(let pid) = started else { return nil }
+        var output: [UInt8] = []
+        let deadline = ContinuousClock.now + .seconds(2)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var closed = false
+        while !closed, output.count < 65536 {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { break }
+            var poller = pollfd(fd: pipeEnds[0], events: Int16(POLLIN), revents: 0)
+            let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
+            guard poll(&poller, 1, Int32(max(1, milliseconds))) > 0 else { break }
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(pipeEnds[0], $0.baseAddress, $0.count) }
+            if count <= 0 { closed = true } else { output += buffer.prefix(count) }
+        }
+        var status: Int32 = 0
+        // Its output ended: it is exiting. Otherwise it took too long (or printed too much) and is stopped.
+        if !closed { kill(pid, SIGKILL) }
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        guard closed else { return nil }
+        return status == 0 ? String(decoding: output, as: UTF8.self) : nil
+    }
+}
+
+extension Substring {
+    /// Without spaces, tabs and carriage returns at either end.
+    fileprivate var trimmed: String {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        return String(drop(while: blank).reversed().drop(while: blank).reversed())
+    }
+}
+
+extension String {
+    fileprivate var trimmingTrailingNewlines: String {
+        var text = Substring(self)
+        while text.last == "\n" || text.last == "\r" { text = text.dropLast() }
+        return String(text)
+    }
+}

@@ -1,0 +1,170 @@
+import DBus
+import Foundation
+import FreedesktopNotifications
+import Glibc
+import TestSupport
+import Testing
+
+/// `toastkit doctor` (issue 20 §4): what it says on a real dunst and a real GNOME Shell, with Do Not Disturb on and
+/// off, with competing service files, and where no toast can be shown (no bus, no server, a server that does not
+/// answer).
+@Suite(.timeLimit(.minutes(2))) struct DoctorTests {
+    /// The report's JSON object.
+    private func report(_ output: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
+    }
+
+    private func findings(_ report: [String: Any], topic: String) -> [[String: Any]] {
+        ((report["findings"] as? [[String: Any]]) ?? []).filter { $0["topic"] as? String == topic }
+    }
+
+    @Test func onDunstItNamesTheServerItsQuirksAndDoNotDisturb() async throws {
+        try await NotificationEnvironment.withWatched(.dunst) { desktop, _ in
+            let env = desktop.toolEnvironment
+            let text = try await toastkit(["doctor"], environment: env)
+            #expect(text.status == 0, "\(text.output)\(text.error)")
+            #expect(text.output.hasSuffix("\nA toast can be shown.\n"))
+            #expect(
+                text.lines.contains {
+                    $0.hasPrefix("[ok] bus: unix:path=") && $0.hasSuffix("(from DBUS_SESSION_BUS_ADDRESS)")
+                })
+            #expect(text.lines.contains { $0.hasPrefix("[ok] server: dunst 1.9.0") && $0.contains("(dunst)") })
+            #expect(text.lines.contains("[ok] do not disturb: off (dunst: org.dunstproject.cmd0.paused)"))
+            #expect(text.error.isEmpty, "\(text.error)")
+
+            _ = try desktop.dunstctl("set-paused", "true")
+            let paused = try await toastkit(["doctor", "--json"], environment: env)
+            #expect(paused.status == 0, "Do Not Disturb holds toasts back, but they can be shown: \(paused.error)")
+            let json = try report(paused.output)
+            #expect(json["can_show"] as? Bool == true)
+            let server = try #require(json["server"] as? [String: Any])
+            #expect(server["name"] as? String == "dunst")
+            #expect((server["capabilities"] as? [String])?.contains("actions") == true)
+            #expect((server["quirks"] as? [[String: Any]])?.map { $0["key"] as? String } == ["signals-to-sender"])
+            let dnd = try #require(server["do_not_disturb"] as? [String: Any])
+            #expect(dnd["state"] as? String == "on")
+            #expect(dnd["critical_bypasses"] as? Bool == false)
+            let warning = try #require(findings(json, topic: "do not disturb").first)
+            #expect(warning["level"] as? String == "warning")
+            #expect((warning["text"] as? String)?.contains("dunstctl set-paused false") == true, "\(warning)")
+            #expect((json["agent"] as? [String: Any])?["running"] as? Bool == false)
+        }
+    }
+
+    @Test func twoServiceFilesForTheNameAreNamedInTheBussOrder() async throws {
+        try await NotificationEnvironment.withWatched(.dunst) { desktop, _ in
+            var env = desktop.toolEnvironment
+            let home = "\(desktop.directory)/data-home", system = "\(desktop.directory)/data-system"
+            for folder in [home, system] {
+                try FileManager.default.createDirectory(
+                    atPath: "\(folder)/dbus-1/services", withIntermediateDirectories: true)
+            }
+            let name = "[D-BUS Service]\nName=org.freedesktop.Notifications\n"
+            try (name + "Exec=/usr/bin/mako\n").write(
+                toFile: "\(home)/dbus-1/services/mako.service", atomically: true, encoding: .utf8)
+            try ("[D-BUS Service]\nName=org.example.Other\nExec=/bin/true\n").write(
+                toFile: "\(home)/dbus-1/services/other.service", atomically: true, encoding: .utf8)
+            env["XDG_DATA_HOME"] = home
+            env["XDG_DATA_DIRS"] = system
+            let one = try report(try await toastkit(["doctor", "--json"], environment: env).output)
+            #expect((one["service_files"] as? [[String: Any]])?.count == 1)
+            #expect(findings(one, topic: "service files").isEmpty, "one file competes with nothing")
+
+            try (name + "Exec=/usr/bin/dunst\n").write(
+                toFile: "\(system)/dbus-1/services/dunst.service", atomically: true, encoding: .utf8)
+            let two = try await toastkit(["doctor"], environment: env)
+            #expect(two.status == 0)
+            let line = try #require(two.lines.first { $0.hasPrefix("[warning] service files:") }, "\(two.output)")
+            #expect(
+                line
+                    == "[warning] service files: 2 D-Bus service files name org.freedesktop.Notifications: "
+                    + "\(home)/dbus-1/services/mako.service (/usr/bin/mako); "
+                    + "\(system)/dbus-1/services/dunst.service (/usr/bin/dunst)")
+        }
+    }
+
+    @Test func withoutASessionBusItSaysWhereItLookedAndExits69() async throws {
+        let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-doctor")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // cron's environment: no bus address, no runtime folder, nobody logged in at the place logind uses.
+        let cron = ["HOME": directory, "PATH": "/usr/bin:/bin", "TOASTKIT_USER_RUNTIME_ROOT": "\(directory)/run-user"]
+        let run = try await toastkit(["doctor"], environment: cron)
+        #expect(run.status == 69)
+        #expect(
+            run.lines.first
+                == "[problem] bus: no session bus: DBUS_SESSION_BUS_ADDRESS is not set, and there is no bus at "
+                + "$XDG_RUNTIME_DIR/bus (unset) or \(directory)/run-user/\(geteuid())/bus; is this user logged in to "
+                + "a desktop? From another user's job, run as that user")
+        #expect(run.output.hasSuffix("\nNo toast can be shown.\n"))
+    }
+
+    @Test func aBusWithoutAServerOrOneThatDoesNotAnswerCannotShowAToast() async throws {
+        let environment = try BusOnlyEnvironment()
+        defer { environment.stop() }
+        let none = try await toastkit(["doctor", "--json"], environment: environment.environment)
+        #expect(none.status == 69)
+        let json = try report(none.output)
+        #expect(json["can_show"] as? Bool == false)
+        let problem = try #require(findings(json, topic: "server").first)
+        #expect(problem["level"] as? String == "problem")
+        #expect(problem["text"] as? String == "no notification server runs on this bus, and the bus cannot start one")
+
+        let hung = try await FakeNotificationServer.start(on: environment.bus, options: .init(misbehavior: .silent))
+        defer { hung.stop() }
+        let silent = try await toastkit(["doctor"], environment: environment.environment)
+        #expect(silent.status == 69, "\(silent.output)")
+        #expect(
+            silent.lines.contains("[problem] server: the notification server did not answer within 3.0 seconds"),
+            "\(silent.output)")
+    }
+
+    @Test func quirksFollowTheServerAndItsVersion() {
+        func keys(_ name: String, _ version: String, vendor: String = "GNOME") -> [String] {
+            ServerCapabilities(
+                [],
+                information: ServerInformation(
+                    name: name, vendor: vendor, version: version, specificationVersion: "1.2")
+            ).quirks.map(\.key)
+        }
+        #expect(
+            keys("gnome-shell", "43.9") == [
+                "ignores-expire-timeout", "keeps-first-click-handler", "closes-from-sender-only",
+            ])
+        #expect(keys("gnome-shell", "46.2").suffix(2) == ["closes-when-sender-leaves", "app-from-desktop-entry"])
+        #expect(keys("Notification Daemon", "1.26.0", vendor: "MATE").first == "claims-sound")
+        #expect(keys("Notification Daemon", "3.20.0").last == "never-expires-offscreen")
+        #expect(keys("Plasma", "5.27.5", vendor: "KDE") == ["refuses-repeat", "progress-through-jobs"])
+        #expect(keys("someone-else", "1").isEmpty)
+    }
+}
+
+extension OneAtATime {
+    /// `toastkit doctor` on GNOME Shell 43: its quirks, and Do Not Disturb read from GSettings.
+    @Suite(.timeLimit(.minutes(3))) struct DoctorGNOMETests {
+        @Test func onGNOMEItReadsShowBannersAndNamesTheTimeoutQuirk() async throws {
+            try await NotificationEnvironment.withWatched(.gnomeShell) { desktop, _ in
+                var env = desktop.toolEnvironment
+                // GSettings in a keyfile of the test's own, so `gsettings set` needs no dconf service.
+                env["GSETTINGS_BACKEND"] = "keyfile"
+                env["XDG_CONFIG_HOME"] = "\(desktop.directory)/config"
+                let before = try await toastkit(["doctor"], environment: env)
+                #expect(before.status == 0, "\(before.output)\(before.error)")
+                #expect(before.lines.contains { $0.hasPrefix("[ok] server: gnome-shell 43.9 by GNOME") })
+                #expect(before.lines.contains { $0.hasPrefix("[note] quirk: GNOME Shell ignores expire_timeout") })
+                #expect(
+                    before.lines.contains(
+                        "[ok] do not disturb: off (GNOME Shell: gsettings org.gnome.desktop.notifications show-banners "
+                            + "= true)"), "\(before.output)")
+
+                _ = try Tools.run(
+                    "gsettings", ["set", "org.gnome.desktop.notifications", "show-banners", "false"], environment: env)
+                let quiet = try await toastkit(["doctor"], environment: env)
+                #expect(quiet.status == 0)
+                #expect(
+                    quiet.lines.contains(
+                        "[warning] do not disturb: on: GNOME Shell puts toasts in its message tray without a banner or "
+                            + "sound; critical toasts (`-u critical`) still pop up"), "\(quiet.output)")
+            }
+        }
+    }
+}
