@@ -43,7 +43,8 @@ import ToastKitAgent
     /// Each command's options, as the parser takes them.
     private static let options: [(Command, [OptionSpec])] = [
         (.send, Specs.send), (.close, Specs.close), (.later, Specs.later), (.capabilities, Specs.jsonOnly),
-        (.serverInfo, Specs.jsonOnly), (.listen, Specs.jsonOnly), (.wait, Specs.wait), (.list, Specs.jsonOnly), (.doctor, Specs.jsonOnly),
+        (.serverInfo, Specs.jsonOnly), (.listen, Specs.jsonOnly), (.wait, Specs.wait), (.list, Specs.jsonOnly),
+        (.doctor, Specs.jsonOnly),
         (.agent, Specs.agent), (.run, Specs.run), (.notifySend, Dialects.notifySend),
         (.dunstify, Dialects.dunstify + Dialects.dunstifyCommands),
     ]
