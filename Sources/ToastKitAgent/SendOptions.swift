@@ -110,6 +110,9 @@ package struct SendOptions: Sendable, Equatable, Codable {
     package var onAction: [String: [String]] = [:]
     /// `--no-agent`: the direct path, even when the agent could be used.
     package var noAgent = false
+    /// `--terminal` (`"auto"`: the code the terminal calls for) or `--terminal-code CODE` (`99`, `777`, `9`,
+    /// `plain`): the toast goes to the terminal as an escape code, not to a bus.
+    package var terminal: String?
     /// Whose command line this is: the client's parsing, output and exit codes; for the agent, whether a toast
     /// without any text is allowed (dunstify sends one, for an icon-only OSD).
     package var dialect: CommandDialect = .toastkit

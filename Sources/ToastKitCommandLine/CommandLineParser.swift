@@ -450,6 +450,13 @@ enum CommandLineParser {
                 options.hints.removeAll { $0.name == hint.name }
                 options.hints.append(hint)
             case "plain": options.plainText = true
+            case "terminal": options.terminal = options.terminal ?? "auto"
+            case "terminal-code":
+                let value = try option.text()
+                guard TerminalDelivery.TerminalCode(rawValue: value) != nil else {
+                    throw .usage("\(flag) \(value): expected 99, 777, 9 or plain")
+                }
+                options.terminal = value
             case "lang":
                 let value = try option.text()
                 guard !value.isEmpty else { throw .data("\(flag): the language is empty") }
@@ -529,6 +536,15 @@ enum CommandLineParser {
             options.onAction[command.id] = try ActionCommand.argv(command.command, shell: shell)
         }
         if shell && commands.isEmpty { throw .usage("--shell applies to --on-action commands; none is given") }
+        if options.terminal != nil {
+            let asked = [
+                options.wait ? "--wait" : nil, options.actions.isEmpty ? nil : "-A/--action",
+                options.tap == nil ? nil : "--tap", commands.isEmpty ? nil : "--on-action",
+            ].compactMap { $0 }
+            if let first = asked.first {
+                throw .usage("\(first) cannot be used with --terminal: the terminal reports nothing back")
+            }
+        }
         if options.noAgent && !commands.isEmpty {
             throw .usage("--on-action needs the toast agent (its commands run after send exits); drop --no-agent")
         }
@@ -593,6 +609,8 @@ enum Specs {
         OptionSpec(short: nil, long: "on-action", takesValue: true),
         OptionSpec(short: nil, long: "shell", takesValue: false),
         OptionSpec(short: nil, long: "no-agent", takesValue: false),
+        OptionSpec(short: nil, long: "terminal", takesValue: false),
+        OptionSpec(short: nil, long: "terminal-code", takesValue: true),
         OptionSpec(short: nil, long: "plain", takesValue: false),
         OptionSpec(short: nil, long: "lang", takesValue: true),
         OptionSpec(short: nil, long: "default", takesValue: true),

@@ -119,6 +119,11 @@ enum HelpText {
               --shell               Run the --on-action commands with /bin/sh -c instead.
               --no-agent            Show the toast directly, without the agent (also TOASTKIT_NO_AGENT=1): it
                                     then lives only as long as this command waits.
+              --terminal            Show it through the terminal's escape code (OSC 99 on kitty, OSC 9 on
+                                    iTerm2, Ghostty and Windows Terminal, OSC 777 on foot, WezTerm, VTE and
+                                    urxvt, else a bell and a line), also over SSH; taken by itself when there
+                                    is no session bus but a terminal. No --wait, -A, --tap or --on-action.
+              --terminal-code CODE  As --terminal, with this code: 99, 777, 9 or plain.
           -w, --wait                Stay until the toast ends: print the invoked action's id as the first line,
                                     exit with the outcome's code; SIGINT/SIGTERM close the toast. A toast with
                                     a duration ends on time whatever the server does; if the server leaves,

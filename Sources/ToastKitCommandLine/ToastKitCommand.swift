@@ -122,6 +122,8 @@ public enum ToastKitCommand {
         case .version:
             Output.line("toastkit \(ToolVersion.current)")
             return .success
+        case .send(let options) where TerminalDelivery.applies(to: options, environment: environment):
+            return try SendCommand(options: try options.sent(), environment: environment).runInTerminal()
         case .send(let options) where !options.waits && environment.backendChoice.backend != .portal:
             return try SendCommand(options: try options.sent(), environment: environment)
                 .runWithoutWaitingPreferringAgent()
