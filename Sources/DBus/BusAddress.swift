@@ -63,7 +63,8 @@ public enum BusAddress: Sendable, Hashable {
                     name: DBusError.Name.badAddress,
                     message:
                         "no session bus: DBUS_SESSION_BUS_ADDRESS is not set, and there is no bus at \(looked) or "
-                        + "\(userBus); is this user logged in to a desktop? From another user's job, run as that user")
+                        + "\(userBus); is this user logged in to a desktop? From another user's job, run as that user (as root: "
+                        + "toastkit --user NAME)")
             }
         case .system:
             if let value = environment("DBUS_SYSTEM_BUS_ADDRESS"), !value.isEmpty {

@@ -149,6 +149,41 @@ enum CommandLineParser {
         Command.allCases.filter { $0 != .notifySend && $0 != .dunstify }.map(\.rawValue).joined(separator: ", ")
     }
 
+    /// Takes `--user NAME|UID|all` (or `--user=…`) from among the options before the command, and returns it with
+    /// the arguments without it (the other global options stay, for the command run as that user).
+    static func userOption(_ arguments: [[UInt8]]) throws(CommandFailure) -> (user: String?, rest: [[UInt8]]) {
+        var user: String?
+        var rest: [[UInt8]] = []
+        var index = 0
+        while index < arguments.count {
+            let text = String(decoding: arguments[index], as: UTF8.self)
+            if text == "--user" || text.hasPrefix("--user=") {
+                let value: String
+                if text == "--user" {
+                    guard index + 1 < arguments.count else {
+                        throw .usage("--user: missing value (a user name, a uid, or all)")
+                    }
+                    value = String(decoding: arguments[index + 1], as: UTF8.self)
+                    index += 2
+                } else {
+                    value = String(text.dropFirst("--user=".count))
+                    index += 1
+                }
+                guard !value.isEmpty else { throw .usage("--user: missing value (a user name, a uid, or all)") }
+                user = value
+            } else if text == "--backend" {
+                rest += arguments[index..<min(index + 2, arguments.count)]
+                index += 2
+            } else if text.hasPrefix("--backend=") {
+                rest.append(arguments[index])
+                index += 1
+            } else {
+                break
+            }
+        }
+        return (user, rest + arguments[min(index, arguments.count)...])
+    }
+
     /// Takes the options that come before the command (`--backend auto|notifications|portal`, or
     /// `--backend=…`) off the front of `arguments`, and returns them with the rest, which ``parse(arguments:)``
     /// parses.

@@ -64,6 +64,10 @@ enum HelpText {
                             Where send, capabilities and server-info go (before the command): the
                             notification server, or the notification portal of Flatpak and Snap apps.
                             auto (the default) picks the portal in a sandbox.
+          --user NAME|UID|all
+                            For root (before the command): run it as that user, in their desktop
+                            session (/run/user/UID/bus, logind's DISPLAY), privileges dropped first;
+                            all: every user with a graphical session.
           --help            Show help (also `toastkit <command> --help`).
           --version         Print the version.
 

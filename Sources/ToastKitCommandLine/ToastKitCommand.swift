@@ -38,8 +38,12 @@ public enum ToastKitCommand {
                     .automatic, try CommandLineParser.parse(arguments: arguments, program: program)
                 )
             } else {
+                let (user, raw) = try CommandLineParser.userOption(rawArguments())
+                if let user, let code = AsUser.run(user, arguments: raw, environment: CommandEnvironment(nil)) {
+                    exit(code)
+                }
                 let rest: [Argument]
-                (backend, rest) = try CommandLineParser.globalOptions(arguments)
+                (backend, rest) = try CommandLineParser.globalOptions(raw.map { Argument(bytes: $0) })
                 invocation = try CommandLineParser.parse(arguments: rest)
             }
         } catch {
@@ -94,7 +98,11 @@ public enum ToastKitCommand {
         signal(SIGPIPE, SIG_IGN)
         Output.startRun()
         do {
-            let (backend, rest) = try CommandLineParser.globalOptions(arguments.map { Argument(bytes: $0) })
+            let (user, raw) = try CommandLineParser.userOption(arguments)
+            if let user, let code = AsUser.run(user, arguments: raw, environment: CommandEnvironment(environment)) {
+                return code
+            }
+            let (backend, rest) = try CommandLineParser.globalOptions(raw.map { Argument(bytes: $0) })
             let invocation = try CommandLineParser.parse(arguments: rest)
             if case .run(let options) = invocation {
                 return RunCommand(options: options, environment: CommandEnvironment(environment, backend: backend))

@@ -69,7 +69,7 @@ import Testing
             error?.message
                 == "no session bus: DBUS_SESSION_BUS_ADDRESS is not set, and there is no bus at $XDG_RUNTIME_DIR/bus "
                 + "(unset) or \(root)/\(geteuid())/bus; is this user logged in to a desktop? From another user's job, "
-                + "run as that user")
+                + "run as that user (as root: toastkit --user NAME)")
         let address = try? BusAddress.session.resolve(environment: {
             $0 == "DBUS_SESSION_BUS_ADDRESS" ? "unix:path=/tmp/x" : nil
         })

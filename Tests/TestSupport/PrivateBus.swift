@@ -24,8 +24,10 @@ public final class PrivateBus: Sendable {
     /// - Parameters:
     ///   - serviceDirectory: A folder of D-Bus service files the bus may activate (none by default).
     ///   - environment: The daemon's environment, which activated services inherit (nil: the test's).
+    ///   - everyUser: Whether connections of every Unix user are let in (by default only the daemon's user, as on a
+    ///     session bus): for a bus that stands for another user's, which the test itself (root) also joins.
     public static func start(
-        serviceDirectory: String? = nil, environment: [String: String]? = nil
+        serviceDirectory: String? = nil, environment: [String: String]? = nil, everyUser: Bool = false
     ) throws -> PrivateBus {
         let daemon = try Tools.require("dbus-daemon", package: "dbus-daemon")
         let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-bus")
@@ -33,6 +35,10 @@ public final class PrivateBus: Sendable {
             contentsOfFile: "\(NotificationEnvironment.repositoryRoot)/scripts/harness/session-bus.conf",
             encoding: .utf8)
         var config = template.replacingOccurrences(of: "@DIRECTORY@", with: directory)
+        if everyUser {
+            config = config.replacingOccurrences(
+                of: "<policy context=\"default\">", with: "<policy context=\"default\">\n    <allow user=\"*\"/>")
+        }
         if let serviceDirectory {
             config = config.replacingOccurrences(
                 of: "</busconfig>", with: "  <servicedir>\(serviceDirectory)</servicedir>\n</busconfig>")

@@ -153,7 +153,7 @@ import ToastKitAgent
             unset.error
                 == "toastkit: cannot reach the session bus: no session bus: DBUS_SESSION_BUS_ADDRESS is not set, and "
                 + "there is no bus at \(directory)/bus or \(directory)/run-user/\(geteuid())/bus; is this user logged in "
-                + "to a desktop? From another user's job, run as that user\n")
+                + "to a desktop? From another user's job, run as that user (as root: toastkit --user NAME)\n")
         env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(directory)/nothing-here"
         for arguments in [["send", "Hola"], ["send", "--wait", "Hola"], ["capabilities"], ["listen"]] {
             let nowhere = try await toastkit(arguments, environment: env)

@@ -94,7 +94,7 @@ import Testing
             run.lines.first
                 == "[problem] bus: no session bus: DBUS_SESSION_BUS_ADDRESS is not set, and there is no bus at "
                 + "$XDG_RUNTIME_DIR/bus (unset) or \(directory)/run-user/\(geteuid())/bus; is this user logged in to "
-                + "a desktop? From another user's job, run as that user")
+                + "a desktop? From another user's job, run as that user (as root: toastkit --user NAME)")
         #expect(run.output.hasSuffix("\nNo toast can be shown.\n"))
     }
 

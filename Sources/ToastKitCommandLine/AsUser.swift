@@ -1,0 +1,222 @@
+import DBus
+import Glibc
+import ToastKit
+import ToastKitAgent
+
+/// `toastkit --user NAME|UID|all <command> …` for root (a system service, a cron job of root, `sudo`): runs the rest
+/// of the command line as that user, in that user's desktop session, so the toast reaches the person at the desk.
+///
+/// - **Privileges are dropped first.** The command runs in a child started with util-linux's `setpriv` (the
+///   user's uid, gid and groups) before it connects to anything: never a root connection to a user's bus.
+/// - **The user's session**: the bus at `/run/user/UID/bus` (where systemd and logind put it), and from logind
+///   (`org.freedesktop.login1` on the system bus, where present) the user's graphical sessions, whose `DISPLAY` the
+///   command gets. The environment is the user's: `HOME`, `USER`, `LOGNAME`, `XDG_RUNTIME_DIR`,
+///   `DBUS_SESSION_BUS_ADDRESS`, `DISPLAY`, and of the caller's only `PATH`, `LANG`, `LANGUAGE`, `LC_*`, `TERM` and
+///   `TOASTKIT_*`.
+/// - **`all`**: every user with a graphical session (logind's, or without logind every user's own bus under
+///   `/run/user`), one after another; exit 0 when the toast reached at least one.
+/// - With no session to reach, it fails at once (exit 69) saying where it looked.
+enum AsUser {
+    /// A user the command runs as.
+    struct Target: Equatable {
+        var name: String
+        var uid: uid_t
+        var gid: gid_t
+        var home: String
+        /// The `DISPLAY` of the user's graphical session, when logind names one.
+        var display: String?
+    }
+
+    /// A graphical session logind knows.
+    struct Session: Equatable {
+        var uid: uid_t
+        var display: String?
+    }
+
+    /// Runs `arguments` (the command line without `--user`) as `value`; nil when `value` is the caller itself (the
+    /// command then runs here as usual).
+    static func run(_ value: String, arguments: [[UInt8]], environment: CommandEnvironment) -> Int32? {
+        let root = environment.variable("TOASTKIT_USER_RUNTIME_ROOT").flatMap { $0.isEmpty ? nil : $0 } ?? "/run/user"
+        let sessions = logindSessions()
+        if value == "all" {
+            guard geteuid() == 0 else { return fail(.usage, "--user all: only root can reach other users' desktops") }
+            let uids = sessions.map { Set($0.map(\.uid)) } ?? busOwners(under: root)
+            let targets = uids.sorted().compactMap { user(uid: $0, sessions: sessions) }
+            guard !targets.isEmpty else {
+                let looked = sessions == nil ? "no bus under \(root)" : "logind lists no graphical session"
+                return fail(.unavailable, "--user all: nobody is logged in to a desktop (\(looked))")
+            }
+            var reached = 0
+            var last: Int32 = 0
+            for target in targets {
+                let status = runAs(target, arguments: arguments, root: root, environment: environment)
+                if status == 0 { reached += 1 } else { last = status }
+            }
+            if reached < targets.count {
+                Output.error("--user all: reached \(reached) of \(targets.count) users")
+            }
+            return reached > 0 ? 0 : last
+        }
+        guard let target = lookUp(value, sessions: sessions) else {
+            return fail(.usage, "--user \(value): no such user")
+        }
+        if target.uid == geteuid() { return nil }
+        guard geteuid() == 0 else {
+            return fail(
+                .usage, "--user \(value): only root can act as another user (run the command as \(target.name))")
+        }
+        return runAs(target, arguments: arguments, root: root, environment: environment)
+    }
+
+    private static func fail(_ code: ExitCode, _ message: String) -> Int32 {
+        Output.error(message)
+        return code.rawValue
+    }
+
+    // MARK: - Users and sessions
+
+    private static func lookUp(_ value: String, sessions: [Session]?) -> Target? {
+        if let uid = uid_t(value) { return user(uid: uid, sessions: sessions) }
+        guard let entry = getpwnam(value) else { return nil }
+        return target(entry.pointee, sessions: sessions)
+    }
+
+    private static func user(uid: uid_t, sessions: [Session]?) -> Target? {
+        guard let entry = getpwuid(uid) else { return nil }
+        return target(entry.pointee, sessions: sessions)
+    }
+
+    private static func target(_ entry: passwd, sessions: [Session]?) -> Target {
+        let display = sessions?.first { $0.uid == entry.pw_uid && $0.display != nil }?.display
+        return Target(
+            name: String(cString: entry.pw_name), uid: entry.pw_uid, gid: entry.pw_gid,
+            home: String(cString: entry.pw_dir), display: display)
+    }
+
+    /// The graphical sessions (`Type` x11, wayland or mir, `Class` user) logind knows, or nil when there is no
+    /// logind to ask (no system bus, or no `org.freedesktop.login1` on it). Bounded: one second in all.
+    static func logindSessions() -> [Session]? {
+        let list = DBusMethodCall(
+            destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
+            interface: "org.freedesktop.login1.Manager", member: "ListSessions")
+        guard
+            let (connection, replies) = try? BlockingDBusConnection.connect(
+                to: .system, timeout: .seconds(1), calling: [list]),
+            case .success(let reply) = replies[0]
+        else { return nil }
+        defer { connection.close() }
+        let paths = ((try? reply.arguments("a(susso)"))?.first?.arrayValue ?? []).compactMap { entry -> ObjectPath? in
+            guard case .structure(let fields) = entry, fields.count == 5, case .objectPath(let path) = fields[4] else {
+                return nil
+            }
+            return path
+        }
+        let calls = paths.map { path in
+            DBusMethodCall(
+                destination: "org.freedesktop.login1", path: path, interface: "org.freedesktop.DBus.Properties",
+                member: "GetAll", arguments: [.string("org.freedesktop.login1.Session")])
+        }
+        return zip(paths, connection.call(calls, timeout: .seconds(1))).compactMap { _, answer in
+            guard case .success(let message) = answer,
+                let entries = (try? message.arguments("a{sv}"))?.first?.dictionaryValue
+            else { return nil }
+            var properties: [String: DBusValue] = [:]
+            for entry in entries {
+                if let key = entry.key.stringValue { properties[key] = entry.value.variantValue ?? entry.value }
+            }
+            guard let type = properties["Type"]?.stringValue, ["x11", "wayland", "mir"].contains(type),
+                properties["Class"]?.stringValue == "user",
+                case .structure(let user)? = properties["User"], let uid = user.first?.uint32Value
+            else { return nil }
+            let display = properties["Display"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+            return Session(uid: uid, display: display)
+        }
+    }
+
+    /// The users whose own bus socket is under `root` (`/run/user/UID/bus`, owned by UID).
+    private static func busOwners(under root: String) -> Set<uid_t> {
+        guard let directory = opendir(root) else { return [] }
+        defer { closedir(directory) }
+        var owners: Set<uid_t> = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard let uid = uid_t(name) else { continue }
+            var info = stat()
+            if lstat("\(root)/\(name)/bus", &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK, info.st_uid == uid {
+                owners.insert(uid)
+            }
+        }
+        return owners
+    }
+
+    // MARK: - Running as the user
+
+    /// The environment the command gets as `target`.
+    static func environment(for target: Target, root: String, caller: [String: String]) -> [String: String] {
+        var variables: [String: String] = [:]
+        for (key, value) in caller
+        where ["PATH", "LANG", "LANGUAGE", "TERM"].contains(key) || key.hasPrefix("LC_") || key.hasPrefix("TOASTKIT_") {
+            variables[key] = value
+        }
+        variables["PATH"] = variables["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        variables["HOME"] = target.home
+        variables["USER"] = target.name
+        variables["LOGNAME"] = target.name
+        variables["XDG_RUNTIME_DIR"] = "\(root)/\(target.uid)"
+        variables["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(root)/\(target.uid)/bus"
+        if let display = target.display { variables["DISPLAY"] = display }
+        return variables
+    }
+
+    /// Runs this program again with `arguments` as `target` (through `setpriv`), with the standard input, output and
+    /// errors of this process, and returns its exit status (128 + N for signal N).
+    private static func runAs(
+        _ target: Target, arguments: [[UInt8]], root: String, environment: CommandEnvironment
+    ) -> Int32 {
+        var info = stat()
+        let bus = "\(root)/\(target.uid)/bus"
+        guard lstat(bus, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK, info.st_uid == target.uid else {
+            return fail(
+                .unavailable,
+                "--user \(target.name): no session bus of \(target.name) at \(bus); is \(target.name) logged in to a "
+                    + "desktop?")
+        }
+        guard let executable = ownExecutable() else {
+            return fail(.software, "--user: cannot find this program's own file (/proc/self/exe)")
+        }
+        let setpriv = "/usr/bin/setpriv"
+        guard access(setpriv, X_OK) == 0 else {
+            return fail(.unavailable, "--user needs \(setpriv) to drop privileges (install util-linux)")
+        }
+        let argv =
+            [setpriv, "--reuid=\(target.uid)", "--regid=\(target.gid)", "--init-groups", "--", executable].map {
+                Array($0.utf8)
+            } + arguments
+        let started = Spawn.start(
+            argv, environment: Self.environment(for: target, root: root, caller: environment.variables),
+            standardInput: nil, inheritsInput: true, standardOutput: 1, standardError: 2, newSession: false)
+        guard case .success(let pid) = started else {
+            return fail(.unavailable, "--user \(target.name): cannot start \(setpriv): \(started)")
+        }
+        // As system(3): the terminal's Ctrl-C reaches the command, which decides.
+        let previous = (signal(SIGINT, SIG_IGN), signal(SIGQUIT, SIG_IGN))
+        defer {
+            signal(SIGINT, previous.0)
+            signal(SIGQUIT, previous.1)
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        if status & 0x7f == 0 { return (status >> 8) & 0xff }
+        return 128 + (status & 0x7f)
+    }
+
+    /// The path of this program's file.
+    private static func ownExecutable() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
