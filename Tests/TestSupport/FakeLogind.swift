@@ -9,8 +9,9 @@ public final class FakeLogind: Sendable {
     public struct Session: Sendable {
         /// The session id ("2").
         public var id: String
-        /// The user's uid and name.
+        /// The user's uid.
         public var uid: UInt32
+        /// The user's name.
         public var user: String
         /// `x11`, `wayland`, `tty`, …
         public var type: String
