@@ -33,8 +33,9 @@ package struct AgentSettings: Sendable, Equatable {
 
     /// `--idle-timeout`'s value (or the config file's `idle-timeout`), checked.
     package static func idleTimeout(_ value: String, source: String) throws(AgentSettingsError) -> Duration {
-        guard let seconds = Double(value), seconds.isFinite, seconds >= 0, seconds <= 86_400 * 365 else {
-            throw AgentSettingsError("\(source) \(value): expected a number of seconds (0 to stay until stopped)")
+        guard let seconds = DurationText.seconds(value), seconds <= 86_400 * 365 else {
+            throw AgentSettingsError(
+                "\(source) \(value): expected seconds or a duration (90s, 5m, 1h; 0 to stay until stopped)")
         }
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }

@@ -259,8 +259,8 @@ enum CommandLineParser {
                 }
                 options.tail = lines
             case "min-seconds":
-                guard let seconds = Double(value), seconds.isFinite, seconds >= 0 else {
-                    throw .data("\(flag) \(value): expected a number of seconds")
+                guard let seconds = DurationText.seconds(value) else {
+                    throw .data("\(flag) \(value): expected seconds (30) or a duration (90s, 5m, 1h)")
                 }
                 options.minimumSeconds = seconds
             case "pid":
@@ -596,10 +596,9 @@ enum CommandLineParser {
         case "auto", "automatic": return .automatic
         case "indefinite", "never": return .indefinite
         default:
-            guard let seconds = Double(value), seconds.isFinite, seconds >= 0,
-                seconds <= ToastDuration.maximumSeconds
-            else {
-                throw .data("\(flag) \(value): expected a number of seconds, auto or indefinite")
+            guard let seconds = DurationText.seconds(value), seconds <= ToastDuration.maximumSeconds else {
+                throw .data(
+                    "\(flag) \(value): expected seconds (2.5) or a duration (500ms, 10m, 1h30m), auto or indefinite")
             }
             return .seconds(seconds)
         }

@@ -102,7 +102,8 @@ enum HelpText {
                                     No icon at all unless -i, -n or -s asks for one.
               --id ID               A string id: a later `send --id ID` replaces this toast, across runs.
           -d, --duration SECONDS|auto|indefinite
-                                    How long it stays (auto = 4 s); it holds on every server. Without -d or -t
+                                    How long it stays (auto = 4 s), in seconds (2.5) or with units (500ms,
+                                    90s, 10m, 1h30m); it holds on every server. Without -d or -t
                                     the server's settings decide, as for notify-send, except for a toast with
                                     actions: it stays until it is answered.
           -A, --action ID=LABEL     An action button; repeat for a second one (first leading, second trailing).
@@ -219,12 +220,13 @@ enum HelpText {
 
         OPTIONS:
           --tail N          How many of the last lines of output the toast shows (0 to 20; default 3).
-          --min-seconds S   No toast when CMD took less than S seconds (default 0: always).
+          --min-seconds S   No toast when CMD took less than S (seconds, or 90s, 5m, 1h; default 0:
+                            always).
           --pid PID         Wait for a process that is already running, then show its toast (exit 0).
           -a, --app-name NAME
                             The toast's application name (default toastkit).
           -d, --duration SECONDS|auto|indefinite
-                            How long the toast stays (default 10).
+                            How long the toast stays (default 10; seconds, or 500ms, 10m, …).
           --lang CODE       The language of the action's label (en, es, ja, zh-Hans, zh-Hant).
           --help            Show this help.
 

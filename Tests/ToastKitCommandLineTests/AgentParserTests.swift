@@ -74,7 +74,7 @@ import ToastKitAgent
                 == "toastkit: --max-visible 0: expected a whole number from 1 to 10")
         #expect(
             failure("agent", "--idle-timeout", "-1")?.line
-                == "toastkit: --idle-timeout -1: expected a number of seconds (0 to stay until stopped)")
+                == "toastkit: --idle-timeout -1: expected seconds or a duration (90s, 5m, 1h; 0 to stay until stopped)")
         #expect(try parse("agent", "--help") == .help(.agent))
         #expect(HelpText.page(for: .agent).contains("agent.conf"))
     }

@@ -189,7 +189,7 @@ import ToastKitAgent
         )
     }
 
-    @Test func valueErrors() {
+    @Test func valueErrors() throws {
         expectFailure(
             ["send", "-s", "purple", "T"], .dataError,
             "toastkit: -s/--status purple: unknown status (use normal, success, warning, error, notification)")
@@ -198,10 +198,17 @@ import ToastKitAgent
             "toastkit: -u/--urgency urgent: unknown urgency (use low, normal or critical)")
         expectFailure(
             ["send", "-d", "soon", "T"], .dataError,
-            "toastkit: -d/--duration soon: expected a number of seconds, auto or indefinite")
+            "toastkit: -d/--duration soon: expected seconds (2.5) or a duration (500ms, 10m, 1h30m), auto or indefinite"
+        )
         expectFailure(
             ["send", "-d", "-3", "T"], .dataError,
-            "toastkit: -d/--duration -3: expected a number of seconds, auto or indefinite")
+            "toastkit: -d/--duration -3: expected seconds (2.5) or a duration (500ms, 10m, 1h30m), auto or indefinite")
+        for (text, seconds) in [("10m", 600.0), ("1h30m", 5400), ("500ms", 0.5), ("1.5s", 1.5), ("2min", 120)] {
+            #expect(try send("-d", text, "T").duration == .duration(.seconds(seconds)), "-d \(text) is \(seconds) s")
+        }
+        for text in ["10x", "m10", "30s1m", "1h1h", "5 m"] {
+            #expect(failure(["send", "-d", text, "T"])?.code == .dataError, "-d \"\(text)\" is refused")
+        }
         expectFailure(
             ["send", "-t", "-5", "T"], .dataError,
             "toastkit: -t/--expire-time -5: expected milliseconds (-1 for the default, 0 to stay until closed)")
