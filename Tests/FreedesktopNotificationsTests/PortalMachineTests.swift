@@ -66,8 +66,9 @@ import ToastModel
         let replaced = machine.handle(Self.show("sync", "Sincronizado"), now: later)
         #expect(replaced.adds.map(\.portalID) == ["p3"])
         #expect(replaced.adds.first?.notification.fields["title"] == .string("Sincronizado"))
-        #expect(replaced.removes == [first.portalID], "the old id goes, after the new one is on its way")
-        #expect(replaced.firstIndex { if case .add = $0 { true } else { false } }! < replaced.count - 1)
+        #expect(replaced.removes == [first.portalID], "the old id goes")
+        // First: GNOME Shell 43 leaves the new one in its queue when the old banner is removed after it arrived.
+        #expect(replaced.firstIndex { if case .remove = $0 { true } else { false } }! == 0, "\(replaced)")
     }
 
     @Test func newContentForAnIDThatHasNotSettledWaitsAndTheLatestWins() throws {

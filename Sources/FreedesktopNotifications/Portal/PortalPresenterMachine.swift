@@ -406,16 +406,20 @@ package struct PortalPresenterMachine: Sendable {
                 for reason in mapped.degradations where toast.reported.insert(reason).inserted {
                     out.append(.report(.degraded(toastID: id, reason: reason)))
                 }
+                // The old notification goes first (it has settled: new content waited for that above). GNOME Shell 43
+                // shows nothing when a banner is removed while the new notification waits in its queue: the removal
+                // hides the banner without the animation whose end shows the next one (`messageTray.js`,
+                // `_hideNotification(false)` from `_updateState`, which does not look at the queue again).
+                if let old = toast.shown {
+                    toast.shown = nil
+                    retire(old, into: &out)
+                }
                 nextCall += 1
                 nextPortalID += 1
                 let portalID = "\(idPrefix)\(nextPortalID)"
                 toast.adding = Adding(call: nextCall, portalID: portalID, actionKeys: mapped.actionKeys)
                 toastForPortalID[portalID] = id
                 out.append(.add(id: id, call: nextCall, portalID: portalID, mapped))
-                if let old = toast.shown {
-                    toast.shown = nil
-                    retire(old, into: &out)
-                }
                 toasts[id] = toast
                 return
             }
