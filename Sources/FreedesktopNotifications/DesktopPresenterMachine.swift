@@ -304,9 +304,10 @@ package struct DesktopPresenterMachine: Sendable {
             closesInFlight -= 1
             toasts[id] = toast
             pump(id, into: &out)
-            if closesInFlight == 0, !waitingForCloses.isEmpty {
+            if closesInFlight == 0 {
                 let waiting = waitingForCloses.takeAll()
                 for other in waiting { pump(other, into: &out) }
+                showQueuedAfterClose(into: &out)
             }
         case .signal(let signal, let sender):
             received(signal, from: sender, into: &out)
@@ -607,6 +608,22 @@ package struct DesktopPresenterMachine: Sendable {
             out.append(.report(.closed(toastID: toastID, reason: Self.closeReason(reason))))
             toasts[toastID] = toast
             settle(toastID, toast, into: &out)
+            showQueuedAfterClose(into: &out)
+        }
+    }
+
+    /// On a server that forgets its queue when a banner is closed (GNOME Shell 43,
+    /// ``ServerCapabilities/forgetsQueueOnClose``): sends every other live notification again, in place, so the
+    /// shell looks at its queue and pops up the one that waited behind the closed banner.
+    private mutating func showQueuedAfterClose(into out: inout [Action]) {
+        guard capabilities?.forgetsQueueOnClose == true else { return }
+        for id in toasts.keys.sorted() {
+            guard var toast = toasts[id], toast.wanted, toast.serverID != nil, toast.inFlight == nil,
+                toast.latest != nil, !toast.dirty
+            else { continue }
+            toast.dirty = true
+            toasts[id] = toast
+            pump(id, into: &out)
         }
     }
 

@@ -52,6 +52,13 @@ public struct ServerCapabilities: Sendable, Hashable {
     /// the `default` action from its first `Notify`: a click on a toast without a tap is still a dismissal (the
     /// presenter has no action for it, and GNOME closes the notification with reason 2).
     public var keepsFirstClickHandler: Bool { information?.name == "gnome-shell" }
+
+    /// Whether the server may leave a waiting notification in its queue, never shown, when the banner in front of it
+    /// is closed: GNOME Shell 43 hides a banner closed by a call or by the person without the animation whose end
+    /// shows the next one (`messageTray.js`, `_onNotificationDestroy` → `_updateState` → `_hideNotification(false)`),
+    /// and looks at its queue again only on the next notification. The presenter then sends its other live
+    /// notifications again, in place.
+    public var forgetsQueueOnClose: Bool { information?.name == "gnome-shell" }
 }
 
 /// The `Notify` call for one toast, with what had to be left out and how to read action keys back.

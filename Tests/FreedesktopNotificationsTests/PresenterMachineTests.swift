@@ -318,6 +318,40 @@ import ToastModel
         #expect(machine.handle(.screenSaverChanged(active: false)) == [.report(.resumeRequested)])
     }
 
+    /// GNOME Shell 43 leaves a notification that waited behind a banner in its queue when that banner is closed: after
+    /// the close is answered, every other live notification goes again, in place (nothing of the sort on dunst).
+    @Test(arguments: [true, false])
+    func afterACloseOnGNOMETheOtherLiveNotificationsGoAgainInPlace(gnome: Bool) throws {
+        let capabilities =
+            gnome
+            ? ServerCapabilities(
+                ["actions", "body"],
+                information: ServerInformation(
+                    name: "gnome-shell", vendor: "GNOME", version: "43.9", specificationVersion: "1.2"))
+            : Self.dunst
+        var machine = Self.linked(capabilities)
+        for (id, serverID) in [("a", UInt32(20)), ("b", 21)] {
+            let call = try #require(machine.handle(.show(Self.presentation(id))).notifyCall)
+            _ = machine.handle(.notifyAnswered(id: id, call: call, Self.reply(serverID)))
+        }
+        let closing = machine.handle(.close(id: "a"))
+        guard case .close(_, let call, serverID: 20)? = closing.first else {
+            Issue.record("no close: \(closing)")
+            return
+        }
+        let answered = machine.handle(.closeAnswered(id: "a", call: call))
+        #expect(answered.notifies.map(\.replacesID) == (gnome ? [21] : []), "\(answered)")
+        // A close by the person too.
+        if gnome {
+            let again = try #require(answered.notifyCall)
+            _ = machine.handle(.notifyAnswered(id: "b", call: again, Self.reply(21)))
+            let c = try #require(machine.handle(.show(Self.presentation("c"))).notifyCall)
+            _ = machine.handle(.notifyAnswered(id: "c", call: c, Self.reply(22)))
+            let dismissed = machine.handle(.signal(.closed(id: 21, reason: .dismissedByUser), sender: Self.server))
+            #expect(dismissed.notifies.map(\.replacesID) == [22], "\(dismissed)")
+        }
+    }
+
     /// `notify-send -r 41 -t 8 …` in a fresh agent: the toast adopts 41 and its time runs out while the link is made;
     /// it still replaces 41 once (as notify-send's does), and is closed when the server has answered.
     @Test func anAdoptedToastEndedBeforeTheLinkIsReadyIsSentOnceThenClosed() throws {

@@ -48,6 +48,32 @@ extension OneAtATime {
             }
         }
 
+        /// GNOME Shell 43 queues a notification that arrives while a banner is up; when the banner's notification is
+        /// then closed by a call (the agent ends a toast on time, `toastkit close`), the shell hides it without the
+        /// animation whose end shows the next one, and the queued one never pops up (`messageTray.js`,
+        /// `_hideNotification(false)`). The presenter shows it: after a close on GNOME it sends its other live
+        /// notifications again, in place, which makes the shell look at its queue.
+        @Test func aToastWaitingInGNOMEsQueueBehindAClosedBannerPopsUp() async throws {
+            try await NotificationEnvironment.withWatched(.gnomeShell) { desktop, watcher in
+                let env = desktop.agentEnvironment
+                let first = try await toastkit(
+                    ["send", "--id", "uno", "-a", "uno", "-d", "60", "Primero"], environment: env)
+                #expect(first.status == 0, "\(first.error)")
+                let (_, firstID) = try await watcher.nextNotifyAndReply()
+                #expect(try await desktop.waitForPopups(1)?.first?.title == "Primero")
+                // Another application: not held behind the first in the agent, so the shell queues it.
+                let second = try await toastkit(["send", "-a", "dos", "-d", "60", "Segundo"], environment: env)
+                #expect(second.status == 0, "\(second.error)")
+                _ = try await watcher.nextNotifyAndReply()
+                let closed = try await toastkit(["close", "--id", "uno"], environment: env)
+                #expect(closed.status == 0, "\(closed.error)")
+                #expect(try await watcher.nextClosed(firstID) == 3)
+                let popups = try await desktop.waitForPopups(1)
+                #expect(popups?.first?.title == "Segundo", "\(popups ?? [])")
+                try await desktop.clear()
+            }
+        }
+
         /// Before: a toast presented after a dismissed one could stay in GNOME's queue and never pop up. Now the
         /// next toast's banner is on screen: sent after the dismissal, or waiting in its application's lane and sent
         /// the moment the first one is dismissed (by its close button, or by a click on it).
