@@ -48,6 +48,46 @@ extension OneAtATime {
             }
         }
 
+        /// `toastkit run` on GNOME Shell (issue 20 §3): the toast of how the command ended pops up with its title, and
+        /// its *Show output* button opens the whole output after `run` has gone (the agent carries it out).
+        @Test func runsToastOnGNOMEOpensTheOutputAfterRunHasGone() async throws {
+            try await NotificationEnvironment.withWatched(.gnomeShell) { desktop, watcher in
+                var env = desktop.agentEnvironment
+                let bin = "\(desktop.directory)/bin"
+                let fifo = "\(desktop.directory)/opened"
+                try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+                #expect(mkfifo(fifo, 0o600) == 0)
+                // A stand-in for xdg-open that says what it was asked to open, through a FIFO the test reads (written
+                // with O_CLOEXEC, see `AgentSafetyTests.writeExecutable`).
+                try AgentSafetyTests.writeExecutable(
+                    "\(bin)/xdg-open", "#!/bin/sh\nprintf '%s\\n' \"$1\" > '\(fifo)'\n")
+                env["PATH"] = bin + ":" + (env["PATH"] ?? "/usr/bin:/bin")
+                let run = try await toastkit(
+                    ["run", "-d", "60", "--", "sh", "-c", "echo hola; exit 2"], environment: env)
+                #expect(run.status == 2, "\(run.error)")
+                #expect(run.output == "hola\n")
+                let (notify, serverID) = try await watcher.nextNotifyAndReply()
+                #expect(notify.summary == "sh -c 'echo hola; exit 2'")
+                #expect(try await desktop.waitForPopups(1)?.first?.title == "sh -c 'echo hola; exit 2'")
+                try await desktop.invokeAction("output", serverID: serverID, actionKeys: notify.actions.map(\.key))
+                // Read and write, so opening never waits for the writer; the wait for its line is bounded.
+                let opened = try await onOwnThread { () -> String in
+                    let reader = open(fifo, O_RDWR | O_CLOEXEC)
+                    defer { close(reader) }
+                    var ready = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
+                    guard poll(&ready, 1, 30_000) == 1 else { return "" }
+                    var bytes = [UInt8](repeating: 0, count: 4096)
+                    let count = read(reader, &bytes, bytes.count)
+                    return String(decoding: bytes.prefix(max(count, 0)), as: UTF8.self).trimmingCharacters(
+                        in: .newlines)
+                }
+                let log = try #require(opened.isEmpty ? nil : opened, "the output action opened nothing within 30 s")
+                #expect(log.hasPrefix("\(desktop.directory)/"), "\(log)")
+                #expect(try String(contentsOfFile: log, encoding: .utf8) == "hola\n")
+                try await desktop.clear()
+            }
+        }
+
         /// GNOME Shell 43 queues a notification that arrives while a banner is up; when the banner's notification is
         /// then closed by a call (the agent ends a toast on time, `toastkit close`), the shell hides it without the
         /// animation whose end shows the next one, and the queued one never pops up (`messageTray.js`,
