@@ -117,11 +117,13 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         package static let environment = "environment"  // a{ss}
         package static let plainText = "plain-text"  // b
         package static let dialect = "dialect"  // s: toastkit, notify-send, dunstify
+        package static let due = "due"  // d: seconds since 1970 (a scheduled toast)
+        package static let snooze = "snooze"  // d: seconds after which the Later action brings the toast back
 
         package static let all: Set<String> = [
             id, title, message, status, icon, iconFile, duration, actions, tap, appName, appIcon, urgency, category,
             hints, transient, replaceID, onAction, awaitShown, workingDirectory, environment, plainText,
-            dialect,
+            dialect, due, snooze,
         ]
     }
 
@@ -162,6 +164,8 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         if options.transient { entries.append((Key.transient, .boolean(true))) }
         if let replaceID = options.replaceID { entries.append((Key.replaceID, .uint32(replaceID))) }
         if awaitShown { entries.append((Key.awaitShown, .boolean(true))) }
+        if let due = options.due { entries.append((Key.due, .double(due))) }
+        if let snooze = options.snooze { entries.append((Key.snooze, .double(snooze))) }
         if let workingDirectory { entries.append((Key.workingDirectory, .string(workingDirectory))) }
         if let environment {
             entries.append(
@@ -280,6 +284,21 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         }
         if let value = try boolean(Key.plainText) { options.plainText = value }
         if let value = try boolean(Key.awaitShown) { self.awaitShown = value }
+        if let due = entries[Key.due] {
+            // After 2020 and before the year 10000, in seconds since 1970.
+            guard case .double(let seconds) = due, seconds.isFinite, seconds > 1_577_836_800, seconds < 253_402_300_800
+            else { throw AgentRequestError("due must be a time in seconds since 1970 (d), not \(due)") }
+            options.due = seconds
+        }
+        if let snooze = entries[Key.snooze] {
+            guard case .double(let seconds) = snooze, seconds.isFinite, seconds > 0,
+                seconds <= ToastDuration.maximumSeconds
+            else { throw AgentRequestError("snooze must be a number of seconds above 0 (d), not \(snooze)") }
+            guard options.actions.contains(where: { $0.id == "later" }) || options.tap?.id == "later" else {
+                throw AgentRequestError("snooze: the toast has no Later action")
+            }
+            options.snooze = seconds
+        }
         if let replaceID = entries[Key.replaceID] {
             guard let value = replaceID.uint32Value else {
                 throw AgentRequestError("replace-id must be u, not \(replaceID.signature)")

@@ -78,6 +78,10 @@ package enum AgentLane: Hashable, Sendable, CustomStringConvertible {
 ///   ``Configuration/maximumLive`` toasts are live (``Action/refuseFull``); a live id stays in its lane, unless it
 ///   was in an application's lane and now needs one of its own (``Action/leave(lane:)``). A lane is opened for its
 ///   first live toast and released when its last one ends.
+/// - **Scheduled toasts** (`send --in`, `--at`, a snooze) wait for their time (``Event/schedule(id:due:now:)``): they
+///   count against the bound, and keep the agent from its idle exit. When one is due it is fired
+///   (``Action/fire(ids:)``) and counts as a call in hand until the shell has presented it (it answers it with
+///   ``Event/callAnswered(now:)``), so the exit can never come between its schedule and its toast.
 package struct AgentMachine: Sendable {
     /// The bounds and times the rules use.
     package struct Configuration: Sendable, Hashable {
@@ -107,6 +111,12 @@ package struct AgentMachine: Sendable {
         case ended(id: String, replaced: Bool, now: Duration)
         /// The idle countdown with `serial` reached its deadline.
         case idleDeadline(serial: UInt64, now: Duration)
+        /// Toast `id` is to be presented at `due` (replacing an earlier schedule of the id).
+        case schedule(id: String, due: Duration, now: Duration)
+        /// The schedule's wake-up came: every toast due by `now` is fired.
+        case scheduleDeadline(now: Duration)
+        /// The schedule of toast `id` is cancelled (`close --id`, or the id presented anew).
+        case cancelSchedule(id: String, now: Duration)
     }
 
     /// What the shell must do, in order.
@@ -128,6 +138,13 @@ package struct AgentMachine: Sendable {
         case armIdle(serial: UInt64, at: Duration)
         /// Exit: idle for the idle time.
         case exit
+        /// Keep the toast for its time.
+        case keepScheduled
+        /// Wake at `at` and send ``Event/scheduleDeadline(now:)`` (one wake-up at a time: this one replaces any other);
+        /// nil: nothing is scheduled any more.
+        case armSchedule(at: Duration?)
+        /// Present these scheduled toasts now, in order; each counts as a call in hand until answered.
+        case fire(ids: [String])
     }
 
     /// The settings.
@@ -140,6 +157,8 @@ package struct AgentMachine: Sendable {
     package private(set) var calls = 0
     /// Whether the exit is decided.
     package private(set) var isStopping = false
+    /// Scheduled toasts and when they are due.
+    package private(set) var scheduled: [String: Duration] = [:]
     private var idleSerial: UInt64 = 0
     private var started = false
 
@@ -192,9 +211,27 @@ package struct AgentMachine: Sendable {
             guard !replaced, let lane = lanes.removeValue(forKey: id) else { return [] }
             return leaving(lane) + armIfIdle(now: now)
         case .idleDeadline(let serial, _):
-            guard serial == idleSerial, calls == 0, lanes.isEmpty, !isStopping, started else { return [] }
+            guard serial == idleSerial, calls == 0, lanes.isEmpty, scheduled.isEmpty, !isStopping, started else {
+                return []
+            }
             isStopping = true
             return [.exit]
+        case .schedule(let id, let due, _):
+            precondition(!isStopping, "a toast was scheduled after the exit was decided")
+            if scheduled[id] == nil, lanes.count + scheduled.count >= configuration.maximumLive { return [.refuseFull] }
+            scheduled[id] = due
+            idleSerial &+= 1
+            return [.keepScheduled, .armSchedule(at: scheduled.values.min())]
+        case .scheduleDeadline(let now):
+            let due = scheduled.filter { $0.value <= now }.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.map(\.key)
+            guard !due.isEmpty else { return [.armSchedule(at: scheduled.values.min())] }
+            for id in due { scheduled[id] = nil }
+            calls += due.count
+            idleSerial &+= 1
+            return [.fire(ids: due), .armSchedule(at: scheduled.values.min())]
+        case .cancelSchedule(let id, let now):
+            guard scheduled.removeValue(forKey: id) != nil else { return [] }
+            return [.armSchedule(at: scheduled.values.min())] + armIfIdle(now: now)
         }
     }
 
@@ -211,7 +248,9 @@ package struct AgentMachine: Sendable {
 
     /// A new countdown when nothing is live and no call is in hand.
     private mutating func armIfIdle(now: Duration) -> [Action] {
-        guard started, !isStopping, calls == 0, lanes.isEmpty, let timeout = configuration.idleTimeout else {
+        guard started, !isStopping, calls == 0, lanes.isEmpty, scheduled.isEmpty,
+            let timeout = configuration.idleTimeout
+        else {
             return []
         }
         idleSerial &+= 1
@@ -225,7 +264,8 @@ package struct AgentMachine: Sendable {
                 laneCounts.values.reduce(0, +) == lanes.count,
                 "lane counts \(laneCounts.values.reduce(0, +)) ≠ live \(lanes.count)")
             precondition(laneCounts.values.allSatisfy { $0 > 0 }, "an open lane without live toasts")
-            precondition(!isStopping || (calls == 0 && lanes.isEmpty), "stopping with calls or toasts")
+            precondition(
+                !isStopping || (calls == 0 && lanes.isEmpty && scheduled.isEmpty), "stopping with calls or toasts")
         #endif
     }
 }

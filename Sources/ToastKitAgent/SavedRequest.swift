@@ -46,6 +46,8 @@ package struct SavedRequest: Codable, Sendable, Equatable {
     package var awaitShown: Bool?
     package var workingDirectory: String?
     package var environment: [String: String]?
+    /// `-A later=DURATION`: seconds after which the Later action brings the toast back.
+    package var snooze: Double?
 
     package enum CodingKeys: String, CodingKey {
         case title, message, status, icon, seconds, indefinite, actions, tap, urgency, category, hints, transient
@@ -60,6 +62,7 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         case plainText = "plain_text"
         case dialect
         case workingDirectory = "working_directory"
+        case snooze
     }
 
     /// The disk form of `request` (whose message is text and whose icon file is absolute, as `send` resolved them).
@@ -97,6 +100,7 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         replaceID = options.replaceID
         onAction = request.onAction.isEmpty ? nil : request.onAction
         awaitShown = request.awaitShown ? true : nil
+        snooze = options.snooze
         workingDirectory = request.workingDirectory
         environment = request.environment
     }
@@ -161,6 +165,12 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         }
         options.transient = transient ?? false
         options.replaceID = replaceID
+        if let snooze {
+            guard snooze.isFinite, snooze > 0, snooze <= ToastDuration.maximumSeconds else {
+                throw Invalid(description: "snooze \(snooze)")
+            }
+            options.snooze = snooze
+        }
         var request = AgentRequest(options: options, onAction: onAction ?? [:])
         // The checks `Present` makes of the same fields (``AgentRequest/init(_:)``): what no agent could have written.
         if let empty = request.onAction.first(where: { $0.value.first?.isEmpty ?? true }) {

@@ -113,6 +113,11 @@ package struct SendOptions: Sendable, Equatable, Codable {
     /// `--terminal` (`"auto"`: the code the terminal calls for) or `--terminal-code CODE` (`99`, `777`, `9`,
     /// `plain`): the toast goes to the terminal as an escape code, not to a bus.
     package var terminal: String?
+    /// `--in` / `--at`: when the toast is to be shown, in seconds since 1970 (the agent keeps it until then).
+    package var due: Double?
+    /// `-A later=DURATION`: the Later action brings the toast back by itself after this many seconds (a snooze)
+    /// instead of keeping it for `toastkit later`.
+    package var snooze: Double?
     /// Whose command line this is: the client's parsing, output and exit codes; for the agent, whether a toast
     /// without any text is allowed (dunstify sends one, for an icon-only OSD).
     package var dialect: CommandDialect = .toastkit

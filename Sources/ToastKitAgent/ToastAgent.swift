@@ -40,6 +40,8 @@ package final class ToastAgent: Sendable {
         var machine: AgentMachine
         /// `Present` calls waiting for their queued toast to be shown (or to end).
         var shownWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+        /// Toasts waiting for their time (`send --in`, `--at`, a snooze), as kept in ``ToastAgent/schedules``.
+        var scheduled: [String: ScheduleStore.Entry] = [:]
     }
 
     package let connection: DBusConnection
@@ -61,6 +63,10 @@ package final class ToastAgent: Sendable {
     private let state: Mutex<State>
     /// The idle countdown sleeping now, if any (cancelled when a newer one is armed).
     private let idleTask = Mutex<Task<Void, Never>?>(nil)
+    /// The wake-up of the next scheduled toast, if any (replaced when the machine asks for another).
+    private let scheduleTask = Mutex<Task<Void, Never>?>(nil)
+    /// The user's scheduled toasts on disk (nil when the state folder cannot be used: scheduling is then refused).
+    private let schedules: ScheduleStore?
     private let saver = AgentSaver<AgentStore.Record>()
     /// The machine's time: since the agent started.
     private let clock = ContinuousClock()
@@ -105,6 +111,12 @@ package final class ToastAgent: Sendable {
         }
         runner = ActionRunner(log: ActionEnvironment.logPath(environment: environment))
         self.environment = environment
+        do {
+            schedules = try ScheduleStore.open(environment: environment)
+        } catch {
+            ErrorLine.write("warning: scheduled toasts cannot be kept: \(error)")
+            schedules = nil
+        }
         state = Mutex(
             State(
                 machine: AgentMachine(
@@ -180,6 +192,7 @@ package final class ToastAgent: Sendable {
         agent.watchReports()
         await agent.adoptSavedToasts()
         agent.perform(agent.state.withLock { $0.machine.handle(.started(now: agent.now())) })
+        agent.adoptSchedules()
         return agent
     }
 
@@ -308,6 +321,22 @@ package final class ToastAgent: Sendable {
                     current = task
                 }
             case .exit: finished.finish()
+            case .armSchedule(let at):
+                let task = at.map { at in
+                    Task { [weak self, clock, origin] in
+                        guard (try? await clock.sleep(until: origin + at)) != nil, let self else { return }
+                        perform(state.withLock { $0.machine.handle(.scheduleDeadline(now: now())) })
+                    }
+                }
+                scheduleTask.withLock { current in
+                    current?.cancel()
+                    current = task
+                }
+            case .fire(let ids):
+                Task { [weak self] in
+                    for id in ids { await self?.fire(id) }
+                }
+            case .keepScheduled: break
             // Carried out under the state lock by whoever asked the machine (the lanes change with the rules).
             case .releaseLane, .leave, .takeCall, .refuseStopping, .admit, .refuseFull: break
             }
@@ -400,6 +429,9 @@ package final class ToastAgent: Sendable {
     private func present(_ prepared: Prepared) async throws -> [DBusValue] {
         let (request, toast) = (prepared.request, prepared.toast)
         let id = toast.id
+        if let due = request.options.due, due > AgentStore.now() { return try schedule(request, id: id, due: due) }
+        // Shown now: an earlier schedule of the id is over (the latest word wins).
+        cancelSchedule(id)
         if let replaceID = request.options.replaceID { desktop.adopt(serverID: replaceID, forToast: id) }
         // A live id stays in its lane (updated in place), unless it now needs one of its own; a new one joins the
         // lane its kind says. The lanes change in the same step as the rules, under the one lock.
@@ -537,6 +569,7 @@ package final class ToastAgent: Sendable {
     /// `Close(s id) → (b closed)`: false when no toast with this id is live.
     private func close(_ message: DBusMessage) throws -> [DBusValue] {
         guard let id = try message.arguments("s")[0].stringValue else { return [.boolean(false)] }
+        if cancelSchedule(id) { return [.boolean(true)] }
         guard let center = center(holding: id), center.liveToastIDs.contains(id) else { return [.boolean(false)] }
         center.dismiss(id: id)
         return [.boolean(true)]
@@ -565,6 +598,12 @@ package final class ToastAgent: Sendable {
                 continue
             }
             await center.eventsDelivered()
+            // A snooze (`-A later=10m`) is the center's action, and the agent's deferral: the agent's record says so.
+            if case .actionInvoked("later") = outcome,
+                let ended = state.withLock({ $0.live[id] == nil ? $0.ended[id] : nil }), ended.name == "deferred"
+            {
+                return ended.arguments
+            }
             // Still live after its end: a new presentation of the id took its place (`--id` again, or it moved to a
             // lane of its own), and this one was replaced.
             let (stillLive, continues) = state.withLock { ($0.live[id] != nil, $0.live[id]?.continues == true) }
@@ -589,6 +628,15 @@ package final class ToastAgent: Sendable {
             for (index, entry) in center.entryStates.enumerated() where !entry.isConfirmation {
                 items.append(listItem(entry, front: index == 0, live: live[entry.id]))
             }
+        }
+        let scheduled = state.withLock { $0.scheduled.values.sorted { ($0.due, $0.id) < ($1.due, $1.id) } }
+        for entry in scheduled {
+            items.append(
+                .variantDictionary([
+                    ("id", .string(entry.id)), ("state", .string("scheduled")), ("running", .boolean(false)),
+                    ("due", .double(entry.due)), ("title", .string(entry.request.options.title)),
+                    ("status", .string((entry.request.options.status ?? .normal).rawValue)),
+                ]))
         }
         return [.array("a{sv}", items)]
     }
@@ -636,6 +684,9 @@ package final class ToastAgent: Sendable {
             switch event {
             case .degraded(let id?, let reason):
                 style.warn(reason, for: id)
+            case .actionInvoked(let id, "later", _) where state.withLock({ $0.live[id]?.request.options.snooze }) != nil:
+                // `-A later=10m`: the toast goes now and comes back by itself (its end is recorded as deferred).
+                snooze(id)
             case .actionInvoked(let id, let actionID, let token):
                 let command = state.withLock { state -> [String]? in
                     state.live[id]?.activationToken = token
@@ -664,8 +715,10 @@ package final class ToastAgent: Sendable {
                     let replaced = outcome == .replaced || (state.live[id]?.presenting ?? 0) > 0
                     if replaced, state.live[id] == nil { return nil }
                     let live = replaced ? state.live[id] : state.live.removeValue(forKey: id)
+                    // A snooze is a Later that comes back: its senders see it deferred.
+                    let snoozed = outcome == .actionInvoked(actionID: "later") && live?.request.options.snooze != nil
                     let ended = AgentOutcome(
-                        outcome, serverID: live?.serverID, activationToken: live?.activationToken,
+                        snoozed ? .deferred : outcome, serverID: live?.serverID, activationToken: live?.activationToken,
                         unexplained: observer.unexplainedClose(of: id))
                     state.ended.remember(ended, for: id)
                     guard !replaced else { return (ended, [], true) }
@@ -715,6 +768,116 @@ package final class ToastAgent: Sendable {
             .string(id), .string(kind),
             .variantDictionary(details.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),
         ])
+    }
+
+    // MARK: - Scheduled toasts
+
+    /// Keeps `request` until `due` (seconds since 1970): on disk for the next agent of the user, in the machine for
+    /// this one. Answers `(id, {"scheduled": due})`.
+    private func schedule(_ request: AgentRequest, id: String, due: Double) throws -> [DBusValue] {
+        guard let schedules else {
+            throw DBusError(
+                name: AgentInterface.ErrorName.unavailable,
+                message: "the agent cannot keep scheduled toasts: its state folder cannot be used (see its log)")
+        }
+        var kept = request
+        kept.options.due = nil
+        kept.options.id = id
+        kept.awaitShown = false
+        let entry = ScheduleStore.Entry(id: id, due: due, request: kept)
+        do {
+            try schedules.put(entry)
+        } catch {
+            throw DBusError(
+                name: AgentInterface.ErrorName.unavailable, message: "the scheduled toast cannot be kept: \(error)")
+        }
+        let actions = state.withLock { state -> [AgentMachine.Action] in
+            let actions = state.machine.handle(.schedule(id: id, due: machineTime(of: due), now: now()))
+            if actions.contains(.keepScheduled) { state.scheduled[id] = entry }
+            return actions
+        }
+        guard actions.contains(.keepScheduled) else {
+            _ = try? schedules.remove(id)
+            throw DBusError(
+                name: AgentInterface.ErrorName.queueFull,
+                message: "the agent holds \(AgentLimits.maximumLive) toasts, its limit; close some first")
+        }
+        perform(actions)
+        return [.string(id), .variantDictionary([("scheduled", .double(due))])]
+    }
+
+    /// The machine's time for `due` (seconds since 1970).
+    private func machineTime(of due: Double) -> Duration {
+        now() + .milliseconds(Int64(((due - AgentStore.now()) * 1000).rounded()))
+    }
+
+    /// Cancels the schedule of `id`, if it has one (and removes it from disk); whether it had one.
+    @discardableResult
+    private func cancelSchedule(_ id: String) -> Bool {
+        let actions = state.withLock { state -> [AgentMachine.Action]? in
+            guard state.scheduled.removeValue(forKey: id) != nil else { return nil }
+            return state.machine.handle(.cancelSchedule(id: id, now: now()))
+        }
+        guard let actions else { return false }
+        do { try schedules?.remove(id) } catch { ErrorLine.write("warning: \(error)") }
+        perform(actions)
+        return true
+    }
+
+    /// Shows the scheduled toast `id`, whose time has come, unless another agent of the user (another session)
+    /// showed it first; then answers the call the machine counted for it.
+    private func fire(_ id: String) async {
+        defer { leave() }
+        guard let entry = state.withLock({ $0.scheduled.removeValue(forKey: id) }) else { return }
+        let claimed: Bool
+        do {
+            claimed = try schedules?.claim(id, due: entry.due) ?? true
+        } catch {
+            ErrorLine.write("warning: \(error)")
+            claimed = true
+        }
+        guard claimed else { return }
+        var text: String?
+        if case .text(let value)? = entry.request.options.message { text = value }
+        do {
+            let toast = try ToastOptions.message(for: entry.request.options, text: text)
+            _ = try await present(Prepared(request: entry.request, toast: toast, continues: false))
+        } catch {
+            ErrorLine.write("warning: the scheduled toast \"\(id)\" cannot be shown: \(error)")
+        }
+    }
+
+    /// `-A later=DURATION` chosen: the toast goes now and comes back after its snooze, by itself.
+    private func snooze(_ id: String) {
+        guard let request = state.withLock({ $0.live[id]?.request }), let seconds = request.options.snooze else {
+            return
+        }
+        // (Its end, `.actionInvoked("later")`, follows from the center as for any action: recorded as deferred.)
+        do {
+            _ = try schedule(request, id: id, due: AgentStore.now() + seconds)
+        } catch {
+            ErrorLine.write("warning: the toast \"\(id)\" cannot come back later: \(error)")
+        }
+    }
+
+    /// Takes up the user's scheduled toasts at start: each waits for its time, or is shown at once when its time came
+    /// while no agent ran (the first agent of the user to reach it shows it).
+    private func adoptSchedules() {
+        guard let schedules else { return }
+        let entries = schedules.load()
+        guard !entries.isEmpty else { return }
+        let actions = state.withLock { state -> [AgentMachine.Action] in
+            var actions: [AgentMachine.Action] = []
+            for entry in entries {
+                let scheduled = state.machine.handle(
+                    .schedule(id: entry.id, due: machineTime(of: entry.due), now: now()))
+                if scheduled.contains(.keepScheduled) { state.scheduled[entry.id] = entry }
+                actions += scheduled
+            }
+            return actions
+        }
+        ErrorLine.write("taking up \(entries.count) scheduled toast(s): \(entries.map(\.id).joined(separator: ", "))")
+        perform(actions)
     }
 
     // MARK: - Saving and adopting

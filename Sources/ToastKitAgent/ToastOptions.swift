@@ -14,8 +14,9 @@ package enum ToastOptions {
     /// The toast for `options` with message `text`, checked: the tool and the agent build it the same way.
     package static func message(for options: SendOptions, text: String?) throws(ToastOptionError) -> ToastMessage {
         var swipe = ToastSwipeActions()
-        if let first = options.actions.first { swipe.leading = Self.action(first) }
-        if options.actions.count > 1 { swipe.trailing = Self.action(options.actions[1]) }
+        let snoozes = options.snooze != nil
+        if let first = options.actions.first { swipe.leading = Self.action(first, snoozes: snoozes) }
+        if options.actions.count > 1 { swipe.trailing = Self.action(options.actions[1], snoozes: snoozes) }
         // dunstify sends a notification with no text at all (an icon-only OSD); the model needs some text, the
         // server gets none (CommandLineStyle sends the title as given).
         let untitled = options.dialect == .dunstify && options.title.isEmpty && (text ?? "").isEmpty
@@ -27,7 +28,7 @@ package enum ToastOptions {
             icon: icon(options.icon),
             // The server's default: no timer in the model, the server closes it (CommandLineStyle sends -1).
             duration: duration(for: options) ?? .indefinite,
-            tapAction: options.tap.map { Self.action($0, tap: true) },
+            tapAction: options.tap.map { Self.action($0, tap: true, snoozes: snoozes) },
             swipeActions: options.actions.isEmpty ? nil : swipe)
         do {
             try message.validate()
@@ -47,10 +48,15 @@ package enum ToastOptions {
     }
 
     /// The model's action for an option: the built-ins `later` and `dismiss`, or an action with its label
-    /// (`--tap ID` without a label shows the built-in "Open").
-    package static func action(_ option: ActionOption, tap: Bool = false) -> ToastAction {
+    /// (`--tap ID` without a label shows the built-in "Open"). With `snoozes` (`-A later=10m`), `later` is an action
+    /// of the agent's under the built-in label: it brings the toast back itself rather than keeping it for
+    /// `toastkit later`.
+    package static func action(_ option: ActionOption, tap: Bool = false, snoozes: Bool = false) -> ToastAction {
         var action: ToastAction
         switch option.id {
+        case "later" where snoozes:
+            action = ToastAction(id: "later", title: "")
+            action.builtInLabel = .later
         case "later": action = .later
         case "dismiss": action = .dismiss
         default:

@@ -485,6 +485,22 @@ enum CommandLineParser {
                 options.hints.removeAll { $0.name == hint.name }
                 options.hints.append(hint)
             case "plain": options.plainText = true
+            case "in":
+                let value = try option.text()
+                guard let seconds = DurationText.seconds(value), seconds <= ToastDuration.maximumSeconds else {
+                    throw .data("\(flag) \(value): expected a duration (90s, 10m, 1h30m) or seconds")
+                }
+                guard options.due == nil else { throw .usage("--in and --at cannot be used together") }
+                options.due = TimeText.now() + seconds
+            case "at":
+                let value = try option.text()
+                let now = TimeText.now()
+                guard let due = TimeText.seconds(value, now: now) else {
+                    throw .data("\(flag) \(value): expected a time (17:00, 2026-12-24 09:00, 2026-12-24T09:00+01:00)")
+                }
+                guard due > now else { throw .data("\(flag) \(value): that time has passed") }
+                guard options.due == nil else { throw .usage("--in and --at cannot be used together") }
+                options.due = due
             case "terminal": options.terminal = options.terminal ?? "auto"
             case "terminal-code":
                 let value = try option.text()
@@ -571,6 +587,33 @@ enum CommandLineParser {
             options.onAction[command.id] = try ActionCommand.argv(command.command, shell: shell)
         }
         if shell && commands.isEmpty { throw .usage("--shell applies to --on-action commands; none is given") }
+        // `-A later=10m` (toastkit's own command line): the Later button brings the toast back by itself.
+        if dialect == .toastkit, let index = options.actions.firstIndex(where: { $0.id == "later" }),
+            let label = options.actions[index].label, let seconds = DurationText.seconds(label), seconds > 0
+        {
+            guard seconds <= ToastDuration.maximumSeconds else { throw .data("-A later=\(label): too long") }
+            options.snooze = seconds
+            options.actions[index].label = nil
+        }
+        if options.due != nil || options.snooze != nil {
+            if options.noAgent {
+                throw .usage(
+                    "\(options.due != nil ? "--in/--at" : "-A later=DURATION") needs the toast agent (it shows the toast "
+                        + "after send has exited); drop --no-agent")
+            }
+        }
+        if options.due != nil {
+            let asked = [
+                options.wait ? "--wait" : nil, options.printID ? "-p/--print-id" : nil,
+                options.onAction.isEmpty && commands.isEmpty && (!options.actions.isEmpty || options.tap != nil)
+                    ? "-A/--tap without --on-action" : nil,
+            ].compactMap { $0 }
+            if let first = asked.first {
+                throw .usage(
+                    "\(first) cannot be used with --in/--at: send does not wait until the toast is shown (its "
+                        + "actions need --on-action; `toastkit wait --id` once it is)")
+            }
+        }
         if options.terminal != nil {
             let asked = [
                 options.wait ? "--wait" : nil, options.actions.isEmpty ? nil : "-A/--action",
@@ -644,6 +687,8 @@ enum Specs {
         OptionSpec(short: nil, long: "shell", takesValue: false),
         OptionSpec(short: nil, long: "no-agent", takesValue: false),
         OptionSpec(short: nil, long: "terminal", takesValue: false),
+        OptionSpec(short: nil, long: "in", takesValue: true),
+        OptionSpec(short: nil, long: "at", takesValue: true),
         OptionSpec(short: nil, long: "terminal-code", takesValue: true),
         OptionSpec(short: nil, long: "plain", takesValue: false),
         OptionSpec(short: nil, long: "lang", takesValue: true),

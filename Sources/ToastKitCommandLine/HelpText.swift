@@ -107,7 +107,8 @@ enum HelpText {
                                     the server's settings decide, as for notify-send, except for a toast with
                                     actions: it stays until it is answered.
           -A, --action ID=LABEL     An action button; repeat for a second one (first leading, second trailing).
-                                    `-A later` is the built-in Later action, `-A dismiss` the built-in Dismiss;
+                                    `-A later` is the built-in Later action (`-A later=10m`: it brings the
+                                    toast back by itself after 10 min), `-A dismiss` the built-in Dismiss;
                                     `-A LABEL` alone uses its position (0, 1) as the id, as notify-send does;
                                     `-A default=LABEL` is the click on the toast (as --tap).
                                     Actions imply --wait, unless --on-action is given.
@@ -124,6 +125,10 @@ enum HelpText {
               --shell               Run the --on-action commands with /bin/sh -c instead.
               --no-agent            Show the toast directly, without the agent (also TOASTKIT_NO_AGENT=1): it
                                     then lives only as long as this command waits.
+              --in DURATION         Show it later: after DURATION (90s, 10m, 1h30m). The agent keeps it, also
+                                    across restarts and logins; `list` shows it, `close --id` cancels it.
+              --at TIME             Show it at TIME: 17:00 (today or tomorrow), 2026-12-24 09:00, or with Z
+                                    or +01:00. Not with --wait, -p, or actions without --on-action.
               --terminal            Show it through the terminal's escape code (OSC 99 on kitty, OSC 9 on
                                     iTerm2, Ghostty and Windows Terminal, OSC 777 on foot, WezTerm, VTE and
                                     urxvt, else a bell and a line), also over SSH; taken by itself when there
@@ -342,9 +347,10 @@ enum HelpText {
         """
 
     static let list = """
-        OVERVIEW: List the toasts the agent holds, front first (state front, shown or waiting, with the time left
-        and the title), then the toasts kept with Later (state kept). Tab-separated: id, state, time left,
-        title. With no agent running, only the kept ones.
+        OVERVIEW: List the toasts scheduled with --in or --at (state scheduled, with the time they are due:
+        @17:00:00), the toasts the agent holds, front first (state front, shown or waiting, with the time left
+        and the title), then the toasts kept with Later (state kept). Tab-separated: id, state, time, title.
+        With no agent running, only the scheduled and the kept ones.
 
         USAGE: toastkit list [--json]
 
@@ -352,7 +358,8 @@ enum HelpText {
           (none)
 
         OPTIONS:
-          --json            One JSON object per line: id, state, title, status, remaining, running, server_id.
+          --json            One JSON object per line: id, state, title, status, remaining, running, server_id
+                            (and due, in seconds since 1970, for a scheduled one).
           --help            Show this help.
 
         EXIT CODES: 0 done; 64 usage error; 65 unreadable Later store; 69 the agent failed.

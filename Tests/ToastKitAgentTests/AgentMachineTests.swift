@@ -23,6 +23,50 @@ import ToastKitTesting
         #expect(machine.calls == 0)
     }
 
+    /// Scheduled toasts (`send --in`, `--at`, a snooze, issue 20 §5) keep the agent until they are shown, fire in the
+    /// order they are due, and count as calls in hand until presented: the exit never comes between.
+    @Test func scheduledToastsKeepTheAgentAndFireInTheirOrder() {
+        var machine = started()
+        #expect(
+            machine.handle(.schedule(id: "b", due: .seconds(20), now: .seconds(1)))
+                == [.keepScheduled, .armSchedule(at: .seconds(20))])
+        #expect(
+            machine.handle(.schedule(id: "a", due: .seconds(10), now: .seconds(2)))
+                == [.keepScheduled, .armSchedule(at: .seconds(10))])
+        // The idle countdown armed at the start is stale: something waits for its time.
+        #expect(machine.handle(.idleDeadline(serial: 1, now: Self.idle)) == [])
+        #expect(machine.handle(.scheduleDeadline(now: .seconds(9))) == [.armSchedule(at: .seconds(10))], "not yet")
+        #expect(
+            machine.handle(.scheduleDeadline(now: .seconds(25)))
+                == [.fire(ids: ["a", "b"]), .armSchedule(at: nil)], "both due, soonest first")
+        #expect(machine.calls == 2, "in hand until presented")
+        #expect(
+            machine.handle(.present(id: "a", traits: .init())) == [.admit(lane: .application("toastkit"), opens: true)])
+        #expect(machine.handle(.callAnswered(now: .seconds(25))) == [])
+        #expect(
+            machine.handle(.present(id: "b", traits: .init())) == [.admit(lane: .application("toastkit"), opens: false)]
+        )
+        #expect(machine.handle(.callAnswered(now: .seconds(25))) == [], "toasts are live: no countdown")
+        _ = machine.handle(.ended(id: "a", replaced: false, now: .seconds(30)))
+        let last = machine.handle(.ended(id: "b", replaced: false, now: .seconds(31)))
+        #expect(last.contains { if case .armIdle(_, at: .seconds(91)) = $0 { true } else { false } }, "\(last)")
+    }
+
+    @Test func aCancelledScheduleLetsTheAgentGoAndTheBoundCountsSchedules() {
+        var machine = started(maximumLive: 2)
+        _ = machine.handle(.schedule(id: "a", due: .seconds(100), now: .zero))
+        #expect(
+            machine.handle(.schedule(id: "a", due: .seconds(50), now: .zero)) == [
+                .keepScheduled, .armSchedule(at: .seconds(50)),
+            ], "the id's new time replaces the old")
+        _ = machine.handle(.present(id: "live", traits: .init()))
+        #expect(machine.handle(.schedule(id: "c", due: .seconds(10), now: .zero)) == [.refuseFull])
+        #expect(machine.handle(.cancelSchedule(id: "nobody", now: .zero)) == [])
+        #expect(machine.handle(.cancelSchedule(id: "a", now: .seconds(1))) == [.armSchedule(at: nil)])
+        let ended = machine.handle(.ended(id: "live", replaced: false, now: .seconds(2)))
+        #expect(ended.contains { if case .armIdle(_, at: .seconds(62)) = $0 { true } else { false } }, "\(ended)")
+    }
+
     @Test func aCallInHandKeepsTheAgentAndMakesTheCountdownStale() {
         var machine = started()
         #expect(machine.handle(.callArrived) == [.takeCall])

@@ -42,7 +42,7 @@ enum AgentClient {
         // Nothing for the agent to hold: no timer (the server times the toast), no command, no id to wait for, no
         // toast of its own to update (`-r N` may name one).
         if ToastOptions.duration(for: options) == nil, options.onAction.isEmpty, options.id == nil,
-            options.replaceID == nil
+            options.replaceID == nil, options.due == nil, options.snooze == nil
         {
             return "the server times the toast"
         }

@@ -11,6 +11,8 @@ struct AgentPresented: Sendable, Equatable {
     /// The server's id; nil while the toast waits behind the front toast (`queued`) or once it has ended.
     var serverID: UInt32?
     var warnings: [String]
+    /// When a scheduled toast (`--in`, `--at`) is due, in seconds since 1970.
+    var scheduled: Double?
 
     init(reply: DBusMessage) throws(CommandFailure) {
         do throws(DBusError) {
@@ -19,6 +21,7 @@ struct AgentPresented: Sendable, Equatable {
             id = values[0].stringValue ?? ""
             serverID = shown["server_id"]?.uint32Value
             warnings = shown["warnings"]?.stringsValue ?? []
+            scheduled = shown["scheduled"]?.doubleValue
         } catch {
             throw CommandFailure(.software, "the toast agent answered Present with \(error.message)")
         }
@@ -29,6 +32,20 @@ extension SendCommand {
     /// The failure for `--on-action` when the agent cannot be used: its commands have no one to run them.
     private static func noAgentForCommands(_ reason: String) -> CommandFailure {
         .unavailable("--on-action needs the toast agent, which cannot be used: \(reason)")
+    }
+
+    /// What only the agent can do, which a toast asks for (nil: nothing): `--on-action`, a time (`--in`, `--at`),
+    /// a snooze (`-A later=10m`).
+    private var needsAgent: String? {
+        if !options.onAction.isEmpty { return "--on-action" }
+        if options.due != nil { return "a scheduled toast (--in, --at)" }
+        if options.snooze != nil { return "a snooze (-A later=DURATION)" }
+        return nil
+    }
+
+    private func noAgent(_ reason: String) -> CommandFailure {
+        if !options.onAction.isEmpty { return Self.noAgentForCommands(reason) }
+        return .unavailable("\(needsAgent ?? "this toast") needs the toast agent, which cannot be used: \(reason)")
     }
 
     /// The command for the direct path with the message already read (standard input is read once).
@@ -44,9 +61,7 @@ extension SendCommand {
         switch error {
         case .failed(let failure): throw failure
         case .unreachable(let reason):
-            if !options.onAction.isEmpty {
-                throw Self.noAgentForCommands(reason ?? "the session bus cannot be reached")
-            }
+            if needsAgent != nil { throw noAgent(reason ?? "the session bus cannot be reached") }
             if let reason {
                 Output.error("warning: \(reason); showing the toast directly (it ends when the server says)")
             }
@@ -57,7 +72,7 @@ extension SendCommand {
     func runWithoutWaitingPreferringAgent() throws(CommandFailure) -> ExitCode {
         // Only called when the portal is not used (``ToastKitCommand``).
         if let reason = AgentClient.bypassReason(options, environment: environment, portalChecked: true) {
-            if !options.onAction.isEmpty { throw Self.noAgentForCommands(reason) }
+            if needsAgent != nil { throw noAgent(reason) }
             return try runWithoutWaiting()
         }
         let text = try messageText()
@@ -77,6 +92,12 @@ extension SendCommand {
         }
         let presented = try AgentPresented(reply: reply)
         for warning in presented.warnings { Output.error("warning: \(warning)") }
+        if let due = presented.scheduled {
+            if options.json {
+                Output.json(["event": .string("scheduled"), "id": .string(presented.id), "due": .number(due)])
+            }
+            return .success
+        }
         if let serverID = presented.serverID { announce(id: presented.id, serverID: serverID) }
         return .success
     }
@@ -85,7 +106,7 @@ extension SendCommand {
     /// output, exit codes and limits as the direct path. nil: use the direct path (the agent could not be reached).
     func runThroughAgent() async throws(CommandFailure) -> ExitCode? {
         if let reason = AgentClient.bypassReason(options, environment: environment) {
-            if !options.onAction.isEmpty { throw Self.noAgentForCommands(reason) }
+            if needsAgent != nil { throw noAgent(reason) }
             return nil
         }
         let text = try messageText()
@@ -458,7 +479,24 @@ struct ListCommand {
         } catch {
             if case .failed(let failure) = error { throw failure }
         }
-        for toast in live {
+        // Scheduled toasts from the user's file (an agent of another session may keep some, or none runs now).
+        let now = TimeText.now()
+        for entry in (try? ScheduleStore.open(environment: environment.variables))?.load() ?? [] {
+            let title = entry.request.options.title
+            if json {
+                Output.json([
+                    "id": .string(entry.id), "state": .string("scheduled"), "title": .string(title),
+                    "status": .string((entry.request.options.status ?? .normal).rawValue),
+                    "remaining": .number(max(0, entry.due - now)), "running": .bool(false), "server_id": .null,
+                    "due": .number(entry.due),
+                ])
+            } else {
+                Output.line(
+                    "\(TerminalText.escape(entry.id))\tscheduled\t\(Self.when(entry.due))\t\(TerminalText.escape(title))"
+                )
+            }
+        }
+        for toast in live where toast["state"]?.stringValue != "scheduled" {
             let id = toast["id"]?.stringValue ?? ""
             let state = toast["state"]?.stringValue ?? ""
             let remaining = toast["remaining"]?.doubleValue
@@ -494,6 +532,20 @@ struct ListCommand {
             }
         }
         return .success
+    }
+
+    /// `@17:00:00` (today) or `@2026-12-24 09:00:00`, local time.
+    static func when(_ due: Double) -> String {
+        var time = time_t(due)
+        var now = time_t(TimeText.now())
+        var at = tm()
+        var today = tm()
+        localtime_r(&time, &at)
+        localtime_r(&now, &today)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let clock = "\(two(at.tm_hour)):\(two(at.tm_min)):\(two(at.tm_sec))"
+        if at.tm_year == today.tm_year, at.tm_yday == today.tm_yday { return "@" + clock }
+        return "@\(at.tm_year + 1900)-\(two(at.tm_mon + 1))-\(two(at.tm_mday)) \(clock)"
     }
 
     /// `3.2s`.
