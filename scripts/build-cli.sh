@@ -7,8 +7,9 @@
 # (libdbus, libsystemd, libgcrypt, libstdc++ …) to map and relocate, `toastkit send` starts about as fast as a C
 # program (docs/benchmarks.md, P1). Debian's libdbus-1.a calls two libsystemd functions only for socket-activated
 # D-Bus *servers*; scripts/static/no-systemd-sockets.c answers them for a client (Debian has no static libsystemd).
-# glibc warns that getpwnam & co. need the same glibc at run time when linked statically; toastkit's bus paths
-# (unix sockets, EXTERNAL authentication) do not call them.
+# glibc warns that getpwnam & co. need the same glibc at run time when linked statically; toastkit never calls them
+# (its bus paths use unix sockets and EXTERNAL authentication; `--user` reads /etc/passwd, then asks `getent`): in the
+# static binary they crashed (SIGSEGV) for a user /etc/passwd does not have.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch=.build/static

@@ -76,21 +76,55 @@ enum AsUser {
     // MARK: - Users and sessions
 
     private static func lookUp(_ value: String, sessions: [Session]?) -> Target? {
-        if let uid = uid_t(value) { return user(uid: uid, sessions: sessions) }
-        guard let entry = getpwnam(value) else { return nil }
-        return target(entry.pointee, sessions: sessions)
+        guard let entry = passwd(uid_t(value).map { .uid($0) } ?? .name(value)) else { return nil }
+        return target(entry, sessions: sessions)
     }
 
     private static func user(uid: uid_t, sessions: [Session]?) -> Target? {
-        guard let entry = getpwuid(uid) else { return nil }
-        return target(entry.pointee, sessions: sessions)
+        passwd(.uid(uid)).map { target($0, sessions: sessions) }
     }
 
-    private static func target(_ entry: passwd, sessions: [Session]?) -> Target {
-        let display = sessions?.first { $0.uid == entry.pw_uid && $0.display != nil }?.display
-        return Target(
-            name: String(cString: entry.pw_name), uid: entry.pw_uid, gid: entry.pw_gid,
-            home: String(cString: entry.pw_dir), display: display)
+    private static func target(_ entry: Target, sessions: [Session]?) -> Target {
+        var target = entry
+        target.display = sessions?.first { $0.uid == entry.uid && $0.display != nil }?.display
+        return target
+    }
+
+    private enum Key {
+        case name(String)
+        case uid(uid_t)
+    }
+
+    /// A user's passwd entry: `/etc/passwd` first, then `getent passwd` for the users NSS knows elsewhere (LDAP,
+    /// sssd). Never glibc's `getpwnam` here: in the fully static `toastkit` it loads NSS modules of another glibc, and
+    /// crashed (SIGSEGV) for a user `/etc/passwd` does not have.
+    private static func passwd(_ key: Key) -> Target? {
+        func matches(_ line: Substring) -> Target? {
+            let fields = line.split(separator: ":", omittingEmptySubsequences: false)
+            guard fields.count >= 7, let uid = uid_t(fields[2]), let gid = gid_t(fields[3]), !fields[0].isEmpty else {
+                return nil
+            }
+            switch key {
+            case .name(let name) where fields[0] == name: break
+            case .uid(let wanted) where uid == wanted: break
+            default: return nil
+            }
+            return Target(name: String(fields[0]), uid: uid, gid: gid, home: String(fields[5]), display: nil)
+        }
+        if let file = DoctorCommand.read("/etc/passwd", limit: 4 << 20),
+            let found = file.split(separator: "\n").lazy.compactMap(matches).first
+        {
+            return found
+        }
+        let argument =
+            switch key {
+            case .name(let name): name
+            case .uid(let uid): String(uid)
+            }
+        guard !argument.hasPrefix("-"),
+            let output = Subprocess.output(of: ["getent", "passwd", argument], environment: ["PATH": "/usr/bin:/bin"])
+        else { return nil }
+        return output.split(separator: "\n").lazy.compactMap(matches).first
     }
 
     /// The graphical sessions (`Type` x11, wayland or mir, `Class` user) logind knows, or nil when there is no
