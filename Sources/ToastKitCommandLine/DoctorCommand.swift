@@ -252,7 +252,8 @@ struct DoctorCommand {
         criticalBypasses: Bool
     ) -> DoNotDisturbReading {
         let source = "\(server): gsettings \(schema) \(key)"
-        guard let output = Subprocess.output(of: ["gsettings", "get", schema, key], environment: environment.variables) else {
+        guard let output = Subprocess.output(of: ["gsettings", "get", schema, key], environment: environment.variables)
+        else {
             return DoNotDisturbReading(state: .unknown, source: "\(source): `gsettings` did not answer")
         }
         let answer = output.trimmingTrailingNewlines
