@@ -208,15 +208,7 @@ final class PresenterShell<Backend: PresenterBackend>: Sendable {
         let stale = state.withLock { state -> Task<Void, Never>? in
             if let wake = state.wake, wake.at <= deadline { return nil }
             let stale = state.wake?.task
-            let time = self.time
-            let task = Task { [weak self] in
-                do {
-                    try await time.sleep(deadline)
-                } catch {
-                    return
-                }
-                self?.woke(at: deadline)
-            }
+            let task = time.wake(at: deadline) { [weak self] in self?.woke(at: deadline) }
             state.wake = (deadline, task)
             return stale
         }

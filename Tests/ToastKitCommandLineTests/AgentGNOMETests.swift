@@ -70,17 +70,7 @@ extension OneAtATime {
                 #expect(notify.summary == "sh -c 'echo hola; exit 2'")
                 #expect(try await desktop.waitForPopups(1)?.first?.title == "sh -c 'echo hola; exit 2'")
                 try await desktop.invokeAction("output", serverID: serverID, actionKeys: notify.actions.map(\.key))
-                // Read and write, so opening never waits for the writer; the wait for its line is bounded.
-                let opened = try await onOwnThread { () -> String in
-                    let reader = open(fifo, O_RDWR | O_CLOEXEC)
-                    defer { close(reader) }
-                    var ready = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
-                    guard poll(&ready, 1, 30_000) == 1 else { return "" }
-                    var bytes = [UInt8](repeating: 0, count: 4096)
-                    let count = read(reader, &bytes, bytes.count)
-                    return String(decoding: bytes.prefix(max(count, 0)), as: UTF8.self).trimmingCharacters(
-                        in: .newlines)
-                }
+                let opened = try await firstLine(ofFIFO: fifo, within: 30)
                 let log = try #require(opened.isEmpty ? nil : opened, "the output action opened nothing within 30 s")
                 #expect(log.hasPrefix("\(desktop.directory)/"), "\(log)")
                 #expect(try String(contentsOfFile: log, encoding: .utf8) == "hola\n")

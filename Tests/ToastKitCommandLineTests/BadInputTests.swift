@@ -8,16 +8,6 @@ import ToastKitAgent
 /// Bad input never crashes or hangs: each case ends with its documented exit code and one clear stderr line.
 /// Where no drawing server is needed, the binary talks to a fake server (or none) on a private bus.
 @Suite(.timeLimit(.minutes(2))) struct BadInputTests {
-    private func withFakeServer(
-        _ options: FakeNotificationServer.Options = .init(),
-        _ body: (BusOnlyEnvironment, FakeNotificationServer) async throws -> Void
-    ) async throws {
-        let environment = try BusOnlyEnvironment()
-        defer { environment.stop() }
-        let server = try await FakeNotificationServer.start(on: environment.bus, options: options)
-        defer { server.stop() }
-        try await body(environment, server)
-    }
 
     @Test func invalidUTF8InAnArgument() async throws {
         try await withFakeServer { environment, server in

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Glibc
 import TestSupport
 import Testing
 import ToastKitAgent
@@ -39,6 +40,33 @@ struct BusOnlyEnvironment {
     func stop() {
         bus.stop()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// Runs `body` on a bus of its own with a fake notification server on it (`options`), and stops both.
+func withFakeServer(
+    _ options: FakeNotificationServer.Options = .init(),
+    _ body: (BusOnlyEnvironment, FakeNotificationServer) async throws -> Void
+) async throws {
+    let environment = try BusOnlyEnvironment()
+    defer { environment.stop() }
+    let server = try await FakeNotificationServer.start(on: environment.bus, options: options)
+    defer { server.stop() }
+    try await body(environment, server)
+}
+
+/// The first line a writer puts in the FIFO at `path`, or "" when none comes within `seconds`: opened for reading and
+/// writing, so opening never waits for the writer, and polled with a bound (a blocking wait would outlive the suite's
+/// time limit).
+func firstLine(ofFIFO path: String, within seconds: Int32) async throws -> String {
+    try await onOwnThread { () -> String in
+        let reader = open(path, O_RDWR | O_CLOEXEC)
+        defer { close(reader) }
+        var ready = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
+        guard poll(&ready, 1, seconds * 1000) == 1 else { return "" }
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let count = read(reader, &bytes, bytes.count)
+        return String(decoding: bytes.prefix(max(count, 0)), as: UTF8.self).trimmingCharacters(in: .newlines)
     }
 }
 

@@ -8,15 +8,6 @@ import ToastKitAgent
 /// The `--id` store (`$XDG_RUNTIME_DIR/toastkit/ids.json`): bounded, private, and never the reason a shown toast
 /// reports a failure.
 @Suite(.timeLimit(.minutes(2))) struct IDStoreTests {
-    private func withFakeServer(
-        _ body: (BusOnlyEnvironment, FakeNotificationServer) async throws -> Void
-    ) async throws {
-        let environment = try BusOnlyEnvironment()
-        defer { environment.stop() }
-        let server = try await FakeNotificationServer.start(on: environment.bus)
-        defer { server.stop() }
-        try await body(environment, server)
-    }
 
     private func storePath(_ environment: BusOnlyEnvironment) -> String {
         "\(environment.directory)/runtime/toastkit/ids.json"

@@ -9,15 +9,6 @@ import ToastKitAgent
 /// defer at the same moment or one is killed while writing, the file is private, and a toast that could not be
 /// kept is never reported as deferred.
 @Suite(.timeLimit(.minutes(3))) struct LaterStoreTests {
-    private func withFakeServer(
-        _ body: (BusOnlyEnvironment, FakeNotificationServer) async throws -> Void
-    ) async throws {
-        let environment = try BusOnlyEnvironment()
-        defer { environment.stop() }
-        let server = try await FakeNotificationServer.start(on: environment.bus)
-        defer { server.stop() }
-        try await body(environment, server)
-    }
 
     private func storePath(_ environment: BusOnlyEnvironment) -> String {
         "\(environment.directory)/state/toastkit/later/toastkit.json"

@@ -8,16 +8,6 @@ import ToastKitAgent
 /// What the tool prints for people: control characters never reach the terminal raw, a lost write is an error, and
 /// each outcome says what it is.
 @Suite(.timeLimit(.minutes(2))) struct OutputTests {
-    private func withFakeServer(
-        _ options: FakeNotificationServer.Options = .init(),
-        _ body: (BusOnlyEnvironment, FakeNotificationServer) async throws -> Void
-    ) async throws {
-        let environment = try BusOnlyEnvironment()
-        defer { environment.stop() }
-        let server = try await FakeNotificationServer.start(on: environment.bus, options: options)
-        defer { server.stop() }
-        try await body(environment, server)
-    }
 
     /// The bytes a terminal acts on: C0 controls (ESC, newline, carriage return…), DEL and the C1 controls.
     private func hasRawControl(_ text: String) -> Bool {

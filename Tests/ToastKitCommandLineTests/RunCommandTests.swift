@@ -11,16 +11,6 @@ import ToastKitAgent
 /// whole output after `run` has gone; `--min-seconds` holds back a quick one; signals sent to `run` reach the command;
 /// `--pid` waits for a process already running.
 @Suite(.timeLimit(.minutes(2))) struct RunCommandTests {
-    private func withFakeServer(_ body: (BusOnlyEnvironment, FakeNotificationServer) async throws -> Void)
-        async throws
-    {
-        let environment = try BusOnlyEnvironment()
-        defer { environment.stop() }
-        let server = try await FakeNotificationServer.start(on: environment.bus)
-        defer { server.stop() }
-        try await body(environment, server)
-    }
-
     @Test func theCommandsOutputAndStatusPassThroughAndItsToastSaysHowItEnded() async throws {
         try await withFakeServer { environment, server in
             // A stand-in for xdg-open that says what it was asked to open, through a FIFO the test reads.
@@ -49,17 +39,7 @@ import ToastKitAgent
 
             // The output action, after `run` has exited: the agent opens the whole output.
             try server.emitActionInvoked(id: notify.id, key: "output")
-            // Read and write, so opening never waits for the writer; the wait for its line is bounded.
-            let opened = try await onOwnThread { () -> String in
-                let reader = open(fifo, O_RDWR | O_CLOEXEC)
-                defer { close(reader) }
-                var ready = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
-                guard poll(&ready, 1, 60_000) == 1 else { return "" }
-                var bytes = [UInt8](repeating: 0, count: 4096)
-                let count = read(reader, &bytes, bytes.count)
-                return String(decoding: bytes.prefix(max(count, 0)), as: UTF8.self)
-                    .trimmingCharacters(in: .newlines)
-            }
+            let opened = try await firstLine(ofFIFO: fifo, within: 60)
             let actions =
                 (try? String(contentsOfFile: "\(environment.directory)/state/toastkit/actions.log", encoding: .utf8))
                 ?? "(no actions.log)"

@@ -11,16 +11,6 @@ import ToastKitAgent
 /// restarts and the user's sessions; `toastkit list` shows them and `close --id` cancels them; `-A later=DURATION`
 /// brings a toast back by itself.
 @Suite(.timeLimit(.minutes(2))) struct ScheduledToastTests {
-    private func withFakeServer(_ body: (BusOnlyEnvironment, FakeNotificationServer) async throws -> Void)
-        async throws
-    {
-        let environment = try BusOnlyEnvironment()
-        defer { environment.stop() }
-        let server = try await FakeNotificationServer.start(on: environment.bus)
-        defer { server.stop() }
-        try await body(environment, server)
-    }
-
     /// The next `Notify` with `summary` (the others are skipped).
     private func next(_ summary: String, on server: FakeNotificationServer) async throws
         -> FakeNotificationServer.Notification

@@ -25,16 +25,6 @@ extension ToolProcess {
 /// `send --wait` always ends: on time for a toast with a duration whatever the server does, within a stated limit
 /// when the server goes away during an indefinite wait, at once on Ctrl-C — and with the outcome it really had.
 @Suite(.timeLimit(.minutes(3))) struct WaitTests {
-    private func withFakeServer(
-        _ options: FakeNotificationServer.Options = .init(),
-        _ body: (BusOnlyEnvironment, FakeNotificationServer) async throws -> Void
-    ) async throws {
-        let environment = try BusOnlyEnvironment()
-        defer { environment.stop() }
-        let server = try await FakeNotificationServer.start(on: environment.bus, options: options)
-        defer { server.stop() }
-        try await body(environment, server)
-    }
 
     private func start(
         _ arguments: [String], _ environment: BusOnlyEnvironment, _ path: SendPath = .direct

@@ -300,15 +300,7 @@ public final class ToastCenter: Sendable {
         let stale = state.timer?.task
         state.timerSerial &+= 1
         let serial = state.timerSerial
-        let time = self.time
-        let task = Task { [weak self] in
-            do {
-                try await time.sleep(deadline)
-            } catch {
-                return
-            }
-            self?.timerFired(serial: serial)
-        }
+        let task = time.wake(at: deadline) { [weak self] in self?.timerFired(serial: serial) }
         state.timer = ToastCenterState.Timer(deadline: deadline, serial: serial, task: task)
         return stale
     }

@@ -6,6 +6,15 @@ package struct ToastTimeSource: Sendable {
     /// Sleeps until that offset (throws when cancelled).
     package let sleep: @Sendable (_ until: Duration) async throws -> Void
 
+    /// A task that sleeps until `deadline` and then runs `body`, unless it is cancelled first.
+    package func wake(at deadline: Duration, _ body: @escaping @Sendable () -> Void) -> Task<Void, Never> {
+        let sleep = self.sleep
+        return Task {
+            guard (try? await sleep(deadline)) != nil else { return }
+            body()
+        }
+    }
+
     /// A source on `clock`, starting now.
     package init<C: Clock>(_ clock: C) where C.Duration == Duration {
         let origin = clock.now
