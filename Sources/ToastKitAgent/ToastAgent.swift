@@ -1055,13 +1055,6 @@ package final class AgentStyle: ToastStyle, Sendable {
     }
 }
 
-extension Duration {
-    /// The duration in seconds.
-    package var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}
-
 /// Hands every lane's center events to one handler, set once the agent is ready to follow them.
 private final class EventRelay: Sendable {
     /// In a struct: a `Mutex` of a bare function type re-abstracts the closure at every access, and the chain of

@@ -253,6 +253,13 @@ struct SwiftNativeTests {
         #expect(decoded.hashValue == message.hashValue)
         #expect(decoded.swipeActions?.trailing?.effect == .later)
 
+        let snooze = ToastAction.later(after: .seconds(600))
+        #expect(
+            try json(snooze)
+                == #"{"builtInLabel":"later","effect":"later","id":"later","snoozeSeconds":600,"title":"Later"}"#)
+        #expect(try JSONDecoder().decode(ToastAction.self, from: try encoder.encode(snooze)) == snooze)
+        #expect(snooze != .later, "the snooze is part of what the action does")
+
         let minimal = try JSONDecoder().decode(ToastMessage.self, from: Data(#"{"title":"Hola"}"#.utf8))
         #expect(minimal.status == .normal && minimal.duration == .automatic && !minimal.id.isEmpty)
 

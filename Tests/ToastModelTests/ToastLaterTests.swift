@@ -34,6 +34,66 @@ struct ToastLaterTests {
         #expect(h.presenter.summaries.count == 4)
     }
 
+    @Test("later(after:) brings the toast back by itself at its time; hostDidBecomeActive does not bring it sooner")
+    func aSnoozeComesBackAtItsTime() async throws {
+        let h = Harness()
+        h.center.present(
+            ToastMessage(
+                id: "S", title: "Reunión a las 11", duration: 6,
+                swipeActions: ToastSwipeActions(leading: .later(after: .seconds(600)))))
+        h.center.present(Self.laterMessage(id: "P"))
+        #expect(h.presenter.presentation(of: "S")?.toast.actions.map(\.title) == ["Later"], "the built-in label")
+        try h.presenter.invokeAction("later", on: "S")
+        #expect(h.log.terminal == [.ended(id: "S", outcome: .deferred)])
+        let record = try #require(h.store.records.first { $0.id == "S" })
+        #expect(record.comesBackAt.map { $0.timeIntervalSince(record.deferredAt) } == 600)
+        try h.presenter.invokeAction("later", on: "P")
+        // The host comes back: the plain Later toast with it, the snoozed one waits for its time.
+        h.center.hostDidBecomeActive()
+        #expect(h.presenter.summaries.filter { $0 == "show S" }.count == 1, "\(h.presenter.summaries)")
+        #expect(h.presenter.summaries.filter { $0 == "show P" }.count == 2, "\(h.presenter.summaries)")
+        #expect(h.store.records.map(\.id) == ["S"], "still kept until it comes back")
+        // P's 6 s and S's 600 s sleep on the clock.
+        try await h.clock.sleepers(count: 2)
+        h.clock.advance(by: .seconds(599))
+        #expect(h.presenter.summaries.filter { $0 == "show S" }.count == 1, "not before its time")
+        h.clock.advance(by: .seconds(1))
+        // Presented again: its own 6 s timer sleeps.
+        try await h.clock.sleepers(count: 1)
+        #expect(h.presenter.summaries.filter { $0 == "show S" }.count == 2, "\(h.presenter.summaries)")
+        #expect(h.store.records.isEmpty)
+        #expect(h.presenter.presentation(of: "S")?.toast.actions.map(\.key) == ["later"], "it can be snoozed again")
+    }
+
+    @Test("a snooze stored by one run comes back in the next at its time, or at once when it has passed")
+    func aStoredSnoozeComesBackInTheNextRun() async throws {
+        let store = InMemoryLaterStore()
+        do {
+            let h = Harness(store: store)
+            h.center.present(
+                ToastMessage(
+                    id: "S", title: "Té", swipeActions: ToastSwipeActions(leading: .later(after: .seconds(300)))))
+            try h.presenter.invokeAction("later", on: "S")
+            #expect(store.records.first?.comesBackAt != nil)
+        }
+        let next = Harness(store: store)
+        next.center.hostDidBecomeActive()
+        #expect(next.presenter.summaries.isEmpty, "its time has not come")
+        try await next.clock.sleepers(count: 1)
+        next.clock.advance(by: .seconds(300))
+        try await next.clock.sleepers(count: 1)
+        #expect(next.presenter.summaries == ["show S"])
+
+        #expect(store.records.isEmpty)
+        let past = ToastLaterRecord(
+            message: ToastMessage(id: "Q", title: "Pasado", swipeActions: .init(leading: .later(after: .seconds(1)))),
+            deferredAt: Date(timeIntervalSinceNow: -60))
+        try store.save([past])
+        let third = Harness(store: store)
+        third.center.hostDidBecomeActive()
+        #expect(third.presenter.summaries == ["show Q"], "its time came while no center ran")
+    }
+
     @Test("round trip through a JSON file and a fresh center")
     func fileRoundTrip() throws {
         let folder = temporaryDirectory()

@@ -155,6 +155,10 @@ extension ToastCenter {
     private func keepForLater(_ message: ToastMessage) {
         let record = ToastLaterRecord(message: message)
         state.withLock { $0.keptMessages[message.id] = message }
+        // A snooze: kept as any Later toast (so a quit program loses nothing), and brought back at its time.
+        if let comesBackAt = record.comesBackAt {
+            armSnooze(message.id, in: .seconds(comesBackAt.timeIntervalSince(record.deferredAt)))
+        }
         guard let laterStore else {
             state.withLock { $0.unsavedLater.append(record) }
             return
@@ -181,23 +185,77 @@ extension ToastCenter {
         }
     }
 
+    /// Brings toast `id` back `delay` from now, unless something else did first (its wake-up is replaced by a newer
+    /// snooze of the id).
+    private func armSnooze(_ id: String, in delay: Duration) {
+        let task = time.wake(at: time.now() + max(.zero, delay)) { [weak self] in self?.snoozeEnded(id) }
+        let stale = state.withLock { state in
+            defer { state.snoozes[id] = task }
+            return state.snoozes[id]
+        }
+        stale?.cancel()
+    }
+
+    /// A snoozed toast's time has come: it leaves the Later store and is presented again.
+    private func snoozeEnded(_ id: String) {
+        let kept = state.withLock { state -> (message: ToastMessage?, unsaved: ToastLaterRecord?) in
+            state.snoozes[id] = nil
+            let unsaved = state.unsavedLater.first { $0.id == id }
+            state.unsavedLater.removeAll { $0.id == id }
+            return (state.keptMessages.removeValue(forKey: id), unsaved)
+        }
+        var stored: ToastLaterRecord?
+        if let laterStore {
+            do {
+                var records = try laterStore.load()
+                stored = records.first { $0.id == id }
+                if stored != nil {
+                    records.removeAll { $0.id == id }
+                    try laterStore.save(records)
+                }
+            } catch {
+                deliver(.laterStoreProblem(error))
+            }
+        }
+        // Brought back already (the host became active): nothing is kept any more.
+        guard let record = kept.unsaved ?? stored ?? kept.message.map({ ToastLaterRecord(message: $0) }) else { return }
+        let restorer = state.withLock { $0.laterRestorer }
+        present(kept.message ?? restorer?(record) ?? record.makeMessage())
+    }
+
     private func restoreLater() {
         var records: [ToastLaterRecord] = []
         if let laterStore {
             do {
-                records = try laterStore.load()
-                if !records.isEmpty { try laterStore.save([]) }
+                let all = try laterStore.load()
+                // A snooze whose time is still to come stays kept, and is brought back at its time.
+                let now = Date()
+                let waiting = all.filter { ($0.comesBackAt ?? now) > now }
+                records = all.filter { ($0.comesBackAt ?? now) <= now }
+                if !records.isEmpty { try laterStore.save(waiting) }
+                let armed = state.withLock { Set($0.snoozes.keys) }
+                for record in waiting where !armed.contains(record.id) {
+                    armSnooze(record.id, in: .seconds(record.comesBackAt!.timeIntervalSince(now)))
+                }
             } catch {
                 // A failed clear may bring the same toasts back next time: duplicates rather than loss.
                 deliver(.laterStoreProblem(error))
             }
         }
+        let due = Set(records.map(\.id))
         let (unsaved, kept, restorer) = state.withLock { state in
+            // Snoozed toasts wait for their time (their wake-up brings them back); the others come back now, a
+            // snooze whose time has just come included (its wake-up is cancelled: it comes once).
+            for id in due { state.snoozes.removeValue(forKey: id)?.cancel() }
+            let snoozed = Set(state.snoozes.keys)
             defer {
-                state.unsavedLater = []
-                state.keptMessages = [:]
+                state.unsavedLater.removeAll { !snoozed.contains($0.id) }
+                state.keptMessages = state.keptMessages.filter { snoozed.contains($0.key) }
             }
-            return (state.unsavedLater, state.keptMessages, state.laterRestorer)
+            return (
+                state.unsavedLater.filter { !snoozed.contains($0.id) },
+                state.keptMessages.filter { !snoozed.contains($0.key) }, state.laterRestorer
+            )
         }
         var seen: Set<String> = []
         for record in records + unsaved where seen.insert(record.id).inserted {

@@ -70,6 +70,7 @@ public final class ToastCenter: Sendable {
 
     deinit {
         let (timer, subscribers, orphaned, diagnostics) = state.withLock { state in
+            for task in state.snoozes.values { task.cancel() }
             let result = (
                 state.timer?.task, Array(state.subscribers.values), state.stack.liveToastIDsWithActions,
                 state.diagnostics

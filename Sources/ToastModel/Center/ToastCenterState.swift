@@ -46,6 +46,8 @@ struct ToastCenterState: Sendable {
     var keptMessages: [String: ToastMessage] = [:]
     /// Kept toasts the store could not save; they still come back in this process.
     var unsavedLater: [ToastLaterRecord] = []
+    /// Snoozed toasts (``ToastAction/later(after:)``) waiting for their time: the wake-up that brings each back.
+    var snoozes: [String: Task<Void, Never>] = [:]
 
     init(stack: ToastStack) {
         self.stack = stack

@@ -22,3 +22,10 @@ package struct ToastTimeSource: Sendable {
         sleep = { offset in try await clock.sleep(until: origin.advanced(by: offset), tolerance: nil) }
     }
 }
+
+extension Duration {
+    /// The duration in seconds.
+    package var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -24,6 +24,8 @@ public struct ToastLaterRecord: Sendable, Hashable, Codable {
         public var effect: ToastAction.Effect
         /// The built-in label, for built-in actions.
         public var builtInLabel: ToastLabel?
+        /// For a Later action with a time (``ToastAction/later(after:)``): the snooze, in seconds.
+        public var snoozeSeconds: Double?
 
         /// Creates a stored action.
         public init(role: ToastActionRole, action: ToastAction) {
@@ -34,13 +36,19 @@ public struct ToastLaterRecord: Sendable, Hashable, Codable {
             self.confirmation = action.confirmation
             self.effect = action.effect
             self.builtInLabel = action.builtInLabel
+            self.snoozeSeconds = action.snooze?.seconds
         }
 
         /// The action without a handler.
         public func makeAction() -> ToastAction {
-            ToastAction(
+            var action = ToastAction(
                 id: id, title: title, icon: icon, confirmation: confirmation, effect: effect,
                 builtInLabel: builtInLabel, handler: .sync { _ in })
+            if let snoozeSeconds, snoozeSeconds.isFinite, snoozeSeconds >= 0 {
+                action.snooze = .milliseconds(
+                    Int64((min(snoozeSeconds, ToastDuration.maximumSeconds) * 1000).rounded()))
+            }
+            return action
         }
     }
 
@@ -60,6 +68,8 @@ public struct ToastLaterRecord: Sendable, Hashable, Codable {
     public var actions: [StoredAction]
     /// When the person chose "Later".
     public var deferredAt: Date
+    /// When it comes back by itself (a snooze, ``ToastAction/later(after:)``); nil: when the host is active again.
+    public var comesBackAt: Date?
 
     /// Creates a record of `message`.
     public init(message: ToastMessage, deferredAt: Date = Date()) {
@@ -71,6 +81,9 @@ public struct ToastLaterRecord: Sendable, Hashable, Codable {
         self.duration = message.duration
         self.actions = message.actions.map { StoredAction(role: $0.role, action: $0.action) }
         self.deferredAt = deferredAt
+        if let snooze = message.actions.lazy.compactMap({ $0.action.effect == .later ? $0.action.snooze : nil }).first {
+            comesBackAt = deferredAt.addingTimeInterval(snooze.seconds)
+        }
     }
 
     /// The message to present again; its actions have no handlers.

@@ -45,6 +45,9 @@ public struct ToastAction: Sendable, Hashable, Identifiable {
     public var effect: Effect
     /// The built-in label this action is shown with, if it is a built-in action such as ``later``.
     public var builtInLabel: ToastLabel?
+    /// For a ``Effect/later`` action: the toast comes back by itself this long after the person chose it (a snooze,
+    /// ``later(after:)``); nil: it comes back when the host is active again.
+    public var snooze: Duration?
 
     let handler: Handler
 
@@ -163,6 +166,20 @@ public struct ToastAction: Sendable, Hashable, Identifiable {
             handler: .sync { _ in })
     }
 
+    /// The built-in "Later" action with a time (a snooze): the toast leaves the screen, is kept as with ``later``, and
+    /// comes back by itself `delay` after the person chose it, on the center's clock. Until then it is in the center's
+    /// Later store: a center of a later run of the program brings it back (at once if its time has passed) when the
+    /// host calls ``ToastCenter/hostDidBecomeActive()``. Its id is `"later"`.
+    ///
+    /// ```swift
+    /// ToastMessage(title: "Reunión a las 11", swipeActions: .init(leading: .later(after: .seconds(600))))
+    /// ```
+    public static func later(after delay: Duration) -> ToastAction {
+        var action = ToastAction.later
+        action.snooze = max(.zero, delay)
+        return action
+    }
+
     /// A built-in "Dismiss" action that simply ends the toast. Its id is `"dismiss"`.
     public static var dismiss: ToastAction {
         ToastAction(
@@ -174,22 +191,26 @@ public struct ToastAction: Sendable, Hashable, Identifiable {
     ///
     /// Useful to give restored ``later`` toasts their handlers back (closures cannot be stored on disk).
     public func withHandler(_ handler: @escaping @Sendable (ToastActionContext) -> Void) -> ToastAction {
-        ToastAction(
+        var copy = ToastAction(
             id: id, title: title, icon: icon, confirmation: confirmation, effect: effect,
             builtInLabel: builtInLabel, handler: .sync(handler))
+        copy.snooze = snooze
+        return copy
     }
 
     /// Returns a copy whose handler is the `async` `handler`, keeping id, title, icon, confirmation and effect.
     public func withHandler(_ handler: @escaping @Sendable (ToastActionContext) async -> Void) -> ToastAction {
-        ToastAction(
+        var copy = ToastAction(
             id: id, title: title, icon: icon, confirmation: confirmation, effect: effect,
             builtInLabel: builtInLabel, handler: .async(handler))
+        copy.snooze = snooze
+        return copy
     }
 
     /// Whether two actions show and do the same: their handlers are not compared.
     public static func == (lhs: ToastAction, rhs: ToastAction) -> Bool {
         lhs.id == rhs.id && lhs.title == rhs.title && lhs.icon == rhs.icon && lhs.confirmation == rhs.confirmation
-            && lhs.effect == rhs.effect && lhs.builtInLabel == rhs.builtInLabel
+            && lhs.effect == rhs.effect && lhs.builtInLabel == rhs.builtInLabel && lhs.snooze == rhs.snooze
     }
 
     /// Hashes what ``==(_:_:)`` compares.
@@ -200,6 +221,7 @@ public struct ToastAction: Sendable, Hashable, Identifiable {
         hasher.combine(confirmation)
         hasher.combine(effect)
         hasher.combine(builtInLabel)
+        hasher.combine(snooze)
     }
 
     /// Runs the handler. The center calls this; it is public so custom drivers and tests can too.

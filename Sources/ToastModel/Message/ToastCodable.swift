@@ -61,10 +61,11 @@ extension ToastImage: Codable {
 extension ToastAction: Codable {
     private enum CodingKeys: String, CodingKey {
         case id, title, icon, confirmation, effect, builtInLabel
+        case snoozeSeconds
     }
 
-    /// Decodes an action without a handler: `{"id", "title", "icon"?, "confirmation"?, "effect"?, "builtInLabel"?}`
-    /// (`effect` is `"dismiss"` when absent; `id` is the title when absent).
+    /// Decodes an action without a handler: `{"id", "title", "icon"?, "confirmation"?, "effect"?, "builtInLabel"?,
+    /// "snoozeSeconds"?}` (`effect` is `"dismiss"` when absent; `id` is the title when absent).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let title = try container.decode(String.self, forKey: .title)
@@ -76,6 +77,13 @@ extension ToastAction: Codable {
             effect: try container.decodeIfPresent(Effect.self, forKey: .effect) ?? .dismiss,
             builtInLabel: try container.decodeIfPresent(ToastLabel.self, forKey: .builtInLabel),
             handler: .sync { _ in })
+        if let seconds = try container.decodeIfPresent(Double.self, forKey: .snoozeSeconds) {
+            guard seconds.isFinite, seconds >= 0, seconds <= ToastDuration.maximumSeconds else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .snoozeSeconds, in: container, debugDescription: "snoozeSeconds \(seconds) is out of range")
+            }
+            snooze = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
     }
 
     /// Encodes what the action shows and does; the handler is not stored.
@@ -87,6 +95,7 @@ extension ToastAction: Codable {
         try container.encodeIfPresent(confirmation, forKey: .confirmation)
         try container.encode(effect, forKey: .effect)
         try container.encodeIfPresent(builtInLabel, forKey: .builtInLabel)
+        try container.encodeIfPresent(snooze.map(\.seconds), forKey: .snoozeSeconds)
     }
 }
 
