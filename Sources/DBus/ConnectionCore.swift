@@ -186,6 +186,9 @@ final class ConnectionCore: @unchecked Sendable {
         }
         // A lost bus must never end the process (the default for bus connections is `_exit(1)`).
         dbus_connection_set_exit_on_disconnect(connection, 0)
+        // Read ahead no more than this of messages not yet handled (libdbus's default is 63 MiB): a stranger's huge
+        // signals are then read one at a time, whatever the scheduling, so the memory they cost is bounded.
+        dbus_connection_set_max_received_size(connection, Limits.maxReadAhead)
         guard dbus_bus_register(connection, &error) != 0 else {
             let failure = DBusError.take(&error) ?? DBusError.disconnected("the bus refused Hello")
             dbus_connection_close(connection)

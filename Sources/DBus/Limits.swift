@@ -11,6 +11,9 @@ enum Limits {
     static let maxTotalDepth = 64
     /// dbus-daemon's default `max_message_size`: a larger message makes the bus drop the whole connection.
     static let maxMessageSize = 32 * 1024 * 1024
+    /// How many bytes of received messages a connection holds before it stops reading its socket until they are
+    /// handled (`dbus_connection_set_max_received_size`): one message larger than this is still read whole.
+    static let maxReadAhead = 4 * 1024 * 1024
 }
 
 /// Checks bytes with `dbus_validate_utf8` (the same check that aborts inside `append_basic`) and for NULs.
