@@ -113,6 +113,36 @@ import ToastKitAgent
         }
     }
 
+    /// On dunst, through its own `NotificationClosed` and `ActionInvoked` (a click with `dunstctl`): a scheduled toast
+    /// comes at its time, and Later with a time brings one back.
+    @Test func onDunstAScheduledToastComesAndASnoozedOneComesBack() async throws {
+        try await NotificationEnvironment.withWatched(.dunst) { desktop, watcher in
+            let env = desktop.agentEnvironment
+            let sent = TimeText.now()
+            let scheduled = try await toastkit(
+                ["send", "--in", "1s", "-d", "30", "--id", "cita", "Cita"], environment: env)
+            #expect(scheduled.status == 0, "\(scheduled.error)")
+            let (notify, _) = try await watcher.nextNotifyAndReply()
+            #expect(notify.summary == "Cita")
+            #expect(TimeText.now() >= sent + 0.95, "not before its time")
+            try await desktop.clear()
+
+            let waiting = try ToolProcess.start(
+                ["send", "--wait", "-A", "later=1s", "-d", "30", "--id", "cafe", "Café"].map { Array($0.utf8) },
+                environment: env)
+            let (first, _) = try await watcher.nextNotifyAndReply()
+            #expect(first.summary == "Café" && first.actionList == ["later", "Later"], "\(first.actionList)")
+            try await desktop.waitUntilDisplayed(1)
+            let pressed = TimeText.now()
+            try desktop.dunstctl("action", "0")
+            let result = await waiting.finish()
+            #expect(result.status == 5, "deferred: \(result.output) \(result.error)")
+            let (again, _) = try await watcher.nextNotifyAndReply()
+            #expect(again.summary == "Café")
+            #expect(TimeText.now() >= pressed + 0.95, "after its snooze")
+        }
+    }
+
     @Test func whatASchedulesCommandLineMayHold() throws {
         func parsed(_ arguments: String...) throws -> SendOptions {
             guard case .send(let options) = try CommandLineParser.parse(["send"] + arguments) else {
