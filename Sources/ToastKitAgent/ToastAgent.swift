@@ -191,8 +191,10 @@ package final class ToastAgent: Sendable {
         agent.watchEvents()
         agent.watchReports()
         await agent.adoptSavedToasts()
-        agent.perform(agent.state.withLock { $0.machine.handle(.started(now: agent.now())) })
+        // Before the start: a schedule taken up keeps the first idle countdown from being armed at all (a tiny idle
+        // timeout could otherwise decide the exit in between).
         agent.adoptSchedules()
+        agent.perform(agent.state.withLock { $0.machine.handle(.started(now: agent.now())) })
         return agent
     }
 

@@ -52,6 +52,15 @@ import ToastKitTesting
         #expect(last.contains { if case .armIdle(_, at: .seconds(91)) = $0 { true } else { false } }, "\(last)")
     }
 
+    /// A new agent takes up the user's schedules before it starts: then its first idle countdown is never armed.
+    @Test func schedulesTakenUpBeforeTheStartKeepTheAgent() {
+        var machine = AgentMachine(configuration: .init(maximumLive: 10, idleTimeout: .milliseconds(1)))
+        #expect(
+            machine.handle(.schedule(id: "a", due: .seconds(5), now: .zero))
+                == [.keepScheduled, .armSchedule(at: .seconds(5))])
+        #expect(machine.handle(.started(now: .zero)) == [], "no countdown while something waits for its time")
+    }
+
     @Test func aCancelledScheduleLetsTheAgentGoAndTheBoundCountsSchedules() {
         var machine = started(maximumLive: 2)
         _ = machine.handle(.schedule(id: "a", due: .seconds(100), now: .zero))
