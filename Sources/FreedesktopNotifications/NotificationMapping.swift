@@ -59,6 +59,18 @@ public struct ServerCapabilities: Sendable, Hashable {
     /// and looks at its queue again only on the next notification. The presenter then sends its other live
     /// notifications again, in place.
     public var forgetsQueueOnClose: Bool { information?.name == "gnome-shell" }
+
+    /// Whether the server draws the `value` hint as a progress bar: dunst, mako and SwayNotificationCenter always;
+    /// xfce4-notifyd only for a toast without a message, since its gauge takes the message's place. Elsewhere the
+    /// bar is text in the message (GNOME Shell, Plasma — whose bar is its JobView service —, notification-daemon,
+    /// MATE, LXQt ignore `value`; `../shared/research/rich-features.md`).
+    public func drawsProgressValue(withBody: Bool) -> Bool {
+        switch information?.name {
+        case "dunst", "mako", "SwayNotificationCenter": true
+        case "Xfce Notify Daemon": !withBody
+        default: false
+        }
+    }
 }
 
 /// The `Notify` call for one toast, with what had to be left out and how to read action keys back.
@@ -84,7 +96,7 @@ public enum NotificationMapping {
     ) throws(ToastValidationError) -> MappedNotification {
         try notify(
             presentation.request, expireTimeout: serverTimeout(for: presentation.toast), replacesID: replacesID,
-            capabilities: capabilities, configuration: configuration)
+            capabilities: capabilities, configuration: configuration, progress: presentation.toast.progress)
     }
 
     /// What the server is told about expiry, so that it never contradicts the center: the remaining time while
@@ -100,11 +112,20 @@ public enum NotificationMapping {
         expireTimeout: Duration?,
         replacesID: UInt32 = 0,
         capabilities: ServerCapabilities,
-        configuration: DesktopPresenterConfiguration
+        configuration: DesktopPresenterConfiguration,
+        progress: ToastProgress? = nil
     ) throws(ToastValidationError) -> MappedNotification {
         var degradations: [String] = []
         var summary = request.summary
         var body = request.body ?? ""
+        // Progress: the `value` hint (int32, 0–100) where the server draws it; a text bar in the body elsewhere.
+        let drawsValue = progress?.percent != nil && capabilities.drawsProgressValue(withBody: !body.isEmpty)
+        if let progress, !drawsValue {
+            body = body.isEmpty ? progress.textBar : body + "\n" + progress.textBar
+            if progress.percent != nil {
+                degradations.append("the server draws no progress bar: shown as text in the message")
+            }
+        }
         try checkText(summary, field: "title")
         try checkText(body, field: "message")
         let appName = request.appName ?? configuration.appName
@@ -222,6 +243,8 @@ public enum NotificationMapping {
             if case .string(let text) = value { try checkText(text, field: "hint \"\(name)\"") }
             hints[name] = value.dbusValue
         }
+        // int32: mako refuses a whole Notify whose `value` is a uint32.
+        if drawsValue, let percent = progress?.percent { hints["value"] = .int32(Int32(percent)) }
 
         let timeout =
             request.leavesTimeoutToServer

@@ -119,11 +119,12 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         package static let dialect = "dialect"  // s: toastkit, notify-send, dunstify
         package static let due = "due"  // d: seconds since 1970 (a scheduled toast)
         package static let snooze = "snooze"  // d: seconds after which the Later action brings the toast back
+        package static let progress = "progress"  // d: a fraction from 0 to 1, or s "indeterminate"
 
         package static let all: Set<String> = [
             id, title, message, status, icon, iconFile, duration, actions, tap, appName, appIcon, urgency, category,
             hints, transient, replaceID, onAction, awaitShown, workingDirectory, environment, plainText,
-            dialect, due, snooze,
+            dialect, due, snooze, progress,
         ]
     }
 
@@ -166,6 +167,11 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         if awaitShown { entries.append((Key.awaitShown, .boolean(true))) }
         if let due = options.due { entries.append((Key.due, .double(due))) }
         if let snooze = options.snooze { entries.append((Key.snooze, .double(snooze))) }
+        switch options.progress {
+        case .fraction(let value)?: entries.append((Key.progress, .double(value)))
+        case .indeterminate?: entries.append((Key.progress, .string("indeterminate")))
+        case nil: break
+        }
         if let workingDirectory { entries.append((Key.workingDirectory, .string(workingDirectory))) }
         if let environment {
             entries.append(
@@ -289,6 +295,16 @@ package struct AgentRequest: Sendable, Equatable, Codable {
             guard case .double(let seconds) = due, seconds.isFinite, seconds > 1_577_836_800, seconds < 253_402_300_800
             else { throw AgentRequestError("due must be a time in seconds since 1970 (d), not \(due)") }
             options.due = seconds
+        }
+        if let progress = entries[Key.progress] {
+            switch progress {
+            case .double(let value) where value.isFinite && value >= 0 && value <= 1:
+                options.progress = .fraction(value)
+            case .string("indeterminate"): options.progress = .indeterminate
+            default:
+                throw AgentRequestError(
+                    "progress must be a fraction from 0 to 1 (d) or \"indeterminate\", not \(progress)")
+            }
         }
         if let snooze = entries[Key.snooze] {
             guard case .double(let seconds) = snooze, seconds.isFinite, seconds > 0,

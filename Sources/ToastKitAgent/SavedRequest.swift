@@ -48,6 +48,9 @@ package struct SavedRequest: Codable, Sendable, Equatable {
     package var environment: [String: String]?
     /// `-A later=DURATION`: seconds after which the Later action brings the toast back.
     package var snooze: Double?
+    /// `--progress`: a fraction from 0 to 1; `indeterminate` for under way without a measure.
+    package var progress: Double?
+    package var indeterminateProgress: Bool?
 
     package enum CodingKeys: String, CodingKey {
         case title, message, status, icon, seconds, indefinite, actions, tap, urgency, category, hints, transient
@@ -62,7 +65,8 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         case plainText = "plain_text"
         case dialect
         case workingDirectory = "working_directory"
-        case snooze
+        case snooze, progress
+        case indeterminateProgress = "indeterminate_progress"
     }
 
     /// The disk form of `request` (whose message is text and whose icon file is absolute, as `send` resolved them).
@@ -101,6 +105,11 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         onAction = request.onAction.isEmpty ? nil : request.onAction
         awaitShown = request.awaitShown ? true : nil
         snooze = options.snooze
+        switch options.progress {
+        case .fraction(let value)?: progress = value
+        case .indeterminate?: indeterminateProgress = true
+        case nil: break
+        }
         workingDirectory = request.workingDirectory
         environment = request.environment
     }
@@ -165,6 +174,14 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         }
         options.transient = transient ?? false
         options.replaceID = replaceID
+        if let progress {
+            guard progress.isFinite, progress >= 0, progress <= 1 else {
+                throw Invalid(description: "progress \(progress)")
+            }
+            options.progress = .fraction(progress)
+        } else if indeterminateProgress == true {
+            options.progress = .indeterminate
+        }
         if let snooze {
             guard snooze.isFinite, snooze > 0, snooze <= ToastDuration.maximumSeconds else {
                 throw Invalid(description: "snooze \(snooze)")

@@ -118,6 +118,8 @@ package struct SendOptions: Sendable, Equatable, Codable {
     /// `-A later=DURATION`: the Later action brings the toast back by itself after this many seconds (a snooze)
     /// instead of keeping it for `toastkit later`.
     package var snooze: Double?
+    /// `--progress PERCENT|indeterminate`: how far the task has come.
+    package var progress: ToastProgress?
     /// Whose command line this is: the client's parsing, output and exit codes; for the agent, whether a toast
     /// without any text is allowed (dunstify sends one, for an icon-only OSD).
     package var dialect: CommandDialect = .toastkit

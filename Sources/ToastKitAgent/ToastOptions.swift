@@ -29,7 +29,8 @@ package enum ToastOptions {
             // The server's default: no timer in the model, the server closes it (CommandLineStyle sends -1).
             duration: duration(for: options) ?? .indefinite,
             tapAction: options.tap.map { Self.action($0, tap: true, snoozes: snoozes) },
-            swipeActions: options.actions.isEmpty ? nil : swipe)
+            swipeActions: options.actions.isEmpty ? nil : swipe,
+            progress: options.progress)
         do {
             try message.validate()
         } catch {

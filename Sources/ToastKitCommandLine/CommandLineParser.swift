@@ -501,6 +501,17 @@ enum CommandLineParser {
                 guard due > now else { throw .data("\(flag) \(value): that time has passed") }
                 guard options.due == nil else { throw .usage("--in and --at cannot be used together") }
                 options.due = due
+            case "progress":
+                let value = try option.text()
+                if value == "indeterminate" || value == "-" {
+                    options.progress = .indeterminate
+                } else {
+                    let number = value.hasSuffix("%") ? String(value.dropLast()) : value
+                    guard let percent = Double(number), percent.isFinite, (0...100).contains(percent) else {
+                        throw .data("\(flag) \(value): expected a percentage from 0 to 100, or indeterminate")
+                    }
+                    options.progress = .fraction(percent / 100)
+                }
             case "terminal": options.terminal = options.terminal ?? "auto"
             case "terminal-code":
                 let value = try option.text()
@@ -688,6 +699,7 @@ enum Specs {
         OptionSpec(short: nil, long: "no-agent", takesValue: false),
         OptionSpec(short: nil, long: "terminal", takesValue: false),
         OptionSpec(short: nil, long: "in", takesValue: true),
+        OptionSpec(short: nil, long: "progress", takesValue: true),
         OptionSpec(short: nil, long: "at", takesValue: true),
         OptionSpec(short: nil, long: "terminal-code", takesValue: true),
         OptionSpec(short: nil, long: "plain", takesValue: false),

@@ -125,6 +125,8 @@ enum HelpText {
               --shell               Run the --on-action commands with /bin/sh -c instead.
               --no-agent            Show the toast directly, without the agent (also TOASTKIT_NO_AGENT=1): it
                                     then lives only as long as this command waits.
+              --progress PERCENT    How far the task has come (0-100, or indeterminate): a bar where the
+                                    server draws one (dunst, mako, swaync), a text bar in the message elsewhere.
               --in DURATION         Show it later: after DURATION (90s, 10m, 1h30m). The agent keeps it, also
                                     across restarts and logins; `list` shows it, `close --id` cancels it.
               --at TIME             Show it at TIME: 17:00 (today or tomorrow), 2026-12-24 09:00, or with Z

@@ -186,7 +186,8 @@ extension SendCommand {
         let code =
             options.terminal.flatMap { TerminalDelivery.TerminalCode(rawValue: $0) }
             ?? TerminalDelivery.TerminalCode.forTerminal(environment.variable)
-        let body = message.message.map { options.plainText ? $0 : BodyMarkup.strip($0) }
+        var body = message.message.map { options.plainText ? $0 : BodyMarkup.strip($0) }
+        if let progress = message.progress { body = body.map { "\($0) \(progress.textBar)" } ?? progress.textBar }
         let critical = options.urgency == .critical || (options.urgency == nil && message.status == .error)
         let bytes = TerminalDelivery.encode(
             title: message.title, body: body, critical: critical, id: options.id ?? message.id, code: code,

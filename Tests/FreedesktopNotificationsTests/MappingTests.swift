@@ -29,6 +29,42 @@ import ToastModel
             request, expireTimeout: expireTimeout, capabilities: capabilities, configuration: configuration)
     }
 
+    /// Progress (issue 21 §1): the `value` hint, an int32 from 0 to 100, where the server draws it (dunst, mako,
+    /// swaync, and xfce for a toast without a message, whose text its gauge hides); a text bar in the message elsewhere.
+    @Test func progressIsTheValueHintWhereItIsDrawnAndTextElsewhere() throws {
+        func server(_ name: String, _ vendor: String = "x") -> ServerCapabilities {
+            ServerCapabilities(
+                ["actions", "body"],
+                information: ServerInformation(name: name, vendor: vendor, version: "1", specificationVersion: "1.2"))
+        }
+        func mapped(_ capabilities: ServerCapabilities, _ progress: ToastProgress, body: String? = "fotos") throws
+            -> MappedNotification
+        {
+            try NotificationMapping.notify(
+                ToastRequest(summary: "Copiando", body: body), expireTimeout: nil, capabilities: capabilities,
+                configuration: Self.configuration, progress: progress)
+        }
+        for name in ["dunst", "mako", "SwayNotificationCenter"] {
+            let drawn = try mapped(server(name), .fraction(0.4))
+            #expect(drawn.call.hints["value"] == .int32(40), "\(name): int32 (mako refuses a uint32)")
+            #expect(drawn.call.body == "fotos")
+            #expect(drawn.degradations.isEmpty)
+        }
+        #expect(try mapped(server("Xfce Notify Daemon"), .fraction(1), body: nil).call.hints["value"] == .int32(100))
+        let xfce = try mapped(server("Xfce Notify Daemon"), .fraction(0.25))
+        #expect(xfce.call.hints["value"] == nil, "its gauge would hide the message")
+        #expect(xfce.call.body == "fotos\n▰▰▱▱▱▱▱▱▱▱ 25 %")
+        for name in ["gnome-shell", "Plasma", "Notification Daemon", "lxqt-notificationd"] {
+            let text = try mapped(server(name), .fraction(0.999))
+            #expect(text.call.hints["value"] == nil, "\(name)")
+            #expect(text.call.body == "fotos\n▰▰▰▰▰▰▰▰▰▱ 99 %", "\(name): 100 % means done")
+            #expect(text.degradations == ["the server draws no progress bar: shown as text in the message"])
+        }
+        let under = try mapped(server("dunst"), .indeterminate, body: nil)
+        #expect(under.call.hints["value"] == nil && under.call.body == "…")
+        #expect(try mapped(server("gnome-shell"), .fraction(7), body: nil).call.body == "▰▰▰▰▰▰▰▰▰▰ 100 %", "clamped")
+    }
+
     @Test func fieldsHintsAndTimeout() throws {
         let request = ToastRequest(
             summary: "Poco espacio", body: "Libera espacio", icon: .system("photo.on.rectangle"), urgency: .critical,

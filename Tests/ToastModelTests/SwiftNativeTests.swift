@@ -260,6 +260,12 @@ struct SwiftNativeTests {
         #expect(try JSONDecoder().decode(ToastAction.self, from: try encoder.encode(snooze)) == snooze)
         #expect(snooze != .later, "the snooze is part of what the action does")
 
+        let copying = ToastMessage(id: "c", title: "Copiando", progress: .fraction(0.4))
+        #expect(try json(copying).contains(#""progress":0.4"#))
+        #expect(try JSONDecoder().decode(ToastMessage.self, from: try encoder.encode(copying)) == copying)
+        let under = ToastMessage(id: "u", title: "Buscando", progress: .indeterminate)
+        #expect(try JSONDecoder().decode(ToastMessage.self, from: try encoder.encode(under)).progress == .indeterminate)
+
         let minimal = try JSONDecoder().decode(ToastMessage.self, from: Data(#"{"title":"Hola"}"#.utf8))
         #expect(minimal.status == .normal && minimal.duration == .automatic && !minimal.id.isEmpty)
 

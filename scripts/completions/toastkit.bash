@@ -23,12 +23,12 @@ _toastkit() {
         -h | --hint) mapfile -t COMPREPLY < <(compgen -W "boolean: int: double: string: byte: variant:" -- "$cur"); compopt -o nospace 2>/dev/null; return ;;
         -i | --icon | -n | --app-icon) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
         -A | --action) mapfile -t COMPREPLY < <(compgen -W "later dismiss" -- "$cur"); return ;;
-        --in | --at) return ;;
+        --in | --at | --progress) return ;;
         --terminal-code) mapfile -t COMPREPLY < <(compgen -W "99 777 9 plain" -- "$cur"); return ;;
         --id | --tap | --confirm | --on-action | -a | --app-name | -c | --category | -r | --replace-id | -t | --expire-time) return ;;
         esac
         mapfile -t COMPREPLY < <(compgen -W "-s --status -i --icon --id -d --duration -A --action --tap --confirm --on-action --shell
-            --no-agent --in --at --terminal --terminal-code -w --wait --json -a --app-name -n --app-icon -u --urgency -c --category -h --hint -e --transient
+            --no-agent --progress --in --at --terminal --terminal-code -w --wait --json -a --app-name -n --app-icon -u --urgency -c --category -h --hint -e --transient
             -p --print-id -r --replace-id -t --expire-time --plain --lang --default --help" -- "$cur")
         ;;
     notify-send)

@@ -134,6 +134,10 @@ public enum PortalNotificationMapping {
 
         var body = request.body ?? ""
         try NotificationMapping.checkText(body, field: "message")
+        // The portal carries no progress: a text bar in the body.
+        if let progress = presentation.toast.progress {
+            body = body.isEmpty ? progress.textBar : body + "\n" + progress.textBar
+        }
         let limit = max(configuration.maximumMessageLength, 1)
         if body.utf8.count > limit {
             let original = body.utf8.count

@@ -101,11 +101,12 @@ extension ToastAction: Codable {
 
 extension ToastMessage: Codable {
     private enum CodingKeys: String, CodingKey {
-        case id, status, title, message, icon, duration, tapAction, swipeActions
+        case id, status, title, message, icon, duration, tapAction, swipeActions, progress
     }
 
-    /// Decodes `{"id", "status", "title", "message"?, "icon"?, "duration", "tapAction"?, "swipeActions"?}`. Only
-    /// `title` is required, as in ``init(id:status:title:message:icon:duration:tapAction:swipeActions:)``: a missing
+    /// Decodes `{"id", "status", "title", "message"?, "icon"?, "duration", "tapAction"?, "swipeActions"?,
+    /// "progress"?}` (`progress`: a fraction from 0 to 1, or `"indeterminate"`). Only
+    /// `title` is required, as in ``init(id:status:title:message:icon:duration:tapAction:swipeActions:progress:)``: a missing
     /// id is a new UUID, a missing status `"normal"`, a missing duration `"automatic"`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -118,6 +119,21 @@ extension ToastMessage: Codable {
             duration: try container.decodeIfPresent(ToastDuration.self, forKey: .duration) ?? .automatic,
             tapAction: try container.decodeIfPresent(ToastAction.self, forKey: .tapAction),
             swipeActions: try container.decodeIfPresent(ToastSwipeActions.self, forKey: .swipeActions))
+        if container.contains(.progress) {
+            if let fraction = try? container.decode(Double.self, forKey: .progress) {
+                guard fraction.isFinite else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .progress, in: container, debugDescription: "progress must be a number from 0 to 1")
+                }
+                progress = .fraction(fraction)
+            } else if try container.decode(String.self, forKey: .progress) == "indeterminate" {
+                progress = .indeterminate
+            } else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .progress, in: container,
+                    debugDescription: "progress must be a number from 0 to 1 or \"indeterminate\"")
+            }
+        }
     }
 
     /// Encodes the message without its actions' handlers.
@@ -131,6 +147,11 @@ extension ToastMessage: Codable {
         try container.encode(duration, forKey: .duration)
         try container.encodeIfPresent(tapAction, forKey: .tapAction)
         try container.encodeIfPresent(swipeActions, forKey: .swipeActions)
+        switch progress {
+        case .fraction(let value)?: try container.encode(value, forKey: .progress)
+        case .indeterminate?: try container.encode("indeterminate", forKey: .progress)
+        case nil: break
+        }
     }
 }
 

@@ -35,6 +35,8 @@ public struct ToastMessage: Sendable, Hashable, Identifiable {
     public var tapAction: ToastAction?
     /// The swipe actions (two buttons on the desktop).
     public var swipeActions: ToastSwipeActions?
+    /// How far the task it tells of has come (a bar where the server draws one); nil for none.
+    public var progress: ToastProgress?
 
     /// Creates a message. Only the title is required.
     public init(
@@ -45,7 +47,8 @@ public struct ToastMessage: Sendable, Hashable, Identifiable {
         icon: ToastIcon? = nil,
         duration: ToastDuration = .automatic,
         tapAction: ToastAction? = nil,
-        swipeActions: ToastSwipeActions? = nil
+        swipeActions: ToastSwipeActions? = nil,
+        progress: ToastProgress? = nil
     ) {
         self.id = id
         self.status = status
@@ -55,6 +58,7 @@ public struct ToastMessage: Sendable, Hashable, Identifiable {
         self.duration = duration
         self.tapAction = tapAction
         self.swipeActions = swipeActions
+        self.progress = progress
     }
 
     /// The actions with their role, in the order the desktop shows them: tap, leading, trailing.

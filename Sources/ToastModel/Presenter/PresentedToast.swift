@@ -23,6 +23,8 @@ public struct PresentedToast: Sendable, Hashable {
     public var isTimerRunning: Bool
     /// Whether this is the short confirmation that replaces a toast after an action (transient, no actions).
     public var isConfirmation: Bool
+    /// How far the toast's task has come, if it tells.
+    public var progress: ToastProgress?
 
     /// Creates a snapshot.
     public init(
@@ -34,7 +36,8 @@ public struct PresentedToast: Sendable, Hashable {
         actions: [PresentedAction] = [],
         remaining: Duration? = nil,
         isTimerRunning: Bool = false,
-        isConfirmation: Bool = false
+        isConfirmation: Bool = false,
+        progress: ToastProgress? = nil
     ) {
         self.id = id
         self.status = status
@@ -45,6 +48,7 @@ public struct PresentedToast: Sendable, Hashable {
         self.remaining = remaining
         self.isTimerRunning = isTimerRunning
         self.isConfirmation = isConfirmation
+        self.progress = progress
     }
 }
 

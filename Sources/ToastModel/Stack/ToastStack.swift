@@ -622,7 +622,7 @@ public struct ToastStack: Sendable {
             return PresentedToast(
                 id: entry.id, status: message.status, title: message.title, message: message.message,
                 icon: message.icon, actions: actions, remaining: entry.remaining(at: now),
-                isTimerRunning: entry.toldRunning)
+                isTimerRunning: entry.toldRunning, progress: message.progress)
         case .confirmation(let text):
             return PresentedToast(
                 id: entry.id, status: .success, title: text, remaining: entry.remaining(at: now),
