@@ -5,9 +5,8 @@ package enum ActionEnvironment {
     /// The log of the commands' output: `$XDG_STATE_HOME/toastkit/actions.log` (`~/.local/state/toastkit/`),
     /// or the private runtime folder when neither is set.
     package static func logPath(environment: [String: String]) -> String {
-        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/toastkit/actions.log" }
-        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/state/toastkit/actions.log" }
-        return PrivateFiles.runtimeFolder(environment: environment) + "/actions.log"
+        (PrivateFiles.stateFolder(environment: environment) ?? PrivateFiles.runtimeFolder(environment: environment))
+            + "/actions.log"
     }
 
     /// The variables an `--on-action` command needs from its sender, and nothing more is ever taken from the agent:

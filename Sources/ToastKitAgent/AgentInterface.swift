@@ -195,6 +195,13 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         return .variantDictionary(entries)
     }
 
+    /// The toast the request asks for (its message is text: `send` read it).
+    package func message() throws(ToastOptionError) -> ToastMessage {
+        var text: String?
+        if case .text(let value)? = options.message { text = value }
+        return try ToastOptions.message(for: options, text: text)
+    }
+
     /// A request for `options`, with commands for its actions.
     package init(options: SendOptions, onAction: [String: [String]] = [:]) {
         self.options = options

@@ -71,13 +71,12 @@ package final class ScheduleStore: Sendable {
         lockPath = "\(folder)/scheduled.lock"
     }
 
-    /// The user's store: `$XDG_STATE_HOME/toastkit/` (an absolute one), else `$HOME/.local/state/toastkit/`; its folder
-    /// is made (0700) or made private.
+    /// The user's store, in ``ToastModel/PrivateFiles/stateFolder(environment:)``; its folder is made (0700) or made
+    /// private.
     package static func open(environment: [String: String]) throws(PrivateFileError) -> ScheduleStore {
-        let state =
-            environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? "\(environment["HOME"] ?? "/nonexistent")/.local/state"
-        let folder = "\(state)/toastkit"
+        guard let folder = PrivateFiles.stateFolder(environment: environment) else {
+            throw PrivateFileError("cannot keep scheduled toasts", reason: "neither XDG_STATE_HOME nor HOME is set")
+        }
         try PrivateFiles.prepareFolder(folder, tighten: true)
         return ScheduleStore(folder: folder)
     }

@@ -418,9 +418,7 @@ package final class ToastAgent: Sendable {
         }
         let continues = continuing(&request)
         do throws(ToastOptionError) {
-            var text: String?
-            if case .text(let value)? = request.options.message { text = value }
-            toast = try ToastOptions.message(for: request.options, text: text)
+            toast = try request.message()
         } catch {
             throw DBusError(name: AgentInterface.ErrorName.invalidToast, message: error.message)
         }
@@ -839,10 +837,8 @@ package final class ToastAgent: Sendable {
             claimed = true
         }
         guard claimed else { return }
-        var text: String?
-        if case .text(let value)? = entry.request.options.message { text = value }
         do {
-            let toast = try ToastOptions.message(for: entry.request.options, text: text)
+            let toast = try entry.request.message()
             _ = try await present(Prepared(request: entry.request, toast: toast, continues: false))
         } catch {
             ErrorLine.write("warning: the scheduled toast \"\(id)\" cannot be shown: \(error)")
@@ -935,11 +931,9 @@ package final class ToastAgent: Sendable {
                 // Its time ran out while no agent was there: close it (an expiry the next agent carries out).
                 request.options.duration = .duration(.seconds(max(0.05, left)))
             }
-            var text: String?
-            if case .text(let value)? = request.options.message { text = value }
             let toast: ToastMessage
             do throws(ToastOptionError) {
-                toast = try ToastOptions.message(for: request.options, text: text)
+                toast = try request.message()
             } catch {
                 // Never dropped without a word: the log says why, and `wait --id` gets the failure.
                 let reason = "the saved toast \"\(item.id)\" cannot be shown again: \(error.message)"

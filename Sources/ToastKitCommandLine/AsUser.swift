@@ -111,7 +111,7 @@ enum AsUser {
             }
             return Target(name: String(fields[0]), uid: uid, gid: gid, home: String(fields[5]), display: nil)
         }
-        if let file = DoctorCommand.read("/etc/passwd", limit: 4 << 20),
+        if let file = LocalFiles.text(of: "/etc/passwd", limit: 4 << 20),
             let found = file.split(separator: "\n").lazy.compactMap(matches).first
         {
             return found
@@ -169,13 +169,8 @@ enum AsUser {
 
     /// The users whose own bus socket is under `root` (`/run/user/UID/bus`, owned by UID).
     private static func busOwners(under root: String) -> Set<uid_t> {
-        guard let directory = opendir(root) else { return [] }
-        defer { closedir(directory) }
         var owners: Set<uid_t> = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+        for name in PrivateFiles.names(in: root) {
             guard let uid = uid_t(name) else { continue }
             var info = stat()
             if lstat("\(root)/\(name)/bus", &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK, info.st_uid == uid {

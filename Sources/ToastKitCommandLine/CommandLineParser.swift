@@ -491,10 +491,10 @@ enum CommandLineParser {
                     throw .data("\(flag) \(value): expected a duration (90s, 10m, 1h30m) or seconds")
                 }
                 guard options.due == nil else { throw .usage("--in and --at cannot be used together") }
-                options.due = TimeText.now() + seconds
+                options.due = AgentStore.now() + seconds
             case "at":
                 let value = try option.text()
-                let now = TimeText.now()
+                let now = AgentStore.now()
                 guard let due = TimeText.seconds(value, now: now) else {
                     throw .data("\(flag) \(value): expected a time (17:00, 2026-12-24 09:00, 2026-12-24T09:00+01:00)")
                 }

@@ -1,4 +1,3 @@
-import CSpawn
 import DBus
 import Glibc
 import ToastKit
@@ -204,7 +203,7 @@ struct DoctorCommand {
                 .bus("GetConnectionUnixProcessID", [.string(name)]), timeout: Self.callTimeout
             ).arguments("u").first?.uint32Value
         else { return nil }
-        guard let comm = Self.read("/proc/\(pid)/comm", limit: 64) else { return "pid \(pid)" }
+        guard let comm = LocalFiles.text(of: "/proc/\(pid)/comm", limit: 64) else { return "pid \(pid)" }
         return "pid \(pid) (\(comm.trimmingTrailingNewlines))"
     }
 
@@ -232,7 +231,7 @@ struct DoctorCommand {
                 ?? "\(environment.variable("HOME") ?? "")/.config"
             let path = "\(config)/lxqt/notifications.conf"
             let source = "lxqt-notificationd: doNotDisturb in \(path)"
-            guard let text = Self.read(path, limit: 65536) else {
+            guard let text = LocalFiles.text(of: path, limit: 65536) else {
                 return DoNotDisturbReading(state: .off, source: "\(source) (no such file: the default)")
             }
             let on = text.split(separator: "\n").contains {
@@ -279,9 +278,9 @@ struct DoctorCommand {
             ?? "/usr/local/share:/usr/share").split(separator: ":").map(String.init)
         var found: [(path: String, exec: String)] = []
         for folder in ([dataHome] + dataDirs).map({ "\($0)/dbus-1/services" }) {
-            for file in Self.entries(of: folder) where file.hasSuffix(".service") {
+            for file in PrivateFiles.names(in: folder) where file.hasSuffix(".service") {
                 let path = "\(folder)/\(file)"
-                guard let text = Self.read(path, limit: 65536) else { continue }
+                guard let text = LocalFiles.text(of: path, limit: 65536) else { continue }
                 let lines = text.split(separator: "\n").map(\.trimmed)
                 guard lines.contains("Name=\(NotificationsClient.busName.rawValue)") else { continue }
                 let exec = lines.first { $0.hasPrefix("Exec=") }.map { String($0.dropFirst(5)) } ?? "?"
@@ -349,36 +348,6 @@ struct DoctorCommand {
                     + "-gnome), or use `--backend notifications` outside a sandbox")
         }
     }
-
-    // MARK: - Files and processes
-
-    /// The names in `folder` (none when it cannot be read).
-    private static func entries(of folder: String) -> [String] {
-        guard let directory = opendir(folder) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != ".", name != ".." { names.append(name) }
-        }
-        return names.sorted()
-    }
-
-    /// At most `limit` bytes of the regular file at `path`, opened without blocking (a FIFO is not read).
-    static func read(_ path: String, limit: Int) -> String? {
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        var bytes = [UInt8](repeating: 0, count: limit)
-        let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, limit) }
-        guard count >= 0 else { return nil }
-        return String(decoding: bytes.prefix(count), as: UTF8.self)
-    }
-
 }
 
 extension Substring {

@@ -300,14 +300,11 @@ struct RunLog {
     let descriptor: Int32?
 
     init(environment: [String: String]) {
-        let state =
-            environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? environment["HOME"].map { $0 + "/.local/state" }
-        guard let state else {
+        guard let state = PrivateFiles.stateFolder(environment: environment) else {
             (path, descriptor) = (nil, nil)
             return
         }
-        let folder = state + "/toastkit/runs"
+        let folder = state + "/runs"
         do throws(PrivateFileError) {
             try PrivateFiles.prepareFolder(folder, tighten: true)
         } catch {

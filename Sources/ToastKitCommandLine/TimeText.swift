@@ -6,12 +6,6 @@ import Glibc
 /// - `2026-12-24 09:00`, `2026-12-24T09:00:30`: that day;
 /// - either with `Z` or an offset (`+01:00`, `-0500`) at the end: in that zone, not the local one.
 enum TimeText {
-    /// Now, in seconds since 1970.
-    static func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
 
     /// The time `text` says, after `now` (seconds since 1970); nil when it is not a time.
     static func seconds(_ text: String, now: Double) -> Double? {

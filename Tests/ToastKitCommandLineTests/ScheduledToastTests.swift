@@ -31,9 +31,9 @@ import ToastKitAgent
                 try JSONSerialization.jsonObject(with: Data(later.output.utf8)) as? [String: Any], "\(later.output)")
             #expect(event["event"] as? String == "scheduled" && event["id"] as? String == "tarde")
             let due = try #require(event["due"] as? Double)
-            #expect(abs(due - (TimeText.now() + 3600)) < 60, "an hour from now: \(due)")
+            #expect(abs(due - (AgentStore.now() + 3600)) < 60, "an hour from now: \(due)")
 
-            let started = TimeText.now()
+            let started = AgentStore.now()
             let soon = try await toastkit(
                 ["send", "--in", "1s", "--id", "reunion", "-d", "30", "Reunión"], environment: env)
             #expect(soon.status == 0 && soon.output.isEmpty && soon.error.isEmpty, "\(soon.output)\(soon.error)")
@@ -51,7 +51,7 @@ import ToastKitAgent
                 "\(text.output)")
 
             let shown = try await next("Reunión", on: server)
-            #expect(TimeText.now() >= started + 0.95, "not before its time")
+            #expect(AgentStore.now() >= started + 0.95, "not before its time")
             #expect(shown.arguments.expireTimeout == 30_000, "with its own duration")
 
             #expect(try await toastkit(["close", "--id", "tarde"], environment: env).status == 0)
@@ -100,7 +100,7 @@ import ToastKitAgent
             let first = try await next("Café", on: server)
             #expect(first.arguments.actions.map(\.key) == ["later"])
             #expect(first.arguments.actions.map(\.label) == ["Later"], "the built-in label")
-            let pressed = TimeText.now()
+            let pressed = AgentStore.now()
             try server.emitActionInvoked(id: first.id, key: "later")
             let result = await waiting.finish()
             #expect(
@@ -108,7 +108,7 @@ import ToastKitAgent
                 "deferred, as Later: \(result.output) \(result.error) \((try? String(contentsOfFile: "\(environment.directory)/state/toastkit/agent.log", encoding: .utf8)) ?? "")"
             )
             let again = try await next("Café", on: server)
-            #expect(TimeText.now() >= pressed + 0.95, "after its snooze")
+            #expect(AgentStore.now() >= pressed + 0.95, "after its snooze")
             #expect(again.arguments.actions.map(\.key) == ["later"], "it can be snoozed again")
         }
     }
@@ -118,13 +118,13 @@ import ToastKitAgent
     @Test func onDunstAScheduledToastComesAndASnoozedOneComesBack() async throws {
         try await NotificationEnvironment.withWatched(.dunst) { desktop, watcher in
             let env = desktop.agentEnvironment
-            let sent = TimeText.now()
+            let sent = AgentStore.now()
             let scheduled = try await toastkit(
                 ["send", "--in", "1s", "-d", "30", "--id", "cita", "Cita"], environment: env)
             #expect(scheduled.status == 0, "\(scheduled.error)")
             let (notify, _) = try await watcher.nextNotifyAndReply()
             #expect(notify.summary == "Cita")
-            #expect(TimeText.now() >= sent + 0.95, "not before its time")
+            #expect(AgentStore.now() >= sent + 0.95, "not before its time")
             try await desktop.clear()
 
             let waiting = try ToolProcess.start(
@@ -133,13 +133,13 @@ import ToastKitAgent
             let (first, _) = try await watcher.nextNotifyAndReply()
             #expect(first.summary == "Café" && first.actionList == ["later", "Later"], "\(first.actionList)")
             try await desktop.waitUntilDisplayed(1)
-            let pressed = TimeText.now()
+            let pressed = AgentStore.now()
             try desktop.dunstctl("action", "0")
             let result = await waiting.finish()
             #expect(result.status == 5, "deferred: \(result.output) \(result.error)")
             let (again, _) = try await watcher.nextNotifyAndReply()
             #expect(again.summary == "Café")
-            #expect(TimeText.now() >= pressed + 0.95, "after its snooze")
+            #expect(AgentStore.now() >= pressed + 0.95, "after its snooze")
         }
     }
 
@@ -158,7 +158,7 @@ import ToastKitAgent
                 return error.line
             }
         }
-        let now = TimeText.now()
+        let now = AgentStore.now()
         let inTen = try #require(try parsed("--in", "10m", "x").due)
         #expect(abs(inTen - (now + 600)) < 5)
         #expect(try parsed("-A", "later=10m", "x").snooze == 600)

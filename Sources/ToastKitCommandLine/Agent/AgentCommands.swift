@@ -480,7 +480,7 @@ struct ListCommand {
             if case .failed(let failure) = error { throw failure }
         }
         // Scheduled toasts from the user's file (an agent of another session may keep some, or none runs now).
-        let now = TimeText.now()
+        let now = AgentStore.now()
         for entry in (try? ScheduleStore.open(environment: environment.variables))?.load() ?? [] {
             let title = entry.request.options.title
             if json {
@@ -537,7 +537,7 @@ struct ListCommand {
     /// `@17:00:00` (today) or `@2026-12-24 09:00:00`, local time.
     static func when(_ due: Double) -> String {
         var time = time_t(due)
-        var now = time_t(TimeText.now())
+        var now = time_t(AgentStore.now())
         var at = tm()
         var today = tm()
         localtime_r(&time, &at)

@@ -74,6 +74,15 @@ package enum PrivateFiles {
         return "/tmp/toastkit-\(geteuid())"
     }
 
+    /// The package's folder of lasting state (the Later stores, scheduled toasts, `run`'s logs, the actions' log):
+    /// `$XDG_STATE_HOME/toastkit` for an absolute `XDG_STATE_HOME`, else `$HOME/.local/state/toastkit`; nil when
+    /// there is neither.
+    package static func stateFolder(environment: [String: String]) -> String? {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/toastkit" }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/state/toastkit" }
+        return nil
+    }
+
     /// The folder part of `path` (`/` for a top-level name).
     package static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
@@ -188,15 +197,24 @@ package enum PrivateFiles {
         }
     }
 
+    /// The names in `folder`, sorted, without `.` and `..` (none when it cannot be read).
+    package static func names(in folder: String) -> [String] {
+        guard let directory = opendir(folder) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
     /// Removes `<name>.<pid>.tmp` files: only a writer holding the lock makes one, so any found under the lock
     /// were left by a writer that died.
     private static func removeTemporaries(of name: String, in folder: String) {
-        guard let directory = opendir(folder) else { return }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+        for entryName in names(in: folder) {
             guard entryName.hasPrefix(name + "."), entryName.hasSuffix(".tmp") else { continue }
             let middle = entryName.dropFirst(name.count + 1).dropLast(4)
             guard !middle.isEmpty, middle.allSatisfy(\.isNumber) else { continue }
