@@ -156,12 +156,20 @@ agent_pid() {
 # Stops the agent, if one runs, and returns once its name is free (for P7's cold starts).
 cat >"$work/stop-agent.sh" <<'STOP'
 #!/usr/bin/env bash
+# A cold `send` hands its toast over to the agent it starts (docs/decisions/0007-hand-over.md): that agent is still
+# starting when `send` has exited. Wait until it has taken the toast over (at most 5 s), so it is the one stopped here
+# and the next run finds no agent.
+for _ in $(seq 2500); do
+    compgen -G "$XDG_RUNTIME_DIR/toastkit/handover-*.json" >/dev/null || break
+    sleep 0.002
+done
 pid="$(dbus-send --session --print-reply=literal --dest=org.freedesktop.DBus /org/freedesktop/DBus \
     org.freedesktop.DBus.GetConnectionUnixProcessID string:org.toastkit.Agent1 2>/dev/null | awk '{print $2}')"
 [[ -n "$pid" ]] && kill "$pid"
 while dbus-send --session --print-reply=literal --dest=org.freedesktop.DBus /org/freedesktop/DBus \
     org.freedesktop.DBus.NameHasOwner string:org.toastkit.Agent1 | grep -q true; do sleep 0.002; done
-rm -f "$XDG_RUNTIME_DIR"/toastkit/agent-*.json # nothing for the next agent to adopt: a clean cold start
+# Nothing for the next agent to adopt: a clean cold start.
+rm -f "$XDG_RUNTIME_DIR"/toastkit/agent-*.json "$XDG_RUNTIME_DIR"/toastkit/handover-*.json
 STOP
 chmod +x "$work/stop-agent.sh"
 

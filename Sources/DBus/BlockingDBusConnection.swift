@@ -78,6 +78,17 @@ public final class BlockingDBusConnection {
         try self.call([call], timeout: timeout)[0].get()
     }
 
+    /// Sends `call` without asking for a reply (the peer is told not to answer); it goes out by ``close()`` at the
+    /// latest.
+    ///
+    /// - Throws: `InvalidArgs` for an argument libdbus would not accept, `Disconnected` for a closed connection.
+    public func send(_ call: DBusMethodCall) throws(DBusError) {
+        guard let raw else { throw .disconnected() }
+        let message = try call.message(noReply: true)
+        defer { message.release() }
+        guard dbus_connection_send(raw, message.raw, nil) != 0 else { throw .noMemory }
+    }
+
     /// Closes the connection (also done when it is released).
     public func close() {
         guard let raw else { return }

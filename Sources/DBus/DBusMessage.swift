@@ -240,6 +240,11 @@ struct OutgoingMessage: @unchecked Sendable {
         return message
     }
 
+    /// Sets whether the bus may start the destination's service for this message.
+    func setAutoStart(_ autoStart: Bool) {
+        dbus_message_set_auto_start(raw, autoStart ? 1 : 0)
+    }
+
     static func signal(
         path: ObjectPath,
         interface: InterfaceName,

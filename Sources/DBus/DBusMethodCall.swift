@@ -11,6 +11,9 @@ public struct DBusMethodCall: Sendable, Hashable {
     public var member: MemberName
     /// The arguments.
     public var arguments: [DBusValue]
+    /// Whether the bus may start the destination's service (D-Bus activation) when no one owns its name; when false,
+    /// the bus answers `NameHasNoOwner` at once instead.
+    public var autoStart = true
 
     /// Creates the call.
     public init(
@@ -31,8 +34,10 @@ public struct DBusMethodCall: Sendable, Hashable {
 
     /// The libdbus message; throws `InvalidArgs` naming the argument libdbus would not accept.
     func message(noReply: Bool = false) throws(DBusError) -> OutgoingMessage {
-        try .methodCall(
+        let message = try OutgoingMessage.methodCall(
             destination: destination, path: path, interface: interface, member: member, body: arguments,
             noReply: noReply)
+        if !autoStart { message.setAutoStart(false) }
+        return message
     }
 }

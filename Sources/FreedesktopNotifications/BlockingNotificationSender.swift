@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 public import ToastModel
 
 /// Hands notifications to the desktop's server from a process that does not stay to listen — a script's
@@ -33,25 +33,52 @@ public final class BlockingNotificationSender {
     ///
     /// - Throws: ``DesktopPresentationError`` — `.busUnavailable` without a session bus, `.noServer` when no
     ///   server owns `org.freedesktop.Notifications`, `.timedOut` or `.refused` when it does not answer properly.
-    public init(configuration: DesktopPresenterConfiguration = DesktopPresenterConfiguration())
+    public convenience init(configuration: DesktopPresenterConfiguration = DesktopPresenterConfiguration())
         throws(DesktopPresentationError)
     {
-        self.configuration = configuration
-        let timeout = configuration.callTimeout
+        let connection: BlockingDBusConnection
         let replies: [Result<DBusMessage, DBusError>]
         do {
             (connection, replies) = try BlockingDBusConnection.connect(
-                to: configuration.bus, timeout: timeout,
-                calling: [
-                    .bus("GetNameOwner", [.string(NotificationsClient.busName.rawValue)]),
-                    NotificationsClient.call("GetCapabilities"),
-                    NotificationsClient.call("GetServerInformation"),
-                ])
+                to: configuration.bus, timeout: configuration.callTimeout, calling: Self.introduction)
         } catch {
             throw DesktopPresentationError(
                 .busUnavailable,
                 reason: "cannot reach the session bus: \(error.reason)")
         }
+        try self.init(configuration: configuration, connection: connection, replies: replies)
+    }
+
+    /// Takes over `connection`, a connection to the bus of `configuration` that a command already made (it is
+    /// closed with the sender), and reads who the server is and what it can do — in one round trip together with
+    /// `calls`, whose results it returns in order.
+    ///
+    /// - Throws: as ``init(configuration:)``; `connection` is closed then.
+    public static func taking(
+        _ connection: BlockingDBusConnection, configuration: DesktopPresenterConfiguration,
+        alongside calls: [DBusMethodCall] = []
+    ) throws(DesktopPresentationError) -> (
+        sender: BlockingNotificationSender, replies: [Result<DBusMessage, DBusError>]
+    ) {
+        let replies = connection.call(Self.introduction + calls, timeout: configuration.callTimeout)
+        let sender = try BlockingNotificationSender(
+            configuration: configuration, connection: connection, replies: Array(replies.prefix(3)))
+        return (sender, Array(replies.dropFirst(3)))
+    }
+
+    /// Who owns the name, what it can do, who it is.
+    private static let introduction: [DBusMethodCall] = [
+        .bus("GetNameOwner", [.string(NotificationsClient.busName.rawValue)]),
+        NotificationsClient.call("GetCapabilities"),
+        NotificationsClient.call("GetServerInformation"),
+    ]
+
+    private init(
+        configuration: DesktopPresenterConfiguration, connection: BlockingDBusConnection,
+        replies: [Result<DBusMessage, DBusError>]
+    ) throws(DesktopPresentationError) {
+        self.configuration = configuration
+        self.connection = connection
         do throws(DBusError) {
             guard let owner = try replies[0].get().arguments("s")[0].stringValue else {
                 throw DBusError(name: DBusError.Name.invalidSignature, message: "GetNameOwner reply has no name")
@@ -61,7 +88,8 @@ public final class BlockingNotificationSender {
                 try NotificationsClient.capabilities(from: try replies[1].get()),
                 information: try? NotificationsClient.serverInformation(from: try replies[2].get()))
         } catch {
-            throw DesktopPresentationError(error, timeout: timeout)
+            connection.close()
+            throw DesktopPresentationError(error, timeout: configuration.callTimeout)
         }
     }
 

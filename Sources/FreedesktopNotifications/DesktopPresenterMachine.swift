@@ -52,8 +52,11 @@ package struct DesktopPresenterMachine: Sendable {
         case timer(id: String, remaining: Duration?, isRunning: Bool)
         /// The center wants the toast gone.
         case close(id: String, expired: Bool = false)
-        /// Treat `serverID` as the toast's notification (a tool that remembers server ids across runs).
-        case adopt(serverID: UInt32, toastID: String)
+        /// Treat `serverID` as the toast's notification (a tool that remembers server ids across runs). With
+        /// `onScreen`, the notification already shows what the toast's first show will bring (another process sent
+        /// it): that show is not sent again, except to a server that sends its signals only to the connection that
+        /// called `Notify` (dunst), which must hear from this one to tell it what becomes of the notification.
+        case adopt(serverID: UInt32, toastID: String, onScreen: Bool = false)
         /// Someone waits until the server has answered every `Notify` for the toast.
         case awaitAccepted(id: String, waiter: WaiterID)
         /// Someone waits until every toast is settled: no call on its way, nothing waiting for the link.
@@ -138,6 +141,8 @@ package struct DesktopPresenterMachine: Sendable {
         var closesOnceSent = false
         /// Whether a `Notify` for it has gone out (an adopted server id, `-r N`, is not one).
         var everSent = false
+        /// Adopted with its notification on screen: its first show is already on the server (``Event/adopt(serverID:toastID:onScreen:)``).
+        var adoptedOnScreen = false
 
         /// Nothing on its way and nothing left to send.
         var isSettled: Bool { inFlight == nil && !((wanted || closesOnceSent) && dirty) }
@@ -255,10 +260,11 @@ package struct DesktopPresenterMachine: Sendable {
             toast.latest = nil
             toasts[id] = toast
             pump(id, into: &out)
-        case .adopt(let serverID, let toastID):
+        case .adopt(let serverID, let toastID, let onScreen):
             var toast = toasts[toastID] ?? Toast()
             if let old = toast.serverID { toastForServerID[old] = nil }
             toast.serverID = serverID
+            toast.adoptedOnScreen = onScreen
             toasts[toastID] = toast
             toastForServerID[serverID] = toastID
         case .awaitSettled(let waiter):
@@ -418,6 +424,16 @@ package struct DesktopPresenterMachine: Sendable {
                     waitingForLink.insert(id)
                     connectIfNeeded(into: &out)
                     return
+                }
+                if toast.adoptedOnScreen {
+                    toast.adoptedOnScreen = false
+                    if toast.serverID != nil, !capabilities.signalsOnlyToSender {
+                        // On screen as it is: nothing to send (its timer's changes still are, as for any toast).
+                        toast.dirty = false
+                        toast.everSent = true
+                        settle(id, toast, into: &out)
+                        return
+                    }
                 }
                 guard closesInFlight == 0 else {
                     // A Notify right behind a CloseNotification is often never drawn by swaync: it goes out once

@@ -16,6 +16,12 @@ public struct ServerQuirk: Sendable, Hashable, Codable {
 }
 
 extension ServerCapabilities {
+    /// Whether the server sends its signals only to the connection that called `Notify` (dunst): a presenter that
+    /// takes over another process's notification must send it again to hear what becomes of it.
+    package var signalsOnlyToSender: Bool {
+        quirks.contains { $0.key == "signals-to-sender" }
+    }
+
     /// The server's known quirks (empty for a server ToastKit knows nothing odd about).
     public var quirks: [ServerQuirk] {
         guard let information else { return [] }

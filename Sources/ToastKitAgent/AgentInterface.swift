@@ -60,6 +60,7 @@ package enum AgentInterface {
             <method name="List">
               <arg name="toasts" type="aa{sv}" direction="out"/>
             </method>
+            <method name="TakeHandOver"/>
             <method name="GetInfo">
               <arg name="info" type="a{sv}" direction="out"/>
             </method>

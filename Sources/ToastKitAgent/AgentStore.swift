@@ -161,6 +161,20 @@ package final class AgentStore: Sendable {
 
     /// Opens the store of bus `busID`, creating its folder (0700) or making it private.
     package static func open(environment: [String: String], busID: String) throws(PrivateFileError) -> AgentStore {
+        try open(kind: "agent", environment: environment, busID: busID)
+    }
+
+    /// Opens the hand-over file of bus `busID` (`handover-<bus id>.json`, beside the journal): the toast a `send`
+    /// showed itself while no agent ran, for the agent it started to take over (docs/decisions/0007-hand-over.md).
+    /// The same format and checks as the journal; written once by ``createHandOver(_:)``, read and removed by the
+    /// agent.
+    package static func handOver(environment: [String: String], busID: String) throws(PrivateFileError) -> AgentStore {
+        try open(kind: "handover", environment: environment, busID: busID)
+    }
+
+    private static func open(kind: String, environment: [String: String], busID: String) throws(PrivateFileError)
+        -> AgentStore
+    {
         let directory = PrivateFiles.runtimeFolder(environment: environment)
         try PrivateFiles.prepareFolder(directory, tighten: true)
         // A bus id is 32 hex digits; anything else (a bus that answers oddly) still gets a file name of its own, the
@@ -168,7 +182,40 @@ package final class AgentStore: Sendable {
         let safe = busID.unicodeScalars.allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) }
         let hash = busID.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
         let name = safe && !busID.isEmpty ? busID : "bus-" + String(hash, radix: 16)
-        return AgentStore(path: "\(directory)/agent-\(name).json", busID: busID)
+        return AgentStore(path: "\(directory)/\(kind)-\(name).json", busID: busID)
+    }
+
+    /// Whether the file exists (a link or anything else at the path counts: it is not followed).
+    package var exists: Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// Writes `toast` as the whole file, created here (never over an existing one, never through a link) and
+    /// flushed to disk before this returns.
+    ///
+    /// - Returns: false, writing nothing, when the file already exists (a hand-over the agent has not taken yet).
+    package func createHandOver(_ toast: Saved) throws(PrivateFileError) -> Bool {
+        let bytes = try line(header) + line(Record.put(toast))
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if descriptor < 0 {
+            if errno == EEXIST { return false }
+            throw PrivateFileError.errno("cannot write \(path)")
+        }
+        defer { close(descriptor) }
+        do throws(PrivateFileError) {
+            try Self.write(bytes, to: descriptor, path: path)
+        } catch {
+            // Half a file must not stand for a toast: the caller hands the toast over another way.
+            unlink(path)
+            throw error
+        }
+        return true
+    }
+
+    /// Removes the file, taken over.
+    package func removeHandOver() {
+        unlink(path)
     }
 
     /// Seconds since 1970 (the saved time survives the agent; the folder does not survive a reboot).

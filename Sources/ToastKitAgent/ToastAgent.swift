@@ -56,6 +56,10 @@ package final class ToastAgent: Sendable {
     private let ownerChanges: NameOwnerChanges
     private let style: AgentStyle
     private let store: AgentStore
+    /// The toast a `send` showed itself while no agent ran, left for this agent (``AgentStore/handOver(environment:busID:)``).
+    private let handOver: AgentStore
+    /// One hand-over taken at a time: a `TakeHandOver` that comes while one is taken makes it look again.
+    private let handOverTurn = Mutex((taking: false, again: false))
     private let runner: ActionRunner
     /// The agent's own environment: only its ``ActionEnvironment/sessionVariables`` are given to a command whose sender
     /// sent no environment.
@@ -85,14 +89,15 @@ package final class ToastAgent: Sendable {
     package let exits: AsyncStream<Void>
 
     private init(
-        connection: DBusConnection, settings: AgentSettings, store: AgentStore, ownerChanges: NameOwnerChanges,
-        environment: [String: String], version: String
+        connection: DBusConnection, settings: AgentSettings, store: AgentStore, handOver: AgentStore,
+        ownerChanges: NameOwnerChanges, environment: [String: String], version: String
     ) {
         self.connection = connection
         self.version = version
         self.settings = settings
         self.ownerChanges = ownerChanges
         self.store = store
+        self.handOver = handOver
         desktop = DesktopNotificationPresenter(
             configuration: DesktopPresenterConfiguration(
                 appName: "toastkit", bus: .session, callTimeout: AgentInterface.serverTimeout))
@@ -164,8 +169,10 @@ package final class ToastAgent: Sendable {
             throw AgentStartError("cannot ask the session bus for its id: \(error)")
         }
         let store: AgentStore
+        let handOver: AgentStore
         do {
             store = try AgentStore.open(environment: environment, busID: busID)
+            handOver = try AgentStore.handOver(environment: environment, busID: busID)
         } catch {
             connection.close()
             throw AgentStartError("\(error.description) (the agent's saved toasts)", stateUnusable: true)
@@ -176,8 +183,8 @@ package final class ToastAgent: Sendable {
         do {
             let changes = try await connection.bus.nameOwnerChanges(of: AgentInterface.busName)
             agent = ToastAgent(
-                connection: connection, settings: settings, store: store, ownerChanges: changes,
-                environment: environment, version: version)
+                connection: connection, settings: settings, store: store, handOver: handOver,
+                ownerChanges: changes, environment: environment, version: version)
             agent.export()
             let reply = try await connection.bus.requestName(AgentInterface.busName, flags: flags)
             guard reply == .primaryOwner || reply == .alreadyOwner else {
@@ -190,7 +197,10 @@ package final class ToastAgent: Sendable {
         }
         agent.watchEvents()
         agent.watchReports()
-        await agent.adoptSavedToasts()
+        // What a killed agent saved, and what a `send` showed itself while no agent ran (taken after the name: a
+        // `send` that hands over after this reads the name's owner and calls `TakeHandOver`).
+        await agent.adoptSavedToasts(agent.store.load(), handedOver: agent.handOver.load())
+        agent.openAfterAdoption()
         // Before the start: a schedule taken up keeps the first idle countdown from being armed at all (a tiny idle
         // timeout could otherwise decide the exit in between).
         agent.adoptSchedules()
@@ -268,6 +278,15 @@ package final class ToastAgent: Sendable {
             try self.enter()
             defer { self.leave() }
             return try await self.serve(message) { self.list() }
+        }
+        object.asyncMethod("TakeHandOver") { [weak self] message in
+            guard let self else { throw Self.gone }
+            try self.enter()
+            defer { self.leave() }
+            return try await self.serve(message) {
+                await self.takeHandOver()
+                return []
+            }
         }
         object.asyncMethod("GetInfo") { [weak self] message in
             guard let self else { throw Self.gone }
@@ -917,12 +936,36 @@ package final class ToastAgent: Sendable {
         }
     }
 
+    /// `TakeHandOver`: adopts the hand-over file, if a `send` left one (it may have seen no owner of the name while
+    /// this agent was taking it). One at a time; a call that comes meanwhile makes the one running look again.
+    private func takeHandOver() async {
+        let first = handOverTurn.withLock { turn in
+            if turn.taking { turn.again = true }
+            defer { turn.taking = true }
+            return !turn.taking
+        }
+        guard first else { return }
+        while true {
+            if handOver.exists { await adoptSavedToasts([], handedOver: handOver.load()) }
+            let again = handOverTurn.withLock { turn in
+                defer { turn.again = false }
+                if !turn.again { turn.taking = false }
+                return turn.again
+            }
+            if !again { return }
+        }
+    }
+
     /// Shows again the toasts a previous agent saved, in place (their server ids adopted), with the time they had
-    /// left (minus the time since, for the one whose timer ran).
-    private func adoptSavedToasts() async {
-        let loaded = store.load()
+    /// left (minus the time since, for the one whose timer ran); then writes the journal anew, with them. The
+    /// `handedOver` toasts (a `send` showed them while no agent ran) are taken over as they are on screen, and the
+    /// hand-over file is removed once they are in the journal.
+    private func adoptSavedToasts(
+        _ journal: [(toast: AgentStore.Saved, age: Double)], handedOver: [(toast: AgentStore.Saved, age: Double)]
+    ) async {
+        let loaded = journal + handedOver
+        let onScreen = Set(handedOver.map(\.toast.id))
         let saved = loaded.map(\.toast)
-        let elapsed = loaded.map(\.age).min() ?? 0
         for (item, age) in loaded {
             var request = item.request
             request.options.id = item.id
@@ -947,7 +990,9 @@ package final class ToastAgent: Sendable {
                 continue
             }
             style.set(CommandLineStyle(options: request.options), for: item.id)
-            if let serverID = item.serverID { desktop.adopt(serverID: serverID, forToast: item.id) }
+            if let serverID = item.serverID {
+                desktop.adopt(serverID: serverID, forToast: item.id, onScreen: onScreen.contains(item.id))
+            }
             let center = state.withLock { state -> ToastCenter? in
                 guard
                     case .admit(let lane, _)? = state.machine.handle(.present(id: item.id, traits: request.traits))
@@ -958,15 +1003,24 @@ package final class ToastAgent: Sendable {
             }
             center?.present(toast)
         }
-        defer { openAfterAdoption() }
         guard !saved.isEmpty else { return }
-        // One line in agent.log: what a restarted agent took over, and how old the file was.
-        ErrorLine.write(
-            "adopting \(saved.count) saved toast(s) from \(Int(min(elapsed, 1e12) * 1000)) ms ago: "
-                + saved.map {
-                    "\($0.id) (\($0.remaining.map { "\(($0 * 100).rounded() / 100) s left" } ?? "no limit"))"
-                }
-                .joined(separator: ", "))
+        // One line in agent.log for each source: what a restarted agent adopted, and how old the file was; what
+        // `send` showed itself and handed over.
+        func described(_ toasts: [AgentStore.Saved]) -> String {
+            toasts.map { "\($0.id) (\($0.remaining.map { "\(($0 * 100).rounded() / 100) s left" } ?? "no limit"))" }
+                .joined(separator: ", ")
+        }
+        if !journal.isEmpty {
+            let age = journal.map(\.age).min() ?? 0
+            ErrorLine.write(
+                "adopting \(journal.count) saved toast(s) from \(Int(min(age, 1e12) * 1000)) ms ago: "
+                    + described(journal.map(\.toast)))
+        }
+        if !handedOver.isEmpty {
+            ErrorLine.write(
+                "taking over \(handedOver.count) toast(s) shown by send while no agent ran: "
+                    + described(handedOver.map(\.toast)))
+        }
         for center in lanes.centers { await center.flush() }
         state.withLock { state in
             for id in state.live.keys {
@@ -980,6 +1034,8 @@ package final class ToastAgent: Sendable {
                 continuation.resume()
             }
         }
+        // In the journal now (or, if it could not be written, noted on the log as every write failure is).
+        if !handedOver.isEmpty { handOver.removeHandOver() }
     }
 
     private func adopted() async {

@@ -88,6 +88,20 @@ public final class BusWatcher {
         return (try NotifyCall(call), try reply.arguments("u")[0].uint32Value ?? 0)
     }
 
+    /// A toast that a `send` showed itself, with no agent running, on a server that sends its signals only to the
+    /// last sender (dunst): its `Notify`, then the agent's taking it over — the same notification again, in place
+    /// (docs/decisions/0007-hand-over.md). Returns the first, with the id.
+    public func nextNotifyTakenOver() async throws -> (NotifyCall, UInt32) {
+        let (call, id) = try await nextNotifyAndReply()
+        let (again, sameID) = try await nextNotifyAndReply()
+        guard again.replacesID == id, sameID == id, again.summary == call.summary else {
+            throw TestEnvironmentError(
+                "notification \(id) (\(call.summary)) was not taken over in place: next came \(again.summary), "
+                    + "replacing \(again.replacesID)")
+        }
+        return (call, id)
+    }
+
     /// The next `CloseNotification` call's id.
     public func nextClose() async throws -> UInt32 {
         let message = try await next("CloseNotification call") { Self.isClientCall($0, "CloseNotification") }

@@ -23,10 +23,19 @@ import ToastKitAgent
     }
 
     /// The `Notify` calls the monitor has seen so far (after a sync), their summaries in order.
+    /// The summaries of the `Notify` calls so far. A toast that a `send` showed itself while no agent ran is
+    /// taken over by the agent on dunst with the same notification again, in place (docs/decisions/0007-hand-over.md):
+    /// that repeat (same summary, replacing) is not a toast of its own, and is left out.
     private func notified(_ watcher: BusWatcher, _ bus: DBusConnection) async throws -> [String] {
         try await watcher.sync(from: bus)
-        return watcher.seen { $0.kind == .methodCall && $0.member == "Notify" && $0.destination != nil }
-            .compactMap { $0.body.count > 3 ? $0.body[3].stringValue : nil }
+        var summaries: [String] = []
+        for call in watcher.seen(where: { $0.kind == .methodCall && $0.member == "Notify" && $0.destination != nil }) {
+            guard call.body.count > 3, let summary = call.body[3].stringValue else { continue }
+            let replaces = call.body[1].uint32Value ?? 0
+            if replaces != 0, summary == summaries.last { continue }
+            summaries.append(summary)
+        }
+        return summaries
     }
 
     private func send(_ arguments: [String], _ env: [String: String]) async throws -> ToolProcess.Result {

@@ -287,8 +287,10 @@ import ToastKitAgent
             let env = desktop.agentEnvironment
             let bus = try await desktop.bus.connect()
             defer { bus.close() }
-            _ = try await toastkit(["send", "--id", "a", "-d", "0.1", "Primero"], environment: env)
+            // Indefinite: shown by the agent (a timed toast would be shown by `send` itself and taken over).
+            _ = try await toastkit(["send", "--id", "a", "-d", "indefinite", "Primero"], environment: env)
             _ = try await watcher.nextNotifyAndReply()
+            _ = try await toastkit(["close", "--id", "a"], environment: env)
             _ = try await toastkit(["wait", "--id", "a"], environment: env)
             // Its end is written (the journal removed: nothing is live) once GetInfo answers.
             _ = try await agentPID(bus)

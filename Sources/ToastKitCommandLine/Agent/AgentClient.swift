@@ -192,21 +192,38 @@ enum AgentClient {
 
     // MARK: - Blocking calls (the commands that run without tasks)
 
-    /// Makes `call` on the agent over a fresh blocking connection, starting the agent if no one owns its name.
+    /// Connects to the session bus and makes `call`, in one round trip.
+    static func connect(calling call: DBusMethodCall) throws(CallError) -> (
+        BlockingDBusConnection, [Result<DBusMessage, DBusError>]
+    ) {
+        do {
+            return try BlockingDBusConnection.connect(to: .session, timeout: presentTimeout, calling: [call])
+        } catch {
+            throw .unreachable(nil)
+        }
+    }
+
+    /// Makes `call` on the agent over a fresh blocking connection (or goes on from `first`, a connection and the
+    /// result of `call` made on it), starting the agent if no one owns its name.
     ///
     /// - Returns: the reply, and the connection (for more calls; the caller closes it).
     static func callBlocking(
-        _ call: DBusMethodCall, timeout: Duration, environment: [String: String], startIfNeeded: Bool = true
+        _ call: DBusMethodCall, timeout: Duration, environment: [String: String], startIfNeeded: Bool = true,
+        first: (BlockingDBusConnection, Result<DBusMessage, DBusError>)? = nil
     ) throws(CallError) -> (DBusMessage, BlockingDBusConnection) {
         let connection: BlockingDBusConnection
         var result: Result<DBusMessage, DBusError>
-        do {
-            let (opened, replies) = try BlockingDBusConnection.connect(
-                to: .session, timeout: timeout, calling: [call])
-            connection = opened
-            result = replies[0]
-        } catch {
-            throw .unreachable(nil)
+        if let first {
+            (connection, result) = first
+        } else {
+            do {
+                let (opened, replies) = try BlockingDBusConnection.connect(
+                    to: .session, timeout: timeout, calling: [call])
+                connection = opened
+                result = replies[0]
+            } catch {
+                throw .unreachable(nil)
+            }
         }
         var started: Started?
         let startLimit = startLimit(environment)

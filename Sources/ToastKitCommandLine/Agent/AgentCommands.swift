@@ -81,10 +81,40 @@ extension SendCommand {
         if request.options.id == nil { request.options.id = "toastkit-\(UUID().uuidString.lowercased())" }
         let reply: DBusMessage
         do throws(AgentClient.CallError) {
+            var present = AgentInterface.call("Present", [request.dictionary])
+            var first: (BlockingDBusConnection, Result<DBusMessage, DBusError>)?
+            if mayHandOver {
+                // Asked without starting an agent: when none runs, this process shows the toast itself and hands
+                // it over to the agent it starts (``handOver(_:on:)``), rather than wait for the agent's start.
+                var quiet = present
+                quiet.autoStart = false
+                let (connection, replies) = try AgentClient.connect(calling: quiet)
+                if case .failure(let error) = replies[0], error.name == DBusError.Name.nameHasNoOwner {
+                    let handedOver: HandOverResult
+                    do throws(CommandFailure) {
+                        handedOver = try handOver(request, on: connection)
+                    } catch {
+                        throw .failed(error)
+                    }
+                    switch handedOver {
+                    case .done(let code):
+                        connection.close()
+                        return code
+                    case .notHere:
+                        first = (connection, connection.call([present], timeout: AgentClient.presentTimeout)[0])
+                    case .shownNotHandedOver(let serverID):
+                        // Shown: the agent takes it as a replacement of that notification.
+                        request.options.replaceID = serverID
+                        present = AgentInterface.call("Present", [request.dictionary])
+                        first = (connection, connection.call([present], timeout: AgentClient.presentTimeout)[0])
+                    }
+                } else {
+                    first = (connection, replies[0])
+                }
+            }
             let connection: BlockingDBusConnection
             (reply, connection) = try AgentClient.callBlocking(
-                AgentInterface.call("Present", [request.dictionary]), timeout: AgentClient.presentTimeout,
-                environment: environment.variables)
+                present, timeout: AgentClient.presentTimeout, environment: environment.variables, first: first)
             connection.close()
         } catch {
             try fallBack(error)
