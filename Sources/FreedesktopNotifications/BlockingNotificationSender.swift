@@ -53,7 +53,12 @@ public final class BlockingNotificationSender {
     /// closed with the sender), and reads who the server is and what it can do — in one round trip together with
     /// `calls`, whose results it returns in order.
     ///
-    /// - Throws: as ``init(configuration:)``; `connection` is closed then.
+    /// - Parameters:
+    ///   - connection: A connection to the bus of `configuration`, registered with the bus.
+    ///   - configuration: The configuration (application name and icon, markup, call timeout).
+    ///   - calls: More calls for the same round trip.
+    /// - Returns: the sender, and the results of `calls` in order.
+    /// - Throws: as ``init(configuration:)``.
     public static func taking(
         _ connection: BlockingDBusConnection, configuration: DesktopPresenterConfiguration,
         alongside calls: [DBusMethodCall] = []

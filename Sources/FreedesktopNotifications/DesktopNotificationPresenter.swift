@@ -91,10 +91,13 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     /// (`replaces_id`) instead of adding another. For tools that remember server ids across runs; a stale id is
     /// harmless (the server then shows a new notification).
     ///
-    /// - Parameter onScreen: The notification already shows what the toast's first presentation will be (another
-    ///   process of the app sent it, and this one takes it over): that presentation is not sent again — except to a
-    ///   server that sends its signals only to the connection that called `Notify` (dunst), which is told once
-    ///   more, in place, so that this presenter hears what becomes of it.
+    /// - Parameters:
+    ///   - serverID: The server's id of the notification.
+    ///   - id: The toast's id.
+    ///   - onScreen: The notification already shows what the toast's first presentation will be (another process
+    ///     of the app sent it, and this one takes it over): that presentation is not sent again — except to a server
+    ///     that sends its signals only to the connection that called `Notify` (dunst), which is told once more, in
+    ///     place, so that this presenter hears what becomes of it.
     public func adopt(serverID: UInt32, forToast id: String, onScreen: Bool = false) {
         shell.handle(.adopt(serverID: serverID, toastID: id, onScreen: onScreen))
     }

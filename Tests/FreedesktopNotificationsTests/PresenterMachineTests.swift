@@ -318,6 +318,38 @@ import ToastModel
         #expect(machine.handle(.screenSaverChanged(active: false)) == [.report(.resumeRequested)])
     }
 
+    /// A notification another process showed (the hand-over, decision 0007) is taken over as it is: its first show
+    /// is not sent again, its waiters get its id, and what comes after (an update, a close) goes to it as to any
+    /// toast's. On dunst, which signals only the last sender, it is sent once more, in place.
+    @Test(arguments: [false, true])
+    func aNotificationAdoptedOnScreenIsNotSentAgainExceptToASenderOnlyServer(senderOnly: Bool) throws {
+        let capabilities =
+            senderOnly
+            ? Self.dunst
+            : ServerCapabilities(
+                ["actions", "body"],
+                information: ServerInformation(
+                    name: "xfce4-notifyd", vendor: "Xfce", version: "0.8.2", specificationVersion: "1.2"))
+        var machine = Self.linked(capabilities)
+        _ = machine.handle(.adopt(serverID: 41, toastID: "h", onScreen: true))
+        let shown = machine.handle(.show(Self.presentation("h", "Hola")))
+        if senderOnly {
+            #expect(shown.notifies.map(\.replacesID) == [41], "once more, in place")
+            let call = try #require(shown.notifyCall)
+            _ = machine.handle(.notifyAnswered(id: "h", call: call, Self.reply(41)))
+        } else {
+            #expect(shown.notifies.isEmpty, "already on screen")
+        }
+        #expect(machine.handle(.awaitAccepted(id: "h", waiter: 3)) == [.resume([3], .success(41))])
+        // An update is sent, in place.
+        let updated = machine.handle(.show(Self.presentation("h", "Adiós")))
+        #expect(updated.notifies.map(\.summary) == ["Adiós"] && updated.notifies.map(\.replacesID) == [41])
+        let call = try #require(updated.notifyCall)
+        _ = machine.handle(.notifyAnswered(id: "h", call: call, Self.reply(41)))
+        // And a close closes it.
+        #expect(machine.handle(.close(id: "h")).contains { if case .close(_, _, 41) = $0 { true } else { false } })
+    }
+
     /// GNOME Shell 43 leaves a notification that waited behind a banner in its queue when that banner is closed: after
     /// the close is answered, every other live notification goes again, in place (nothing of the sort on dunst).
     @Test(arguments: [true, false])
