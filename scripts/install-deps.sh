@@ -11,6 +11,7 @@ packages=(
     imagemagick                # `import` screenshots of the virtual display
     fonts-dejavu-core adwaita-icon-theme
     shellcheck                 # scripts/test.sh lints every shell script
+    time                       # GNU time: a child's own peak memory (HostileSignalTests)
     python3                    # scripts/docs.sh --check reads the symbol graphs
     # the other real servers of the conformance matrix, and clicks on their popups
     notification-daemon xfce4-notifyd mate-notification-daemon xdotool

@@ -6,7 +6,7 @@ import Testing
 /// The connection for short-lived processes: no I/O thread, batches of calls in one round trip.
 @Suite(.timeLimit(.minutes(1))) struct BlockingConnectionTests {
     @Test func helloAndTheFirstCallsAreAnsweredInOrder() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let (name, owner, nobody, names) = try await onOwnThread {
             let (connection, replies) = try BlockingDBusConnection.connect(
@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func aBatchIsSentWholeBeforeAnyReplyIsAwaited() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let service = try await TestService.start(on: bus)
         defer { service.connection.close() }
@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test func aBadArgumentFailsItsCallOnlyAndIsNotSent() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let results = try await onOwnThread {
             let (connection, _) = try BlockingDBusConnection.connect(to: .address(bus.address))
@@ -81,7 +81,7 @@ import Testing
         }
         #expect(missing?.message.contains("\(directory)/no-bus") == true, "\(String(describing: missing))")
 
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         let lost = try await onOwnThread {
             let (connection, _) = try BlockingDBusConnection.connect(to: .address(bus.address))
             bus.kill()
@@ -95,7 +95,7 @@ import Testing
 extension BlockingConnectionTests {
     /// A batch whose peer never answers ends after one timeout, not one per call, and says how long it waited.
     @Test func unansweredCallsOfABatchShareOneDeadline() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let service = try await TestService.start(on: bus)
         defer { service.connection.close() }
@@ -127,7 +127,7 @@ extension BlockingConnectionTests {
     /// A peer that leaves the bus with a call unanswered: the bus says so at once, and the error says it left
     /// (it did not time out).
     @Test func aPeerThatLeavesMidCallIsNotReportedAsATimeout() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let service = try await TestService.start(on: bus)
         let destination = try BusName(validating: service.connection.uniqueName)

@@ -7,7 +7,7 @@ import Testing
 
 @Suite struct DisconnectTests {
     @Test func killingTheBusFailsPendingCallsAndEndsSignals() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let service = try await TestService.start(on: bus)
         let client = try await bus.connect()
@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func closingFailsPendingCalls() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let service = try await TestService.start(on: bus)
         let client = try await bus.connect()

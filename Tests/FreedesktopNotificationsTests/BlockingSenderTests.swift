@@ -24,7 +24,7 @@ import ToastModel
     }
 
     @Test func aToastIsSentAsThePresenterMapsItAndComesBackWithTheServersID() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(on: bus, options: .init(firstID: 41))
         defer { server.stop() }
@@ -55,7 +55,7 @@ import ToastModel
     }
 
     @Test func replacingUpdatesInPlaceAndCloseClosesIt() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(on: bus)
         defer { server.stop() }
@@ -78,7 +78,7 @@ import ToastModel
     }
 
     @Test func whatTheServerCannotDoIsReportedAsDegradations() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(on: bus, options: .init(capabilities: ["icon-static"]))
         defer { server.stop() }
@@ -95,7 +95,7 @@ import ToastModel
     }
 
     @Test func inputNoServerCanTakeIsRefusedBeforeAnythingIsSent() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(on: bus)
         defer { server.stop() }
@@ -115,7 +115,7 @@ import ToastModel
     }
 
     @Test func noServerASlowServerAndWrongAnswersEachSayWhat() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let configuration = Self.configuration(bus)
         func attempt(
@@ -159,7 +159,7 @@ import ToastModel
     /// A server that quits with our Notify unanswered left the bus: it did not time out, and a new server could
     /// take the toast (`noServer`, the kind the center recovers from).
     @Test func aServerThatLeavesMidCallIsReportedAsGoneNotAsSlow() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(on: bus, options: .init(notifyDelay: .seconds(600)))
         // A call timeout beyond the suite's time limit: "slow" would be a timeout (and a failed test), "gone" is

@@ -9,7 +9,7 @@ import ToastModel
 /// What dunst cannot do on demand, with a server written on our own D-Bus layer.
 @Suite(.timeLimit(.minutes(1))) struct FakeServerTests {
     @Test func activationTokenComesBeforeTheActionAndReachesTheHandler() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(on: bus)
         defer { server.stop() }
@@ -31,7 +31,7 @@ import ToastModel
     }
 
     @Test func aServerWithoutActionsBodyOrMarkupGetsLessAndItIsReported() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(
             on: bus, options: .init(capabilities: ["icon-static"], name: "minimal"))
@@ -57,7 +57,7 @@ import ToastModel
     }
 
     @Test func flushReturnsOnceTheServerHasAnsweredEveryToast() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(on: bus, options: .init(notifyDelay: .milliseconds(300)))
         defer { server.stop() }
@@ -72,7 +72,7 @@ import ToastModel
     }
 
     @Test func flushReturnsWhenThereIsNoServerAndTheFailureIsReported() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let harness = DesktopHarness(busAddress: bus.address)
         harness.center.present(ToastMessage(id: "a", title: "Nadie escucha"))
@@ -81,7 +81,7 @@ import ToastModel
     }
 
     @Test func markupCharactersArriveEscaped() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(on: bus)
         defer { server.stop() }
@@ -96,7 +96,7 @@ import ToastModel
     }
 
     @Test func aForgedActionFromAnotherConnectionIsIgnored() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(on: bus, options: .init(unicastSignals: false))
         defer { server.stop() }
@@ -128,7 +128,7 @@ import ToastModel
     }
 
     @Test func closeReasonsFromTheServer() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(on: bus)
         defer { server.stop() }
@@ -145,7 +145,7 @@ import ToastModel
     }
 
     @Test func expiryClosesOnTheServerAndIsReportedOnce() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(on: bus)
         defer { server.stop() }
@@ -167,7 +167,7 @@ import ToastModel
     }
 
     @Test func withNoServerTheToastWaitsAndAppearsWhenOneStarts() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let harness = DesktopHarness(busAddress: bus.address)
         harness.center.present(ToastMessage(id: "late", title: "Sin servidor", duration: .indefinite))
@@ -186,7 +186,7 @@ import ToastModel
     }
 
     @Test func aRestartedServerGetsTheLiveToastsWithTheirRemainingTime() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let first = try await FakeNotificationServer.start(on: bus)
         let clock = ManualClock()
@@ -212,7 +212,7 @@ import ToastModel
     }
 
     @Test func appCodeNeverRunsOnTheConnectionsThread() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(on: bus, options: .init(capabilities: ["icon-static"]))
         defer { server.stop() }

@@ -17,7 +17,7 @@ extension OneAtATime {
         }
 
         @Test func aServerThatAnswersTooLateFailsTheToastWithTheReason() async throws {
-            let bus = try PrivateBus.start()
+            let bus = try await PrivateBus.start()
             defer { bus.stop() }
             let server = try await FakeNotificationServer.start(on: bus, options: .init(notifyDelay: .seconds(3)))
             defer { server.stop() }
@@ -31,7 +31,7 @@ extension OneAtATime {
         func aServerThatAnswersWronglyFailsTheToastWithTheReason(
             _ misbehavior: FakeNotificationServer.Options.Misbehavior
         ) async throws {
-            let bus = try PrivateBus.start()
+            let bus = try await PrivateBus.start()
             defer { bus.stop() }
             let server = try await FakeNotificationServer.start(on: bus, options: .init(misbehavior: misbehavior))
             defer { server.stop() }
@@ -50,7 +50,7 @@ extension OneAtATime {
         }
 
         @Test func killingTheBusEndsEveryLiveToastWithAReason() async throws {
-            let bus = try PrivateBus.start()
+            let bus = try await PrivateBus.start()
             defer { bus.stop() }
             let server = try await FakeNotificationServer.start(on: bus)
             let harness = DesktopHarness(busAddress: bus.address, maxVisible: 3)
@@ -69,7 +69,7 @@ extension OneAtATime {
         }
 
         @Test func tenThousandPresentsFromSixteenTasksEndExactlyOnceEach() async throws {
-            let bus = try PrivateBus.start()
+            let bus = try await PrivateBus.start()
             defer { bus.stop() }
             let server = try await FakeNotificationServer.start(on: bus)
             defer { server.stop() }
@@ -110,7 +110,7 @@ extension OneAtATime {
         }
 
         @Test func hostileInputIsRefusedOrReducedAndSaidSo() async throws {
-            let bus = try PrivateBus.start()
+            let bus = try await PrivateBus.start()
             defer { bus.stop() }
             let server = try await FakeNotificationServer.start(on: bus)
             defer { server.stop() }
@@ -155,7 +155,7 @@ extension OneAtATime {
                     return request
                 }
             }
-            let bus = try PrivateBus.start()
+            let bus = try await PrivateBus.start()
             defer { bus.stop() }
             let server = try await FakeNotificationServer.start(on: bus)
             defer { server.stop() }

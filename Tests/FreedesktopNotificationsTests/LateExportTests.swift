@@ -12,7 +12,7 @@ import ToastModel
     /// A toast live while the server restarts must come back on the new server once it answers, not fail because
     /// the first call reached it before its object existed.
     @Test func aLiveToastComesBackOnAServerThatExportsLate() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let first = try await FakeNotificationServer.start(on: bus)
         let harness = DesktopHarness(busAddress: bus.address)

@@ -8,7 +8,7 @@ import ToastModel
 /// Timers pause while the screen saver is active (M4, `org.freedesktop.ScreenSaver.ActiveChanged`).
 @Suite(.timeLimit(.minutes(1))) struct ScreenLockTests {
     @Test func aLockedScreenFreezesTheRemainingTime() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(on: bus)
         defer { server.stop() }

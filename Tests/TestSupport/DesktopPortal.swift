@@ -96,7 +96,7 @@ extension NotificationEnvironment {
         var display = self.display
         if display == nil {
             // GNOME Shell runs headless on Wayland here; the GTK backend wants X.
-            let xvfb = try launcher.startXvfb()
+            let xvfb = try await launcher.startXvfb()
             record(xvfb.process)
             display = xvfb.display
         }

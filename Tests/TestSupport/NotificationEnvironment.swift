@@ -119,7 +119,7 @@ public final class NotificationEnvironment: Sendable {
     ///   part that did not start (with the end of its log).
     public static func start(server kind: NotificationServerKind = .dunst) async throws -> NotificationEnvironment {
         try kind.checkInstalled()
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         let directory: String
         do {
             directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-desktop")
@@ -139,7 +139,7 @@ public final class NotificationEnvironment: Sendable {
         do {
             var display: String?
             if kind.usesX11 {
-                let xvfb = try launcher.startXvfb()
+                let xvfb = try await launcher.startXvfb()
                 helpers.append(xvfb.process)
                 display = xvfb.display
             }

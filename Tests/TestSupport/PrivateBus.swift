@@ -28,6 +28,17 @@ public final class PrivateBus: Sendable {
     ///     session bus): for a bus that stands for another user's, which the test itself (root) also joins.
     public static func start(
         serviceDirectory: String? = nil, environment: [String: String]? = nil, everyUser: Bool = false
+    ) async throws -> PrivateBus {
+        // Waiting for the daemon's address blocks: on a thread of its own, never on one of the test process's few
+        // pool threads. With sixty suites starting their buses at once, waits on the pool starved every test's
+        // async work for seconds (a presenter that never heard of its server within 15 s, in full runs only).
+        try await onOwnThread {
+            try startBlocking(serviceDirectory: serviceDirectory, environment: environment, everyUser: everyUser)
+        }
+    }
+
+    private static func startBlocking(
+        serviceDirectory: String?, environment: [String: String]?, everyUser: Bool
     ) throws -> PrivateBus {
         let daemon = try Tools.require("dbus-daemon", package: "dbus-daemon")
         let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-bus")
@@ -104,7 +115,7 @@ public struct PrivateBusTrait: SuiteTrait, TestScoping {
             try await function()
             return
         }
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         try await PrivateBus.$current.withValue(bus) { try await function() }
     }
@@ -177,10 +188,16 @@ public enum Tools {
         return socket
     }
 
-    /// Sends `signal` to `pid`, escalates to SIGKILL after 3 s, and reaps it if it is our child.
+    /// Sends `signal` to `pid` now; on a thread of its own, escalates to SIGKILL after 3 s and reaps it if it is
+    /// our child. It returns at once: the caller (often a test's `defer`, on one of the process's few pool threads)
+    /// never waits for a process to exit. Who needs it gone awaits that as an event (its name leaving the bus).
     public static func terminate(pid: Int32, signal: Int32) {
         guard Glibc.kill(pid, 0) == 0 else { return }
         _ = Glibc.kill(pid, signal)
+        Thread { reap(pid) }.start()
+    }
+
+    private static func reap(_ pid: Int32) {
         for attempt in 0..<300 {
             var status: Int32 = 0
             let reaped = waitpid(pid, &status, WNOHANG)

@@ -67,7 +67,7 @@ struct ServerLauncher: Sendable {
     // MARK: - The display
 
     /// Xvfb on a display it picks itself (`-displayfd`), returned once it accepts clients.
-    func startXvfb() throws -> (process: StartedProcess, display: String) {
+    func startXvfb() async throws -> (process: StartedProcess, display: String) {
         let xvfb = try Tools.require("Xvfb", package: "xvfb")
         let pipe = try PipePair()
         let log = "\(directory)/xvfb.log"
@@ -78,7 +78,8 @@ struct ServerLauncher: Sendable {
             ["-displayfd", "3", "-screen", "0", "\(Self.resolution)x24", "-nolisten", "tcp", "-noreset"],
             environment: baseEnvironment, fileDescriptors: [3: pipe.writeEnd, 1: fd, 2: fd])
         pipe.closeWriteEnd()
-        let number = pipe.readLine().trimmingCharacters(in: .whitespaces)
+        // It may take a second under load: waited for on a thread of its own, never on the pool's.
+        let number = try await onOwnThread { pipe.readLine().trimmingCharacters(in: .whitespaces) }
         let process = StartedProcess(name: "Xvfb", pid: child.pid, log: log)
         guard !number.isEmpty else {
             Tools.stopTree(child.pid, signal: SIGKILL)
@@ -99,12 +100,12 @@ struct ServerLauncher: Sendable {
         case .gnomeShell:
             // GNOME Shell 43 exits at start-up without any system bus (loginManager.js, because /run/systemd/seats
             // exists); an empty private one is enough, and keeps it off the machine's real system bus.
-            systemBus = try PrivateBus.start()
+            systemBus = try await PrivateBus.start()
             support.systemBus = systemBus
             try installGnomeExtension()
             return ([], support)
         case .plasma:
-            systemBus = try PrivateBus.start()
+            systemBus = try await PrivateBus.start()
             support.systemBus = systemBus
             splash = try await SplashStandIn.start(busAddress: busAddress)
             support.splash = splash

@@ -466,7 +466,7 @@ extension BusWatcher {
         environment.removeValue(forKey: "DBUS_SESSION_BUS_ADDRESS")
         // The daemon's environment is what activated services get: no session address in it, on purpose (the
         // agent connects to the bus that started it).
-        let bus = try PrivateBus.start(serviceDirectory: "\(directory)/services", environment: environment)
+        let bus = try await PrivateBus.start(serviceDirectory: "\(directory)/services", environment: environment)
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(on: bus)
         defer { server.stop() }

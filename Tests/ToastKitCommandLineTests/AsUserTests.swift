@@ -20,7 +20,7 @@ import Testing
         let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-as-user")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(chmod(directory, 0o755) == 0)
-        let bus = try PrivateBus.start(everyUser: true)
+        let bus = try await PrivateBus.start(everyUser: true)
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(on: bus)
         defer { server.stop() }
@@ -39,7 +39,7 @@ import Testing
         var system: PrivateBus?
         var logind: FakeLogind?
         if let sessions {
-            system = try PrivateBus.start()
+            system = try await PrivateBus.start()
             logind = try await FakeLogind.start(on: system!, sessions: sessions)
             environment["DBUS_SYSTEM_BUS_ADDRESS"] = system!.address
         }

@@ -154,7 +154,7 @@ import ToastKitAgent
     }
 
     @Test func noNotificationServerOnAWorkingBus() async throws {
-        let environment = try BusOnlyEnvironment()
+        let environment = try await BusOnlyEnvironment()
         defer { environment.stop() }
         let message = "toastkit: no notification server is running (org.freedesktop.Notifications has no owner)\n"
         for arguments in [

@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func aBusWithoutAServerOrOneThatDoesNotAnswerCannotShowAToast() async throws {
-        let environment = try BusOnlyEnvironment()
+        let environment = try await BusOnlyEnvironment()
         defer { environment.stop() }
         let none = try await toastkit(["doctor", "--json"], environment: environment.environment)
         #expect(none.status == 69)

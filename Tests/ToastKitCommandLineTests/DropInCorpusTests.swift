@@ -226,7 +226,7 @@ struct CorpusRun: Sendable, Equatable {
     }
 
     static func run(_ line: CorpusLine, executable: String) async throws -> CorpusRun {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         var options = FakeNotificationServer.Options()
         options.reportsAfterReply = true

@@ -11,8 +11,8 @@ struct BusOnlyEnvironment {
     let directory: String
     let environment: [String: String]
 
-    init() throws {
-        bus = try PrivateBus.start()
+    init() async throws {
+        bus = try await PrivateBus.start()
         directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-cli")
         for folder in ["runtime", "state"] {
             try FileManager.default.createDirectory(
@@ -48,7 +48,7 @@ func withFakeServer(
     _ options: FakeNotificationServer.Options = .init(),
     _ body: (BusOnlyEnvironment, FakeNotificationServer) async throws -> Void
 ) async throws {
-    let environment = try BusOnlyEnvironment()
+    let environment = try await BusOnlyEnvironment()
     defer { environment.stop() }
     let server = try await FakeNotificationServer.start(on: environment.bus, options: options)
     defer { server.stop() }

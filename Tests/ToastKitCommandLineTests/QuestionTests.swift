@@ -10,7 +10,7 @@ import ToastKitAgent
 struct QuestionTests {
     @Test(arguments: [false, true])
     func aDismissedQuestionGivesItsDefaultAnswer(throughAgent: Bool) async throws {
-        let environment = try BusOnlyEnvironment()
+        let environment = try await BusOnlyEnvironment()
         defer { environment.stop() }
         var options = FakeNotificationServer.Options()
         options.reportsAfterReply = true
@@ -38,7 +38,7 @@ struct QuestionTests {
     }
 
     @Test func theDefaultMustBeOneOfTheActions() async throws {
-        let environment = try BusOnlyEnvironment()
+        let environment = try await BusOnlyEnvironment()
         defer { environment.stop() }
         let run = try await toastkit(
             ["send", "-A", "si=Sí", "--default", "quizá", "¿Borrar?"], environment: environment.environment)

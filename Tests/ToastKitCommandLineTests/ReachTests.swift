@@ -11,7 +11,7 @@ import ToastKitAgent
 /// another user's.
 @Suite(.timeLimit(.minutes(2))) struct ReachTests {
     @Test func aCronJobAndAServiceFindTheUsersBusAtRunUser() async throws {
-        let environment = try BusOnlyEnvironment()
+        let environment = try await BusOnlyEnvironment()
         defer { environment.stop() }
         let server = try await FakeNotificationServer.start(on: environment.bus)
         defer { server.stop() }

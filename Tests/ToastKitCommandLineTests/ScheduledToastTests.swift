@@ -66,7 +66,7 @@ import ToastKitAgent
     @Test func aScheduledToastOutlivesItsAgentAndItsSession() async throws {
         let state = try Tools.makeTemporaryDirectory(prefix: "toastkit-scheduled-state")
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let first = try BusOnlyEnvironment()
+        let first = try await BusOnlyEnvironment()
         var envA = first.agentEnvironment
         envA["XDG_STATE_HOME"] = state
         let serverA = try await FakeNotificationServer.start(on: first.bus)

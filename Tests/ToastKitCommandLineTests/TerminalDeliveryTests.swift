@@ -145,7 +145,7 @@ import ToastKitAgent
     }
 
     @Test func askedForItTheToastGoesToTheTerminalEvenWithABus() async throws {
-        let environment = try BusOnlyEnvironment()
+        let environment = try await BusOnlyEnvironment()
         defer { environment.stop() }
         let server = try await FakeNotificationServer.start(on: environment.bus)
         defer { server.stop() }

@@ -17,8 +17,6 @@ final class ToolProcess: Sendable {
         var status: Int32
         var output: String
         var error: String
-        /// The process's peak resident set size (`wait4`'s `ru_maxrss`), in KiB.
-        var peakRSSKiB = 0
         var lines: [String] { output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
     }
 
@@ -121,14 +119,13 @@ final class ToolProcess: Sendable {
                 }.start()
                 let output = stdout.readAll()
                 var status: Int32 = 0
-                var usage = rusage()
-                while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
                 readerDone.wait()
                 let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
                 continuation.resume(
                     returning: Result(
                         status: code, output: String(decoding: output, as: UTF8.self),
-                        error: String(decoding: errorBox.withLock { $0 }, as: UTF8.self), peakRSSKiB: usage.ru_maxrss))
+                        error: String(decoding: errorBox.withLock { $0 }, as: UTF8.self)))
             }.start()
         }
     }

@@ -49,9 +49,10 @@ extension SendCommand {
     }
 
     /// The command for the direct path with the message already read (standard input is read once).
-    private func direct(text: String?) -> SendCommand {
+    private func direct(text: String?, replacing serverID: UInt32? = nil) -> SendCommand {
         var options = self.options
         options.message = text.map(MessageSource.text)
+        if let serverID { options.replaceID = serverID }
         return SendCommand(options: options, environment: environment)
     }
 
@@ -80,6 +81,8 @@ extension SendCommand {
         // An id of its own, so that a call made again (its agent exited as it came) replaces, never doubles.
         if request.options.id == nil { request.options.id = "toastkit-\(UUID().uuidString.lowercased())" }
         let reply: DBusMessage
+        // A toast this process showed itself (a hand-over that could not be written): never shown twice.
+        var shownHere: UInt32?
         do throws(AgentClient.CallError) {
             var present = AgentInterface.call("Present", [request.dictionary])
             var first: (BlockingDBusConnection, Result<DBusMessage, DBusError>)?
@@ -104,6 +107,7 @@ extension SendCommand {
                         first = (connection, connection.call([present], timeout: AgentClient.presentTimeout)[0])
                     case .shownNotHandedOver(let serverID):
                         // Shown: the agent takes it as a replacement of that notification.
+                        shownHere = serverID
                         request.options.replaceID = serverID
                         present = AgentInterface.call("Present", [request.dictionary])
                         first = (connection, connection.call([present], timeout: AgentClient.presentTimeout)[0])
@@ -118,7 +122,7 @@ extension SendCommand {
             connection.close()
         } catch {
             try fallBack(error)
-            return try direct(text: text).runWithoutWaiting()
+            return try direct(text: text, replacing: shownHere).runWithoutWaiting()
         }
         let presented = try AgentPresented(reply: reply)
         for warning in presented.warnings { Output.error("warning: \(warning)") }
