@@ -233,8 +233,8 @@ public final class NotificationEnvironment: Sendable {
         }
         for process in processes.reversed() { Tools.stopTree(process.pid) }
         support.splash?.stop()
-        support.systemBus?.stop()
-        bus.stop()
+        support.systemBus?.stopAndWait()
+        bus.stopAndWait()
         try? FileManager.default.removeItem(atPath: directory)
     }
 

@@ -73,13 +73,21 @@ public final class PrivateBus: Sendable {
         try await DBusConnection.connect(to: .address(address))
     }
 
-    /// Kills the daemon at once (SIGKILL) and waits until it is gone: a bus that dies.
+    /// Kills the daemon at once (SIGKILL) and waits until it is gone (a moment: nothing to wait out): a bus that dies.
     public func kill() {
         Tools.terminate(pid: pid, signal: SIGKILL)
     }
 
-    /// Stops the daemon and removes its folder.
+    /// Stops the daemon and removes its folder, without waiting for it to exit (a test's `defer` runs on one of the
+    /// process's few pool threads: sixty of them waiting there at once starved every test's async work).
     public func stop() {
+        Tools.terminateInBackground(pid: pid, signal: SIGTERM)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Stops the daemon, waits until it has exited, and removes its folder: for whoever checks that nothing is left
+    /// running (off the pool).
+    public func stopAndWait() {
         Tools.terminate(pid: pid, signal: SIGTERM)
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -188,10 +196,18 @@ public enum Tools {
         return socket
     }
 
-    /// Sends `signal` to `pid` now; on a thread of its own, escalates to SIGKILL after 3 s and reaps it if it is
-    /// our child. It returns at once: the caller (often a test's `defer`, on one of the process's few pool threads)
-    /// never waits for a process to exit. Who needs it gone awaits that as an event (its name leaving the bus).
+    /// Sends `signal` to `pid`, escalates to SIGKILL after 3 s, and reaps it if it is our child; returns once it is
+    /// gone. It blocks: call it off the pool (``onOwnThread(_:)``), or use ``terminateInBackground(pid:signal:)``.
     public static func terminate(pid: Int32, signal: Int32) {
+        guard Glibc.kill(pid, 0) == 0 else { return }
+        _ = Glibc.kill(pid, signal)
+        reap(pid)
+    }
+
+    /// Sends `signal` to `pid` now, and leaves the rest of ``terminate(pid:signal:)`` to a thread of its own: it
+    /// returns at once, so a test's `defer` (on one of the process's few pool threads) never waits for a process to
+    /// exit. Who needs it gone awaits that as an event (its name leaving the bus), or calls the other.
+    public static func terminateInBackground(pid: Int32, signal: Int32) {
         guard Glibc.kill(pid, 0) == 0 else { return }
         _ = Glibc.kill(pid, signal)
         Thread { reap(pid) }.start()
