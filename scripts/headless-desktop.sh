@@ -51,32 +51,52 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-# Polls for a condition for a bounded time (these daemons announce readiness only through files or the bus).
+# Polls for a condition (dunst announces itself only on the bus) while the process lives. The bound is a safety net
+# for a process that hangs, not a guess at how long a start takes: a start after a large build once took over 10 s.
 wait_for() {
-    local what=$1 pid=$2 i
+    local what=$1 pid=$2 deadline=$((SECONDS + 120))
     shift 2
-    for i in $(seq 1 500); do
+    while ((SECONDS < deadline)); do
         "$@" && return 0
         alive "$pid" || fail "$what exited (logs: $rundir)"
         sleep 0.02
     done
-    fail "$what was not ready after 10 s"
+    fail "$what was not ready after 120 s (logs: $rundir)"
 }
-has_line() { [ -s "$1" ]; }
+
+# Waits for the line a daemon writes on its descriptor 3 once it is ready (dbus-daemon's address, Xvfb's display),
+# read from the FIFO "$rundir/$2" that the shell holds open on descriptor 4: the read returns as the line comes,
+# and every second the daemon is checked to be alive.
+announced() {
+    local what=$1 pid=$2 line deadline=$((SECONDS + 120))
+    while ((SECONDS < deadline)); do
+        if IFS= read -r -t 1 line <&4; then
+            printf '%s\n' "$line"
+            return 0
+        fi
+        alive "$pid" || fail "$what exited (logs: $rundir)"
+    done
+    fail "$what did not say it was ready within 120 s (logs: $rundir)"
+}
 
 sed "s|@DIRECTORY@|$rundir|g" "$harness/session-bus.conf" >"$rundir/bus.conf"
+mkfifo "$rundir/bus-address" || fail "mkfifo failed"
+exec 4<>"$rundir/bus-address"
 dbus-daemon --config-file="$rundir/bus.conf" --nofork --print-address=3 3>"$rundir/bus-address" \
     >"$rundir/dbus-daemon.log" 2>&1 </dev/null &
 pids+=($!)
-wait_for dbus-daemon "$!" has_line "$rundir/bus-address"
-DBUS_SESSION_BUS_ADDRESS=$(head -n1 "$rundir/bus-address")
+DBUS_SESSION_BUS_ADDRESS=$(announced dbus-daemon "$!") || exit 125
+exec 4<&-
 export DBUS_SESSION_BUS_ADDRESS
 unset DBUS_STARTER_ADDRESS DBUS_STARTER_BUS_TYPE WAYLAND_DISPLAY
 
+mkfifo "$rundir/display" || fail "mkfifo failed"
+exec 4<>"$rundir/display"
 Xvfb -displayfd 3 -screen 0 "$screen" -nolisten tcp -noreset 3>"$rundir/display" >"$rundir/xvfb.log" 2>&1 </dev/null &
 pids+=($!)
-wait_for Xvfb "$!" has_line "$rundir/display"
-DISPLAY=":$(head -n1 "$rundir/display")"
+display=$(announced Xvfb "$!") || exit 125
+exec 4<&-
+DISPLAY=":$display"
 export DISPLAY
 export NOTIFY_HARNESS_DIR="$rundir"
 
