@@ -427,10 +427,17 @@ package struct DesktopPresenterMachine: Sendable {
                 }
                 if toast.adoptedOnScreen {
                     toast.adoptedOnScreen = false
-                    if toast.serverID != nil, !capabilities.signalsOnlyToSender {
-                        // On screen as it is: nothing to send (its timer's changes still are, as for any toast).
+                    if toast.serverID != nil, !capabilities.signalsOnlyToSender || toast.closesOnceSent {
+                        // On screen as it is: nothing to send (its timer's changes still are, as for any toast). One
+                        // whose time ran out while the link was made is closed now, never sent first.
                         toast.dirty = false
                         toast.everSent = true
+                        if toast.closesOnceSent {
+                            toast.closesOnceSent = false
+                            toasts[id] = toast
+                            pump(id, into: &out)
+                            return
+                        }
                         settle(id, toast, into: &out)
                         return
                     }

@@ -58,8 +58,9 @@ package final class ToastAgent: Sendable {
     private let store: AgentStore
     /// The toast a `send` showed itself while no agent ran, left for this agent (``AgentStore/handOver(environment:busID:)``).
     private let handOver: AgentStore
-    /// One hand-over taken at a time: a `TakeHandOver` that comes while one is taken makes it look again.
-    private let handOverTurn = Mutex((taking: false, again: false))
+    /// The hand-overs taken, one after another: each `TakeHandOver` looks at the file once those before it are done,
+    /// and answers once its own look is done.
+    private let handOverTurn = Mutex<Task<Void, Never>?>(nil)
     private let runner: ActionRunner
     /// The agent's own environment: only its ``ActionEnvironment/sessionVariables`` are given to a command whose sender
     /// sent no environment.
@@ -235,9 +236,10 @@ package final class ToastAgent: Sendable {
             saver.barrier { compact() }
         case .handOver: break
         case .endSession:
-            // On the writer's queue: no append can land after the removal.
+            // On the writer's queue: no append can land after the removal. A hand-over no agent took ends too.
             saver.barrier {
                 do { try store.remove() } catch { ErrorLine.write("warning: \(error)") }
+                handOver.removeHandOver()
             }
         }
         events.finish()
@@ -283,7 +285,9 @@ package final class ToastAgent: Sendable {
             guard let self else { throw Self.gone }
             try self.enter()
             defer { self.leave() }
-            return try await self.serve(message) {
+            // No caller check: `send` calls without waiting and exits, so the bus may no longer know its uid; and
+            // the call only makes the agent read this user's own private file, checked as the journal is.
+            return try await self.serve(message, checked: true) {
                 await self.takeHandOver()
                 return []
             }
@@ -937,23 +941,18 @@ package final class ToastAgent: Sendable {
     }
 
     /// `TakeHandOver`: adopts the hand-over file, if a `send` left one (it may have seen no owner of the name while
-    /// this agent was taking it). One at a time; a call that comes meanwhile makes the one running look again.
+    /// this agent was taking it). One look at a time, in the order of the calls; each returns once its look is done.
     private func takeHandOver() async {
-        let first = handOverTurn.withLock { turn in
-            if turn.taking { turn.again = true }
-            defer { turn.taking = true }
-            return !turn.taking
-        }
-        guard first else { return }
-        while true {
-            if handOver.exists { await adoptSavedToasts([], handedOver: handOver.load()) }
-            let again = handOverTurn.withLock { turn in
-                defer { turn.again = false }
-                if !turn.again { turn.taking = false }
-                return turn.again
+        let look = handOverTurn.withLock { last -> Task<Void, Never> in
+            let previous = last
+            let next = Task { [self] in
+                await previous?.value
+                if handOver.exists { await adoptSavedToasts([], handedOver: handOver.load()) }
             }
-            if !again { return }
+            last = next
+            return next
         }
+        await look.value
     }
 
     /// Shows again the toasts a previous agent saved, in place (their server ids adopted), with the time they had

@@ -350,6 +350,26 @@ import ToastModel
         #expect(machine.handle(.close(id: "h")).contains { if case .close(_, _, 41) = $0 { true } else { false } })
     }
 
+    /// A taken-over notification whose time ran out while the link was being made is closed once the link is ready,
+    /// never sent first (on dunst neither).
+    @Test(arguments: [false, true])
+    func aNotificationAdoptedOnScreenWhoseTimeRanOutIsClosedWhenTheLinkIsReady(dunst: Bool) throws {
+        let capabilities =
+            dunst
+            ? Self.dunst
+            : ServerCapabilities(
+                ["actions", "body"],
+                information: ServerInformation(
+                    name: "xfce4-notifyd", vendor: "Xfce", version: "0.8.2", specificationVersion: "1.2"))
+        var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "tests"))
+        _ = machine.handle(.adopt(serverID: 41, toastID: "h", onScreen: true))
+        #expect(machine.handle(.show(Self.presentation("h"))) == [.connect(generation: 1)])
+        #expect(machine.handle(.close(id: "h", expired: true)).notifies.isEmpty)
+        let ready = machine.handle(.linkReady(generation: 1, capabilities: capabilities, owner: Self.server))
+        #expect(ready.notifies.isEmpty, "not sent again")
+        #expect(ready.contains { if case .close(_, _, 41) = $0 { true } else { false } }, "\(ready)")
+    }
+
     /// GNOME Shell 43 leaves a notification that waited behind a banner in its queue when that banner is closed: after
     /// the close is answered, every other live notification goes again, in place (nothing of the sort on dunst).
     @Test(arguments: [true, false])

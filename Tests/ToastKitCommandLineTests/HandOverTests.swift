@@ -126,6 +126,30 @@ import ToastKitAgent
         }
     }
 
+    /// A hand-over whose time ran out before any agent took it is closed by the next one, at once: its end is
+    /// `expired`. The file is made an hour older rather than waiting for the time to pass.
+    @Test func aHandOverWhoseTimeRanOutIsClosedByTheNextAgent() async throws {
+        try await withFakeServer { environment, server in
+            var noStart = environment.agentEnvironment
+            noStart["TOASTKIT_FAILPOINT_HANDOVER"] = "no-start"
+            let send = try await toastkit(["send", "--id", "old", "-d", "300", "Caducado"], environment: noStart)
+            #expect(send.status == 0, "\(send.error)")
+            let shown = try await server.nextNotification()
+            let file = try #require(handOverFiles(environment).first)
+            let aged = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map { line in
+                var object = try #require(
+                    try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                if let at = object["at"] as? Double { object["at"] = at - 3600 }
+                return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+            }
+            try (aged.joined(separator: "\n") + "\n").write(toFile: file, atomically: false, encoding: .utf8)
+            let wait = try await toastkit(["wait", "--id", "old", "--json"], environment: environment.agentEnvironment)
+            #expect(wait.status == 3, "\(wait.error)")
+            #expect(await nextClose(server) == shown.id, "closed, not sent again first")
+            #expect(server.notifications.count == 1)
+        }
+    }
+
     /// An agent that was already starting when `send` found no owner of the name (it had read the folder before the
     /// file was written) is told by `TakeHandOver`, and takes it then.
     @Test func aRunningAgentTakesAHandOverWhenToldTo() async throws {
@@ -149,6 +173,19 @@ import ToastKitAgent
             let empty = try await toastkit(["list"], environment: environment.agentEnvironment)
             #expect(empty.status == 0 && empty.output.isEmpty, "\(empty.output)")
             #expect(rename(file + ".aside", file) == 0)
+            // As `send` calls it: without waiting for an answer, from a connection that is gone a moment later —
+            // before the agent could ask the bus who called.
+            let events = try await server.connection.signals(
+                matching: MatchRule(interface: AgentInterface.interface, member: "Event"))
+            let (gone, _) = try BlockingDBusConnection.connect(to: .address(environment.bus.address))
+            try gone.send(AgentInterface.call("TakeHandOver"))
+            gone.close()
+            for try await event in events {
+                let values = try event.arguments("ssa{sv}")
+                if values[0].stringValue == "late", values[1].stringValue == "presented" { break }
+            }
+            events.cancel()
+            // Answered once every look at the file before it is done.
             _ = try await server.connection.call(AgentInterface.call("TakeHandOver"), timeout: .seconds(30))
             let list = try await toastkit(["list"], environment: environment.agentEnvironment)
             #expect(list.lines.first?.hasPrefix("late\tfront\t") == true, "\(list.output)")
