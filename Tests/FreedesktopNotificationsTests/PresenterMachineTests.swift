@@ -11,6 +11,12 @@ import ToastModel
         ["actions", "body", "body-markup", "icon-static"],
         information: ServerInformation(name: "dunst", vendor: "knopwob", version: "1.9.0", specificationVersion: "1.2"))
 
+    /// A server that sends its signals to everyone (unlike dunst).
+    static let xfce = ServerCapabilities(
+        ["actions", "body"],
+        information: ServerInformation(
+            name: "xfce4-notifyd", vendor: "Xfce", version: "0.8.2", specificationVersion: "1.2"))
+
     /// A toast snapshot as the center hands it over.
     static func presentation(
         _ id: String, _ title: String = "T", remaining: Duration? = .seconds(4), running: Bool = true,
@@ -323,14 +329,7 @@ import ToastModel
     /// toast's. On dunst, which signals only the last sender, it is sent once more, in place.
     @Test(arguments: [false, true])
     func aNotificationAdoptedOnScreenIsNotSentAgainExceptToASenderOnlyServer(senderOnly: Bool) throws {
-        let capabilities =
-            senderOnly
-            ? Self.dunst
-            : ServerCapabilities(
-                ["actions", "body"],
-                information: ServerInformation(
-                    name: "xfce4-notifyd", vendor: "Xfce", version: "0.8.2", specificationVersion: "1.2"))
-        var machine = Self.linked(capabilities)
+        var machine = Self.linked(senderOnly ? Self.dunst : Self.xfce)
         _ = machine.handle(.adopt(serverID: 41, toastID: "h", onScreen: true))
         let shown = machine.handle(.show(Self.presentation("h", "Hola")))
         if senderOnly {
@@ -354,13 +353,7 @@ import ToastModel
     /// never sent first (on dunst neither).
     @Test(arguments: [false, true])
     func aNotificationAdoptedOnScreenWhoseTimeRanOutIsClosedWhenTheLinkIsReady(dunst: Bool) throws {
-        let capabilities =
-            dunst
-            ? Self.dunst
-            : ServerCapabilities(
-                ["actions", "body"],
-                information: ServerInformation(
-                    name: "xfce4-notifyd", vendor: "Xfce", version: "0.8.2", specificationVersion: "1.2"))
+        let capabilities = dunst ? Self.dunst : Self.xfce
         var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "tests"))
         _ = machine.handle(.adopt(serverID: 41, toastID: "h", onScreen: true))
         #expect(machine.handle(.show(Self.presentation("h"))) == [.connect(generation: 1)])

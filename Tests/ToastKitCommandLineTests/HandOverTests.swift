@@ -38,6 +38,21 @@ import ToastKitAgent
         return try await sender == process(of: agent, server)
     }
 
+    /// `send`s a five-minute toast `id` with no agent started for it (`TOASTKIT_FAILPOINT_HANDOVER=no-start`): the
+    /// notification it showed, and its hand-over file.
+    private func handOverNobodyTakes(
+        _ id: String, _ title: String, _ environment: BusOnlyEnvironment, _ server: FakeNotificationServer
+    ) async throws -> (shown: FakeNotificationServer.Notification, file: String) {
+        var noStart = environment.agentEnvironment
+        noStart["TOASTKIT_FAILPOINT_HANDOVER"] = "no-start"
+        let send = try await toastkit(["send", "--id", id, "-d", "300", title], environment: noStart)
+        #expect(send.status == 0 && send.error.isEmpty, "\(send.error)")
+        let shown = try await server.nextNotification()
+        let file = try #require(handOverFiles(environment).first, "on disk before send returned")
+        #expect(try await agentOwner(server) == nil)
+        return (shown, file)
+    }
+
     /// The next `CloseNotification` the server gets.
     private func nextClose(_ server: FakeNotificationServer) async -> UInt32? {
         for await event in server.events {
@@ -103,13 +118,7 @@ import ToastKitAgent
     /// the bus; a toast of the same application sent meanwhile goes through that agent and queues behind it.
     @Test func aHandOverNoAgentTookIsTakenByTheNextOneAndAToastQueuesBehindIt() async throws {
         try await withFakeServer { environment, server in
-            var noStart = environment.agentEnvironment
-            noStart["TOASTKIT_FAILPOINT_HANDOVER"] = "no-start"
-            let first = try await toastkit(["send", "--id", "a", "-d", "300", "Primero"], environment: noStart)
-            #expect(first.status == 0 && first.error.isEmpty, "\(first.error)")
-            let shown = try await server.nextNotification()
-            #expect(handOverFiles(environment).count == 1, "on disk before send returned")
-            #expect(try await agentOwner(server) == nil)
+            let (shown, _) = try await handOverNobodyTakes("a", "Primero", environment, server)
             // The hand-over still waits: this toast is not shown beside it but goes through the agent it starts.
             let second = try await toastkit(
                 ["send", "--id", "b", "-d", "5", "Segundo"], environment: environment.agentEnvironment)
@@ -130,12 +139,7 @@ import ToastKitAgent
     /// `expired`. The file is made an hour older rather than waiting for the time to pass.
     @Test func aHandOverWhoseTimeRanOutIsClosedByTheNextAgent() async throws {
         try await withFakeServer { environment, server in
-            var noStart = environment.agentEnvironment
-            noStart["TOASTKIT_FAILPOINT_HANDOVER"] = "no-start"
-            let send = try await toastkit(["send", "--id", "old", "-d", "300", "Caducado"], environment: noStart)
-            #expect(send.status == 0, "\(send.error)")
-            let shown = try await server.nextNotification()
-            let file = try #require(handOverFiles(environment).first)
+            let (shown, file) = try await handOverNobodyTakes("old", "Caducado", environment, server)
             let aged = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map { line in
                 var object = try #require(
                     try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -154,14 +158,9 @@ import ToastKitAgent
     /// file was written) is told by `TakeHandOver`, and takes it then.
     @Test func aRunningAgentTakesAHandOverWhenToldTo() async throws {
         try await withFakeServer { environment, server in
-            var noStart = environment.agentEnvironment
-            noStart["TOASTKIT_FAILPOINT_HANDOVER"] = "no-start"
-            let send = try await toastkit(["send", "--id", "late", "-d", "300", "Tarde"], environment: noStart)
-            #expect(send.status == 0, "\(send.error)")
-            let shown = try await server.nextNotification()
+            let (shown, file) = try await handOverNobodyTakes("late", "Tarde", environment, server)
             // The file stands aside while an agent starts and finds nothing; then it is back, as if written just
             // after that agent looked.
-            let file = try #require(handOverFiles(environment).first)
             #expect(rename(file, file + ".aside") == 0)
             let changes = try await server.connection.bus.nameOwnerChanges(of: AgentInterface.busName)
             let agent = try ToolProcess.start([Array("agent".utf8)], environment: environment.agentEnvironment)
