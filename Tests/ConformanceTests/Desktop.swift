@@ -31,7 +31,7 @@ final class Desktop: Sendable {
                 environment: environment, bus: bus,
                 toasts: ToastHarness(busAddress: environment.bus.address, maxVisible: maxVisible))
         } catch {
-            try? await offPool { environment.stop() }
+            try? await offPool { environment.stopAndWait() }
             throw error
         }
     }
@@ -43,7 +43,7 @@ final class Desktop: Sendable {
         bus.stop()
         let environment = self.environment
         let pids = environment.pids
-        try? await offPool { environment.stop() }
+        try? await offPool { environment.stopAndWait() }
         return pids.filter { Tools.isAlive($0) }
     }
 

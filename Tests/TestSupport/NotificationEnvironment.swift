@@ -220,10 +220,24 @@ public final class NotificationEnvironment: Sendable {
     }
 
     /// Stops everything this desktop started (newest first, each with whatever it left behind), the buses, and
-    /// removes the run folder. Safe to call more than once.
+    /// removes the run folder, on a thread of its own: it returns at once. A test's `defer` runs on one of the
+    /// process's few pool threads, and waiting there for Xvfb and a server to exit, while dozens of suites start,
+    /// starved the other tests' async work. Safe to call more than once.
     public func stop() {
-        let processes = state.withLock { state -> [StartedProcess] in
-            guard !state.stopped else { return [] }
+        let work = stopping()
+        Thread { work() }.start()
+    }
+
+    /// ``stop()``, returning once everything has exited: for whoever checks that nothing is left (it blocks: call it
+    /// off the pool).
+    public func stopAndWait() {
+        stopping()()
+    }
+
+    /// Marks the desktop stopped and returns the work that stops it (nothing when it was stopped already).
+    private func stopping() -> @Sendable () -> Void {
+        let processes = state.withLock { state -> [StartedProcess]? in
+            guard !state.stopped else { return nil }
             state.stopped = true
             defer {
                 state.helpers = []
@@ -231,11 +245,15 @@ public final class NotificationEnvironment: Sendable {
             }
             return state.helpers + state.serverGroup
         }
-        for process in processes.reversed() { Tools.stopTree(process.pid) }
-        support.splash?.stop()
-        support.systemBus?.stopAndWait()
-        bus.stopAndWait()
-        try? FileManager.default.removeItem(atPath: directory)
+        guard let processes else { return {} }
+        let (splash, systemBus, bus, directory) = (support.splash, support.systemBus, bus, directory)
+        return {
+            for process in processes.reversed() { Tools.stopTree(process.pid) }
+            splash?.stop()
+            systemBus?.stopAndWait()
+            bus.stopAndWait()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
     }
 
     deinit { stop() }
