@@ -52,8 +52,7 @@ final class Desktop: Sendable {
     /// Runs a short-lived tool of this desktop (xdotool, dunstctl, import) off the cooperative pool.
     @discardableResult
     func run(_ tool: String, _ arguments: [String]) async throws -> String {
-        let environment = self.environment
-        return try await offPool { try environment.run(tool, arguments) }
+        try await environment.run(tool, arguments)
     }
 
     /// The notifications on screen (see TestSupport's `NotificationEnvironment.popups()`).

@@ -32,7 +32,7 @@ extension OneAtATime {
                 #expect(notify.hints["urgency"] == .byte(1))
                 #expect(notify.hints["image-path"] == .string("dialog-warning"))
                 #expect(notify.expireTimeout == 30_000)
-                #expect(try desktop.totalCount() == 1)
+                #expect(try await desktop.totalCount() == 1)
                 let capabilities = try await harness.presenter.serverCapabilities()
                 #expect(capabilities.information?.name == "dunst")
                 #expect(capabilities.has("actions"))
@@ -49,7 +49,7 @@ extension OneAtATime {
                 #expect(second.replacesID == id)
                 #expect(sameID == id)
                 #expect(second.summary == "Sincronizado")
-                #expect(try desktop.totalCount() == 1)
+                #expect(try await desktop.totalCount() == 1)
             }
         }
 
@@ -69,13 +69,13 @@ extension OneAtATime {
                 #expect(notify.actionList == ["default", "Abrir"])
                 try await desktop.waitUntilDisplayed(1)
 
-                try desktop.dunstctl("action", "0")
+                try await desktop.dunstctl("action", "0")
 
                 #expect(try await harness.outcome(of: "ana") == .actionInvoked(actionID: "open"))
                 #expect(log.all == ["handler ana", "observer open", "ended actionInvoked(actionID: \"open\")"])
                 #expect(try await watcher.nextClose() == id, "the effect (dismiss) closes it on the server")
                 _ = try await watcher.next { $0.member == "NotificationClosed" && $0.body.first == .uint32(id) }
-                #expect(try desktop.totalCount() == 0)
+                #expect(try await desktop.totalCount() == 0)
             }
         }
 
@@ -95,7 +95,7 @@ extension OneAtATime {
                 try await desktop.waitUntilDisplayed(1)
 
                 try desktop.chooseInContextMenu("\\[\(id),archive\\]$")
-                try desktop.dunstctl("context")
+                try await desktop.dunstctl("context")
 
                 #expect(try await harness.outcome(of: "ana") == .actionInvoked(actionID: "archive"))
                 #expect(log.all == ["archive"])
@@ -107,7 +107,7 @@ extension OneAtATime {
                 harness.center.present(ToastMessage(id: "x", title: "Ciérrame", duration: .indefinite))
                 _ = try await watcher.nextNotifyAndReply()
                 try await desktop.waitUntilDisplayed(1)
-                try desktop.dunstctl("close")
+                try await desktop.dunstctl("close")
                 #expect(try await harness.outcome(of: "x") == .dismissed)
             }
         }
@@ -128,7 +128,7 @@ extension OneAtATime {
                     $0.member == "NotificationClosed" && $0.body.first == .uint32(id)
                 }
                 #expect(closed.body.last == .uint32(3) || closed.body.last == .uint32(1))
-                #expect(try desktop.totalCount() == 0)
+                #expect(try await desktop.totalCount() == 0)
                 #expect(harness.events.filter(\.isTerminal).count == 1)
             }
         }
@@ -140,7 +140,7 @@ extension OneAtATime {
                     ToastMessage(id: "ana", title: "Mensaje de Ana", swipeActions: ToastSwipeActions(leading: archive)))
                 let (_, id) = try await watcher.nextNotifyAndReply()
                 try await desktop.waitUntilDisplayed(1)
-                try desktop.dunstctl("action", "0")
+                try await desktop.dunstctl("action", "0")
                 let (confirmation, sameID) = try await watcher.nextNotifyAndReply()
                 #expect(confirmation.replacesID == id)
                 #expect(sameID == id)
@@ -148,7 +148,7 @@ extension OneAtATime {
                 #expect(confirmation.actions.isEmpty)
                 #expect(confirmation.hints["transient"] == .boolean(true))
                 #expect(try await harness.outcome(of: "ana") == .actionInvoked(actionID: "archive"))
-                #expect(try desktop.totalCount() == 1)
+                #expect(try await desktop.totalCount() == 1)
             }
         }
 

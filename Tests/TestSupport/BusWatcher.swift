@@ -155,15 +155,15 @@ extension NotificationEnvironment {
     /// displayed ones only; so this polls dunst's own count, briefly and boundedly.
     public func waitUntilDisplayed(_ count: Int) async throws {
         for _ in 0..<250 {
-            if try displayedCount() == count { return }
+            if try await displayedCount() == count { return }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestEnvironmentError("dunst never displayed \(count) notifications (now \(try displayedCount()))")
+        throw TestEnvironmentError("dunst never displayed \(count) notifications (now \(try await displayedCount()))")
     }
 
     /// Displayed plus waiting notifications on dunst.
-    public func totalCount() throws -> Int {
-        let waiting = Int(try dunstctl("count", "waiting").trimmingCharacters(in: .whitespacesAndNewlines))
-        return (waiting ?? 0) + (try displayedCount())
+    public func totalCount() async throws -> Int {
+        let waiting = Int(try await dunstctl("count", "waiting").trimmingCharacters(in: .whitespacesAndNewlines))
+        return (waiting ?? 0) + (try await displayedCount())
     }
 }

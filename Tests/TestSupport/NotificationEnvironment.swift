@@ -262,24 +262,28 @@ public final class NotificationEnvironment: Sendable {
 
     /// Runs `dunstctl` with this desktop's bus and returns its output.
     @discardableResult
-    public func dunstctl(_ arguments: String...) throws -> String {
-        try run("dunstctl", arguments)
+    public func dunstctl(_ arguments: String...) async throws -> String {
+        try await run("dunstctl", arguments)
     }
 
-    /// Runs a tool with this desktop's environment; fails on a non-zero exit.
+    /// Runs a tool with this desktop's environment, on a thread of its own (a test's task never blocks one of the
+    /// few threads of the cooperative pool while a tool runs); fails on a non-zero exit.
     @discardableResult
-    public func run(_ tool: String, _ arguments: [String], input: String? = nil) throws -> String {
-        let result = try Tools.run(tool, arguments, environment: environment, input: input)
-        guard result.status == 0 else {
-            throw TestEnvironmentError(
-                "\(tool) \(arguments.joined(separator: " ")) exited \(result.status): \(result.error)")
+    public func run(_ tool: String, _ arguments: [String], input: String? = nil) async throws -> String {
+        let environment = self.environment
+        return try await onOwnThread {
+            let result = try Tools.run(tool, arguments, environment: environment, input: input)
+            guard result.status == 0 else {
+                throw TestEnvironmentError(
+                    "\(tool) \(arguments.joined(separator: " ")) exited \(result.status): \(result.error)")
+            }
+            return result.output
         }
-        return result.output
     }
 
     /// How many notifications dunst shows now.
-    public func displayedCount() throws -> Int {
-        Int(try dunstctl("count", "displayed").trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    public func displayedCount() async throws -> Int {
+        Int(try await dunstctl("count", "displayed").trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
     /// Makes the next `dunstctl context` choose the line matching `regex` (e.g. `,archive\]$`).

@@ -69,7 +69,7 @@ extension NotificationEnvironment {
     public func popups() async throws -> [Popup] {
         switch server {
         case .dunst:
-            let count = Int(try await runOffPool("dunstctl", ["count", "displayed"]).trimmed) ?? 0
+            let count = Int(try await run("dunstctl", ["count", "displayed"]).trimmed) ?? 0
             return Array(repeating: Popup(window: "dunst"), count: max(count, 0))
         case .notificationDaemon, .xfce4Notifyd, .mateNotificationDaemon:
             return try await windows(matching: ["--name", ".*"])
@@ -160,10 +160,10 @@ extension NotificationEnvironment {
         switch server {
         case .dunst:
             if key == "default" {
-                try await runOffPool("dunstctl", ["action", "0"])
+                try await run("dunstctl", ["action", "0"])
             } else {
                 try chooseInContextMenu("\\[\(serverID),\(NSRegularExpression.escapedPattern(for: key))\\]$")
-                try await runOffPool("dunstctl", ["context"])
+                try await run("dunstctl", ["context"])
             }
         case .gnomeShell:
             try await gnomeEval(
@@ -196,13 +196,13 @@ extension NotificationEnvironment {
     public func dismiss(serverID: UInt32) async throws {
         switch server {
         case .dunst:
-            let displayed = try displayedCount()
+            let displayed = try await displayedCount()
             guard displayed == 1 else {
                 throw NotSupportedOnServer(
                     description: "dunst 1.9 can only close the first displayed notification, and \(displayed) are shown"
                 )
             }
-            try await runOffPool("dunstctl", ["close"])
+            try await run("dunstctl", ["close"])
         case .gnomeShell:
             try await gnomeEval(
                 """
@@ -249,7 +249,7 @@ extension NotificationEnvironment {
     private func closeEverything() async throws {
         switch server {
         case .dunst:
-            try await runOffPool("dunstctl", ["close-all"])
+            try await run("dunstctl", ["close-all"])
         case .gnomeShell:
             try await gnomeEval("Main.messageTray.getSources().forEach(s => s.destroy()); true")
         case .mako:
@@ -293,7 +293,7 @@ extension NotificationEnvironment {
                     "org.gnome.Shell.Screenshot failed (is the test extension's unsafe mode on?)")
             }
             if let crop {
-                try await runOffPool("convert", [full, "-crop", crop, "+repage", path])
+                try await run("convert", [full, "-crop", crop, "+repage", path])
                 try? FileManager.default.removeItem(atPath: full)
             }
         case .mako, .swaync:
@@ -302,7 +302,7 @@ extension NotificationEnvironment {
             let geometry = region.map { ["-g", "\($0.x),\($0.y) \($0.width)x\($0.height)"] } ?? []
             let deadline = ContinuousClock.now + .seconds(3)
             repeat {
-                try await runOffPool("grim", geometry + [path])
+                try await run("grim", geometry + [path])
                 if try await colours(ofImage: path) > 16 { return }
                 try await Task.sleep(for: .milliseconds(100))
             } while ContinuousClock.now < deadline
@@ -312,7 +312,7 @@ extension NotificationEnvironment {
             let deadline = ContinuousClock.now + .seconds(3)
             var previous: Data?
             while true {
-                try await runOffPool(
+                try await run(
                     "import", ["-window", "root"] + (crop.map { ["-crop", $0, "+repage"] } ?? []) + [path])
                 let now = FileManager.default.contents(atPath: path)
                 if now == previous || ContinuousClock.now >= deadline { return }
@@ -320,7 +320,7 @@ extension NotificationEnvironment {
                 try await Task.sleep(for: .milliseconds(200))
             }
         default:
-            try await runOffPool(
+            try await run(
                 "import", ["-window", "root"] + (crop.map { ["-crop", $0, "+repage"] } ?? []) + [path])
         }
     }
@@ -331,11 +331,11 @@ extension NotificationEnvironment {
         defer { try? FileManager.default.removeItem(atPath: file) }
         switch server {
         case .mako, .swaync:
-            try await runOffPool("grim", ["-g", "\(region.x),\(region.y) \(region.width)x\(region.height)", file])
+            try await run("grim", ["-g", "\(region.x),\(region.y) \(region.width)x\(region.height)", file])
         case .gnomeShell:
             try await screenshot(to: file, region: region)
         default:
-            try await runOffPool(
+            try await run(
                 "import",
                 [
                     "-window", "root", "-crop", "\(region.width)x\(region.height)+\(region.x)+\(region.y)", "+repage",
@@ -359,14 +359,14 @@ extension NotificationEnvironment {
 
     /// How many colours the image at `path` has.
     func colours(ofImage path: String) async throws -> Int {
-        Int(try await runOffPool("convert", [path, "-format", "%k", "info:"]).trimmed) ?? 0
+        Int(try await run("convert", [path, "-format", "%k", "info:"]).trimmed) ?? 0
     }
 
     /// The brightness (0…255) of the screen's pixel at `x`, `y` (X displays).
     func brightness(atX x: Int, y: Int) async throws -> UInt8 {
         let file = "\(directory)/pixel-\(UUID().uuidString).gray"
         defer { try? FileManager.default.removeItem(atPath: file) }
-        try await runOffPool("import", ["-window", "root", "-crop", "1x1+\(x)+\(y)", "-depth", "8", "gray:\(file)"])
+        try await run("import", ["-window", "root", "-crop", "1x1+\(x)+\(y)", "-depth", "8", "gray:\(file)"])
         return FileManager.default.contents(atPath: file)?.first ?? 0
     }
 
@@ -483,7 +483,7 @@ extension NotificationEnvironment {
         guard let window = try await windows(matching: ["--class", "lxqt-notificationd"]).last else { return [] }
         let file = "\(directory)/lxqt-column-\(UUID().uuidString).gray"
         defer { try? FileManager.default.removeItem(atPath: file) }
-        try await runOffPool(
+        try await run(
             "import",
             [
                 "-window", "root", "-crop", "1x\(window.height)+\(window.x + 3)+\(window.y)", "-depth", "8",
@@ -538,18 +538,12 @@ extension NotificationEnvironment {
 
     /// Clicks at `point` with the left button, then parks the pointer in the bottom-left corner.
     func click(_ point: (x: Int, y: Int)) async throws {
-        try await runOffPool(
+        try await run(
             "xdotool",
             [
                 "mousemove", "--sync", "\(point.x)", "\(point.y)", "click", "1", "mousemove", "0",
                 "\(Self.screen.height - 1)",
             ])
-    }
-
-    /// Runs a tool of this desktop off the cooperative pool; fails on a non-zero exit.
-    @discardableResult
-    func runOffPool(_ tool: String, _ arguments: [String]) async throws -> String {
-        try await onOwnThread { try self.run(tool, arguments) }
     }
 
     /// Calls a method of a server's control interface on this desktop's bus.

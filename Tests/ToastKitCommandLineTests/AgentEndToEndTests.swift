@@ -61,7 +61,7 @@ import ToastKitAgent
             let (notify, _) = try await watcher.nextNotifyAndReply()
             #expect(notify.actionList == ["archive", "Archivar"])
             try await desktop.waitUntilDisplayed(1)
-            try desktop.dunstctl("action", "0")
+            try await desktop.dunstctl("action", "0")
             let flag = "\(out)/$HOME"
             _ = try await Deadline.run(within: .seconds(5), "the action's command") {
                 while !FileManager.default.fileExists(atPath: flag) { try await Task.sleep(for: .milliseconds(20)) }
@@ -81,7 +81,7 @@ import ToastKitAgent
             #expect(shell.status == 0, "\(shell.error)")
             _ = try await watcher.nextNotifyAndReply()
             try await desktop.waitUntilDisplayed(1)
-            try desktop.dunstctl("action", "0")
+            try await desktop.dunstctl("action", "0")
             let text = try await Deadline.run(within: .seconds(5), "the shell command's output") { () -> String? in
                 while true {
                     if let text = try? String(contentsOfFile: file, encoding: .utf8), text.hasSuffix("\n") {
@@ -107,7 +107,7 @@ import ToastKitAgent
             let wait = try ToolProcess.start(
                 ["wait", "--id", "job", "--json"].map { Array($0.utf8) }, environment: env)
             try await desktop.waitUntilDisplayed(1)
-            try desktop.dunstctl("action", "0")
+            try await desktop.dunstctl("action", "0")
             let waited = await wait.finish()
             #expect(waited.status == 0, "\(waited.error)")
             #expect(
@@ -122,7 +122,7 @@ import ToastKitAgent
             _ = try await watcher.nextNotifyAndReply()
             let dismissed = try ToolProcess.start(["wait", "--id", "d"].map { Array($0.utf8) }, environment: env)
             try await desktop.waitUntilDisplayed(1)
-            try desktop.dunstctl("close")
+            try await desktop.dunstctl("close")
             #expect(await dismissed.finish().status == 2)
             // An id the agent does not know: 65, said clearly.
             let unknown = try await toastkit(["wait", "--id", "nunca"], environment: env)
@@ -141,7 +141,7 @@ import ToastKitAgent
                 let (_, questionID) = try await watcher.nextNotifyAndReply()
                 try await desktop.waitUntilDisplayed(1)
                 try desktop.chooseInContextMenu("\\[\(questionID),yes\\]$")
-                try desktop.dunstctl("context")
+                try await desktop.dunstctl("context")
                 let chosen = await action.finish()
                 #expect(chosen.status == 0 && chosen.output == "yes\n", "\(path): \(chosen.output) \(chosen.error)")
 

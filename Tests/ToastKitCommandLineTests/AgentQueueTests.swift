@@ -70,7 +70,7 @@ import ToastKitAgent
             let summaries = try await notified(watcher, bus)
             #expect(summaries.count == 20 && summaries.last == "Volumen 100%", "\(summaries)")
             try await desktop.waitUntilDisplayed(1)
-            #expect(try desktop.displayedCount() == 1, "one notification, replaced in place")
+            #expect(try await desktop.displayedCount() == 1, "one notification, replaced in place")
             let list = try await toastkit(["list"], environment: env)
             #expect(list.lines.filter { !$0.isEmpty }.count == 1, "\(list.output)")
             #expect(list.output.contains("Volumen 100%"), "\(list.output)")
@@ -154,7 +154,7 @@ import ToastKitAgent
             #expect(update.summary == "Pregunta actualizada" && update.replacesID == serverID && sameID == serverID)
             #expect(update.actionList == ["ok", "Vale"], "the update keeps the button")
             try await desktop.waitUntilDisplayed(1)
-            try desktop.dunstctl("action", "0")
+            try await desktop.dunstctl("action", "0")
             let waited = await waiting.finish()
             #expect(waited.status == 0 && waited.output == "ok\n", "\(waited.status) \(waited.output) \(waited.error)")
             _ = try await Deadline.run(within: .seconds(10), "the button's command") {

@@ -106,7 +106,7 @@ import ToastKitAgent
             let (firstNotify, _) = try await watcher.nextNotifyAndReply()
             #expect(firstNotify.summary == "Sobrevive")
             try await desktop.waitUntilDisplayed(1)
-            #expect(try desktop.displayedCount() == 1, "one notification on screen")
+            #expect(try await desktop.displayedCount() == 1, "one notification on screen")
         }
     }
 
@@ -216,7 +216,7 @@ import ToastKitAgent
                 #expect(sent.status == 0 && sent.error.isEmpty, "\(sent.error)")
                 _ = try await watcher.nextNotifyAndReply()
                 try await desktop.waitUntilDisplayed(1)
-                try desktop.dunstctl("action", "0")
+                try await desktop.dunstctl("action", "0")
                 while index.isMultiple(of: 2), let message = try await iterator.next() {
                     let values = try message.arguments("ssa{sv}")
                     if values[0].stringValue == id, values[1].stringValue == "action" { break }
@@ -251,11 +251,17 @@ import ToastKitAgent
             }
             let pid = try await agentPID(bus)
             defer {
-                for index in 0..<count { _ = try? desktop.run("pkill", ["-f", "sleep 20.0\(index)$"]) }
+                // On a thread of its own: a defer cannot await, and a test's task never waits on the pool.
+                let environment = desktop.environment
+                Thread {
+                    for index in 0..<count {
+                        _ = try? Tools.run("pkill", ["-f", "sleep 20.0\(index)$"], environment: environment)
+                    }
+                }.start()
             }
             for remaining in stride(from: count, to: 0, by: -1) {
                 try await desktop.waitUntilDisplayed(remaining)
-                try desktop.dunstctl("action", "0")
+                try await desktop.dunstctl("action", "0")
             }
             try await desktop.waitUntilDisplayed(0)
             let log = "\(desktop.directory)/state/toastkit/actions.log"
@@ -347,7 +353,7 @@ import ToastKitAgent
             #expect(sent.status == 0 && sent.error.isEmpty, "\(sent.error)")
             _ = try await watcher.nextNotifyAndReply()
             try await desktop.waitUntilDisplayed(1)
-            try desktop.dunstctl("action", "0")
+            try await desktop.dunstctl("action", "0")
             let out = "\(folderB)/out"
             let text: String
             do {
@@ -475,7 +481,7 @@ import ToastKitAgent
                 unlink(path + ".refused")
                 try? FileManager.default.removeItem(atPath: "\(desktop.directory)/state/toastkit/agent.log")
                 unlink(path)
-                _ = try desktop.dunstctl("close-all")
+                _ = try await desktop.dunstctl("close-all")
             }
             #expect(access(flag, F_OK) != 0, "the planted command never ran")
         }

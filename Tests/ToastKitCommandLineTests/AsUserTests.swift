@@ -124,8 +124,10 @@ import Testing
                 ],
                 environment: environment, fileDescriptors: [2: stderr.writeEnd])
             stderr.closeWriteEnd()
-            let error = String(decoding: stderr.readAll(), as: UTF8.self)
-            #expect(child.wait() == 64)
+            let (error, status) = try await onOwnThread {
+                (String(decoding: stderr.readAll(), as: UTF8.self), child.wait())
+            }
+            #expect(status == 64)
             #expect(error == "toastkit: --user root: only root can act as another user (run the command as root)\n")
         }
     }

@@ -32,7 +32,7 @@ import Testing
             #expect(text.lines.contains("[ok] do not disturb: off (dunst: org.dunstproject.cmd0.paused)"))
             #expect(text.error.isEmpty, "\(text.error)")
 
-            _ = try desktop.dunstctl("set-paused", "true")
+            _ = try await desktop.dunstctl("set-paused", "true")
             let paused = try await toastkit(["doctor", "--json"], environment: env)
             #expect(paused.status == 0, "Do Not Disturb holds toasts back, but they can be shown: \(paused.error)")
             let json = try report(paused.output)

@@ -82,13 +82,13 @@ final class DunstDesk {
         if line.waits {
             // A waiting tool that sends nothing (it failed first) has exited by the time dunst would show it.
             for _ in 0..<250 {
-                if try desktop.totalCount() > 0 { break }
+                if try await desktop.totalCount() > 0 { break }
                 if kill(process.pid, 0) != 0 { break }
                 try await Task.sleep(for: .milliseconds(20))
             }
-            if try desktop.totalCount() > 0 {
+            if try await desktop.totalCount() > 0 {
                 try await desktop.waitUntilDisplayed(1)
-                try desktop.dunstctl("close")
+                try await desktop.dunstctl("close")
             }
         }
         let result = await finished.value
@@ -117,7 +117,7 @@ final class DunstDesk {
             notifies: try notifies.map { CorpusRun.describe(try NotifyCall($0)) }, closes: closes,
             output: result.output, status: result.status)
         // Clean up for the next line: nothing on screen, nothing held by the agent.
-        if try desktop.totalCount() > 0 { try desktop.dunstctl("close-all") }
+        if try await desktop.totalCount() > 0 { try await desktop.dunstctl("close-all") }
         for id in agentIDs {
             _ = try await watcher.next("the agent's end of toast \(id)", within: .seconds(20)) {
                 $0.member == "Event" && $0.body.count == 3 && $0.body[0].stringValue == id

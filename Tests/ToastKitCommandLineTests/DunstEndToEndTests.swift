@@ -82,14 +82,14 @@ import ToastKitAgent
             #expect(sameID == id)
             #expect(done.summary == "Sincronizado")
             #expect(done.hints["image-path"] == .string("emblem-default"))
-            #expect(try desktop.totalCount() == 1)
+            #expect(try await desktop.totalCount() == 1)
 
             // close --id closes it on the server and forgets it.
             let close = try await toastkit(["close", "--id", "sync"], environment: env)
             #expect(close.status == 0, "\(close.error)")
             #expect(try await watcher.nextClose() == id)
             #expect(try await watcher.nextClosed(id) == 3)
-            #expect(try desktop.totalCount() == 0)
+            #expect(try await desktop.totalCount() == 0)
             let again = try await toastkit(["close", "--id", "sync"], environment: env)
             #expect(again.status == 65)
             #expect(
@@ -113,7 +113,7 @@ import ToastKitAgent
             #expect(notify.actionList == ["default", "Abrir", "archive", "Archivar", "later", "Later"])
             try await desktop.waitUntilDisplayed(1)
             try desktop.chooseInContextMenu("\\[\(id),archive\\]$")
-            try desktop.dunstctl("context")
+            try await desktop.dunstctl("context")
             #expect(await process.nextLine() == "archive")
             let (confirmation, confirmationID) = try await watcher.nextNotifyAndReply()
             #expect(confirmation.summary == "Archivado", "--confirm replaces the toast with its text")
@@ -131,7 +131,7 @@ import ToastKitAgent
             let presented = await json.nextLine()
             #expect(presented.hasSuffix(#""server_id":\#(jsonID)}"#))
             try await desktop.waitUntilDisplayed(1)
-            try desktop.dunstctl("action", "0")
+            try await desktop.dunstctl("action", "0")
             let action = await json.nextLine()
             #expect(action.hasPrefix(#"{"event":"action","id":"toastkit-"#))
             #expect(action.hasSuffix(#""server_id":\#(jsonID),"action":"open","activation_token":null}"#))
@@ -157,7 +157,7 @@ import ToastKitAgent
                 ["send", "--wait", "-d", "indefinite", "Ciérrame"].map { Array($0.utf8) }, environment: env)
             _ = try await watcher.nextNotifyAndReply()
             try await desktop.waitUntilDisplayed(1)
-            try desktop.dunstctl("close")
+            try await desktop.dunstctl("close")
             let dismissedResult = await dismissed.finish()
             #expect(dismissedResult.status == 2, "\(dismissedResult.error)")
             #expect(dismissedResult.output.isEmpty)
@@ -192,7 +192,7 @@ import ToastKitAgent
                 #expect(result.output.hasSuffix(#""reason":"interrupted","signal":"\#(name)"}"# + "\n"))
                 #expect(try await watcher.nextClosed(id) == 3)
             }
-            #expect(try desktop.totalCount() == 0)
+            #expect(try await desktop.totalCount() == 0)
         }
     }
 
@@ -207,7 +207,7 @@ import ToastKitAgent
             #expect(notify.actionList == ["later", "Later"])
             try await desktop.waitUntilDisplayed(1)
             try desktop.chooseInContextMenu("\\[\(id),later\\]$")
-            try desktop.dunstctl("context")
+            try await desktop.dunstctl("context")
             let deferred = await process.finish()
             #expect(deferred.status == 5, "\(deferred.error)")
             #expect(deferred.output == "later\n")

@@ -37,7 +37,7 @@ import ToastKitAgent
             let result = await process.finish()
             #expect(result.status == 0 && result.output == "guardado\n", "\(result.output) \(result.error)")
             // dunst keeps a notification after an action: the program closed it, and exited only after that.
-            #expect(try desktop.totalCount() == 0, "round \(round): the toast outlived the program")
+            #expect(try await desktop.totalCount() == 0, "round \(round): the toast outlived the program")
         }
     }
 }

@@ -113,7 +113,7 @@ extension OneAtATime {
                         == "toastkit: notifications are turned off for \(appID): the desktop portal's permission store "
                         + "says \"no\" (turn them on in the desktop's settings, or run `flatpak permission-set "
                         + "notifications notification \(appID) yes`)\n")
-                #expect(try desktop.displayedCount() == 0)
+                #expect(try await desktop.displayedCount() == 0)
             }
         }
 

@@ -134,7 +134,7 @@ import ToastKitAgent
             #expect(first.summary == "Café" && first.actionList == ["later", "Later"], "\(first.actionList)")
             try await desktop.waitUntilDisplayed(1)
             let pressed = AgentStore.now()
-            try desktop.dunstctl("action", "0")
+            try await desktop.dunstctl("action", "0")
             let result = await waiting.finish()
             #expect(result.status == 5, "deferred: \(result.output) \(result.error)")
             let (again, _) = try await watcher.nextNotifyAndReply()

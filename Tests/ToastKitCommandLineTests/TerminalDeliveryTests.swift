@@ -73,7 +73,7 @@ import ToastKitAgent
     /// exit status.
     private func onTerminal(
         _ arguments: [String], environment: [String: String]
-    ) throws -> (terminal: [UInt8], output: String, status: Int32) {
+    ) async throws -> (terminal: [UInt8], output: String, status: Int32) {
         // posix_openpt and ptsname need _XOPEN_SOURCE, which the Glibc module leaves out: the same, by hand.
         let master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
         try #require(master >= 0, "\(String(cString: strerror(errno)))")
@@ -96,8 +96,10 @@ import ToastKitAgent
             fileDescriptors: [0: slave, 1: stdout.writeEnd])
         close(slave)
         stdout.closeWriteEnd()
-        let output = String(decoding: stdout.readAll(), as: UTF8.self)
-        let status = child.wait()
+        // Off the pool: the process may talk to a server in this test process.
+        let (output, status) = try await onOwnThread {
+            (String(decoding: stdout.readAll(), as: UTF8.self), child.wait())
+        }
         // The child has ended: what it wrote is in the terminal's buffer (bounded read, nothing blocks).
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -119,10 +121,10 @@ import ToastKitAgent
         ]
     }
 
-    @Test func overSSHWithoutABusTheToastGoesToTheTerminal() throws {
+    @Test func overSSHWithoutABusTheToastGoesToTheTerminal() async throws {
         let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-terminal")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let kitty = try onTerminal(
+        let kitty = try await onTerminal(
             ["send", "-p", "--id", "build", "Build", "<b>3</b> errors"],
             environment: noBus(directory, term: "xterm-kitty"))
         #expect(kitty.status == 0)
@@ -132,13 +134,13 @@ import ToastKitAgent
                 == "\u{1B}]99;i=build:d=0:e=1:p=title;QnVpbGQ=\u{1B}\\\u{1B}]99;i=build:d=1:e=1:p=body;MyBlcnJvcnM=\u{1B}\\",
             "markup is taken out, as the server would")
 
-        let foot = try onTerminal(
+        let foot = try await onTerminal(
             ["send", "--json", "-s", "error", "Copia", "falló"], environment: noBus(directory, term: "foot"))
         #expect(foot.status == 0)
         #expect(String(decoding: foot.terminal, as: UTF8.self) == "\u{1B}]777;notify;Copia;falló\u{1B}\\")
         #expect(foot.output.hasSuffix(#","terminal":"777"}"# + "\n"), "\(foot.output)")
 
-        let unknown = try onTerminal(["send", "Hola"], environment: noBus(directory, term: "vt100"))
+        let unknown = try await onTerminal(["send", "Hola"], environment: noBus(directory, term: "vt100"))
         #expect(unknown.status == 0)
         #expect(
             unknown.terminal == Array("\u{07}Hola\r\n".utf8), "a terminal that may lack every code: a bell and a line")
@@ -151,11 +153,11 @@ import ToastKitAgent
         defer { server.stop() }
         var env = environment.environment
         env["TERM"] = "xterm-256color"
-        let run = try onTerminal(["send", "--terminal-code", "9", "Listo"], environment: env)
+        let run = try await onTerminal(["send", "--terminal-code", "9", "Listo"], environment: env)
         #expect(run.status == 0)
         #expect(String(decoding: run.terminal, as: UTF8.self) == "\u{1B}]9;Listo\u{1B}\\")
         #expect(server.notifications.isEmpty, "nothing went to the bus")
-        let plain = try onTerminal(["send", "Al servidor"], environment: env)
+        let plain = try await onTerminal(["send", "Al servidor"], environment: env)
         #expect(plain.status == 0 && plain.terminal.isEmpty, "with a bus, the server shows it")
         #expect(server.notifications.map(\.summary) == ["Al servidor"])
     }
@@ -171,8 +173,10 @@ import ToastKitAgent
             fileDescriptors: [1: stdout.writeEnd, 2: stderr.writeEnd])
         stdout.closeWriteEnd()
         stderr.closeWriteEnd()
-        let error = String(decoding: stderr.readAll(), as: UTF8.self)
-        #expect(child.wait() == 69)
+        let (error, status) = try await onOwnThread {
+            (String(decoding: stderr.readAll(), as: UTF8.self), child.wait())
+        }
+        #expect(status == 69)
         #expect(error.hasPrefix("toastkit: cannot reach the session bus: no session bus"), "\(error)")
 
         for arguments in [
