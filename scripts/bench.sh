@@ -7,7 +7,8 @@
 #
 #   P1 one toast from a script, whole process: toastkit send vs notify-send vs gdbus call vs a raw C one-shot (hyperfine)
 #   P2 N Notify calls, sequential and pipelined (≤ W in flight): the library (ToastCenter + desktop presenter), the
-#      raw wire (NotificationsClient), python3-dbus and a raw C libdbus loop; R rounds, clients take turns
+#      raw wire (NotificationsClient), desktop-notifier (PyPI, in a virtual environment under .build/), python3-dbus
+#      and a raw C libdbus loop; R rounds, clients take turns
 #   P3 server emits ActionInvoked → the Swift action handler runs: median, p99
 #   P4 peak RSS of the CLI vs notify-send; the library's RSS after 1k, 10k, 100k toasts
 #   P5 CPU time of a process holding one indefinite toast over S seconds
@@ -77,6 +78,16 @@ swift build -c release --static-swift-stdlib --product toastkit-benchmark "${scr
 benchmark="$(swift build -c release --static-swift-stdlib --show-bin-path "${scratch[@]}")/toastkit-benchmark"
 server="$c_dir/instant-notifications-server"
 python=(/usr/bin/python3 scripts/benchmarks/python-notify-loop.py)
+# desktop-notifier, the Python library an app developer would pick instead (issue 22 §3): from PyPI, pinned, into a
+# virtual environment of the bench's own (Debian's python3 with python3-venv).
+notifier_version=6.2.0
+notifier_venv=.build/bench-venv
+if wants P2 && ! "$notifier_venv/bin/python" -c "import desktop_notifier" 2>/dev/null; then
+    echo "== desktop-notifier $notifier_version from PyPI into $notifier_venv"
+    /usr/bin/python3 -m venv "$notifier_venv"
+    "$notifier_venv/bin/pip" install --quiet --disable-pip-version-check "desktop-notifier==$notifier_version"
+fi
+desktop_notifier=("$notifier_venv/bin/python" scripts/benchmarks/desktop-notifier-loop.py)
 
 # --- Private bus: own config, killed by pid on exit; it may activate one service, the toastkit agent -------------
 work="$(mktemp -d "${TMPDIR:-/tmp}/toastkit-bench.XXXXXX")"
@@ -201,14 +212,15 @@ if wants P2; then
         record P2 "$label" "$line"
         echo "   $label: $(echo "$line" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print("sequential %.0f/s, pipelined %.0f/s" % (d["sequential"]["calls_per_s"], d["pipelined"]["calls_per_s"]))')"
     }
-    clients=(c python swift-raw swift-library)
+    clients=(c python desktop-notifier swift-raw swift-library)
     for round in $(seq "$rounds"); do
         echo "-- round $round"
         # rotate the order each round, so no client always runs first (or last, on a warmer machine)
-        for k in 0 1 2 3; do
-            case "${clients[$(((k + round - 1) % 4))]}" in
+        for k in 0 1 2 3 4; do
+            case "${clients[$(((k + round - 1) % 5))]}" in
                 c) p2_run C "$c_dir/raw-libdbus-client" --method freedesktop-notify "${p2_common[@]}" --json ;;
                 python) p2_run python3-dbus "${python[@]}" "${p2_common[@]}" --json ;;
+                desktop-notifier) p2_run desktop-notifier "${desktop_notifier[@]}" "${p2_common[@]}" --json ;;
                 swift-raw) p2_run "Swift raw" "$benchmark" burst --client raw "${p2_common[@]}" ;;
                 swift-library) p2_run "Swift library" "$benchmark" burst --client library "${p2_common[@]}" ;;
             esac

@@ -23,7 +23,7 @@ packages=(
     xdg-desktop-portal xdg-desktop-portal-gtk xdg-desktop-portal-dev flatpak bubblewrap xdg-dbus-proxy
 )
 case "${1:-test}" in
-    bench) packages+=(hyperfine libglib2.0-bin python3-dbus gcc valgrind) ;;
+    bench) packages+=(hyperfine libglib2.0-bin python3-dbus python3-venv gcc valgrind) ;;
 esac
 
 missing=()
