@@ -14,7 +14,8 @@ public import ToastModel
 /// same thing: `expire_timeout` is the remaining time while the toast's timer runs, and 0 (never) while it is
 /// covered, paused or the screen is locked; when the timer starts or stops, the notification is replaced in place
 /// with the new timeout (docs/decisions/0004-server-time.md). Updates of one toast that come faster than the
-/// server answers collapse into the newest. What the server cannot do (no actions, no body, no markup) degrades
+/// server answers, or within ``DesktopPresenterConfiguration/minimumUpdateInterval`` (25 ms) of the last one sent,
+/// collapse into the newest, which always goes out. What the server cannot do (no actions, no body, no markup) degrades
 /// and is reported as a `degraded` event.
 ///
 /// Server lifecycle: with no server, presenting reports a recoverable failure and the center keeps the toast;
@@ -56,8 +57,9 @@ public final class DesktopNotificationPresenter: ToastPresenter {
         shell.handle(.show(presentation))
     }
 
-    /// Sends `Notify` with `replaces_id` for a toast on screen; updates that come faster than the server answers
-    /// collapse into the newest.
+    /// Sends `Notify` with `replaces_id` for a toast on screen; updates that come faster than the server answers,
+    /// or within ``DesktopPresenterConfiguration/minimumUpdateInterval`` of the last one sent, collapse into the
+    /// newest, which always goes out.
     public func update(_ presentation: ToastPresentation) {
         shell.handle(.show(presentation))
     }
@@ -200,7 +202,7 @@ struct DesktopBackend: PresenterBackend {
             close(serverID, on: link) { answer(.closeAnswered(id: id, call: call)) }
         case .discard(let serverID):
             close(serverID, on: link) {}
-        case .connect, .resume, .report:
+        case .connect, .resume, .report, .wake:
             break  // the shell's own
         }
     }

@@ -35,6 +35,12 @@ public struct DesktopPresenterConfiguration: Sendable {
     /// Listen to the server: its signals (actions, closes) and its restarts. A tool that shows a toast and exits
     /// at once can turn this off and save the bus round trips of subscribing.
     public var listensForSignals: Bool
+    /// The shortest time between two `Notify` calls that update one toast on the notification server. Updates that
+    /// come faster (a progress counter in a loop) merge: the newest goes out when the time is up, and the last one
+    /// always does. A server spends 10–22 ms of CPU drawing each notification (docs/benchmarks.md, P6), so the
+    /// default, 25 ms, is about what it can draw; a toast's first `Notify`, and its close, never wait. Zero turns the
+    /// bound off (updates are then bounded only by round trips: one `Notify` on its way per toast).
+    public var minimumUpdateInterval: Duration
     /// Which service shows the toasts: the notification server, the notification portal, or the one that fits the
     /// process (``NotificationBackend/automatic``, the default). `ToastCenter()` and `toastkit send` follow it; the
     /// presenter classes themselves always use their own service.
@@ -51,8 +57,10 @@ public struct DesktopPresenterConfiguration: Sendable {
         maximumMessageLength: Int = 64 * 1024,
         pausesWhileScreenLocked: Bool = true,
         listensForSignals: Bool = true,
-        backend: NotificationBackend = .automatic
+        backend: NotificationBackend = .automatic,
+        minimumUpdateInterval: Duration = .milliseconds(25)
     ) {
+        self.minimumUpdateInterval = minimumUpdateInterval
         self.listensForSignals = listensForSignals
         self.backend = backend
         self.appName = appName

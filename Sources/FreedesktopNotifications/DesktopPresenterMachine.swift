@@ -9,10 +9,12 @@ package import ToastModel
 /// that feeds it and carries out its actions).
 ///
 /// The rules:
-/// - **Latest wins.** At most one `Notify` per toast is on its way. Content and timer changes that arrive meanwhile
-///   collapse into the newest, sent when the reply is in; a close that comes after them drops them. So a toast
-///   replaced 10,000 times in a loop costs a handful of `Notify` calls, bounded by round trips. Distinct toasts are
-///   never coalesced and are pipelined.
+/// - **Latest wins.** At most one `Notify` per toast is on its way, and a toast's updates go out at most once per
+///   ``DesktopPresenterConfiguration/minimumUpdateInterval`` (what a server can draw). Content and timer changes
+///   that arrive meanwhile collapse into the newest, sent when the reply is in and the interval is up; a close that
+///   comes after them drops them. So a toast replaced 10,000 times in a loop costs a handful of `Notify` calls, and
+///   the last content always reaches the server. A toast's first `Notify` never waits. Distinct toasts are never
+///   coalesced and are pipelined.
 /// - **The server's clock never contradicts the center's.** `expire_timeout` is the remaining time while the
 ///   toast's timer runs (``PresentedToast/isTimerRunning``) and 0 (never) otherwise; a timer change is sent as a
 ///   `Notify` that replaces the notification in place (decision 0004). Servers known to ignore `expire_timeout`
@@ -77,6 +79,8 @@ package struct DesktopPresenterMachine: Sendable {
         case screenSaverChanged(active: Bool)
         /// The connection is gone for good.
         case connectionLost(DesktopPresentationError)
+        /// Time passed: the moment asked for with ``Action/wake(at:)`` (or later) has come.
+        case tick
         /// The presenter was detached from its center: forget everything.
         case reset
     }
@@ -97,18 +101,11 @@ package struct DesktopPresenterMachine: Sendable {
         case report(ToastPresenterReport)
         /// Resume these ``DesktopNotificationPresenter/accepted(_:)`` waiters.
         case resume([WaiterID], Result<UInt32, DesktopPresentationError>)
+        /// Feed ``Event/tick`` at this time (a time on the clock of the events) or soon after.
+        case wake(at: Duration)
     }
 
-    private enum Link: Sendable, Hashable {
-        /// Nothing asked for (or the last attempt failed).
-        case none
-        /// Asked for; answers of other generations are stale.
-        case connecting(UInt64)
-        /// Up, with the current server's capabilities.
-        case ready(ServerCapabilities)
-    }
-
-    private enum InFlight: Sendable {
+    enum InFlight: Sendable {
         case notify(call: UInt64, actionKeys: [String: String])
         case close(call: UInt64)
 
@@ -119,7 +116,7 @@ package struct DesktopPresenterMachine: Sendable {
         }
     }
 
-    private struct Toast: Sendable {
+    struct Toast: TrackedToast {
         /// The latest content the center handed over (its timer kept up to date by timer events).
         var latest: ToastPresentation?
         /// Whether the center wants it on screen.
@@ -143,18 +140,29 @@ package struct DesktopPresenterMachine: Sendable {
         var everSent = false
         /// Adopted with its notification on screen: its first show is already on the server (``Event/adopt(serverID:toastID:onScreen:)``).
         var adoptedOnScreen = false
+        /// When its last `Notify` went out (its next update waits until ``DesktopPresenterConfiguration/minimumUpdateInterval``
+        /// after it).
+        var lastSentAt: Duration?
+        /// Whether its next update waits for its interval (then it is in `waitingForInterval`).
+        var held = false
 
-        /// Nothing on its way and nothing left to send.
-        var isSettled: Bool { inFlight == nil && !((wanted || closesOnceSent) && dirty) }
+        var serviceID: UInt32? { serverID }
+        var hasCallOnItsWay: Bool { inFlight != nil }
+        var hasContentToSend: Bool { (wanted || closesOnceSent) && dirty }
+
+        mutating func failsQuietly() -> Bool {
+            // The center has ended it already: nothing to report, nothing to send again.
+            guard closesOnceSent else { return false }
+            closesOnceSent = false
+            latest = nil
+            return true
+        }
     }
 
     /// The presenter's settings (app name, markup, timeouts).
     package let configuration: DesktopPresenterConfiguration
-    private var link = Link.none
-    private var generation: UInt64 = 0
-    /// The unique name of the server, when known.
-    package private(set) var owner: String?
-    private var toasts: [String: Toast] = [:]
+    /// The link, the owner, the toasts, the waiters.
+    var ledger = PresenterLedger<ServerCapabilities, Toast>()
     private var toastForServerID: [UInt32: String] = [:]
     private var tokens: [UInt32: String] = [:]
     private var notifiesInFlight = 0
@@ -162,22 +170,13 @@ package struct DesktopPresenterMachine: Sendable {
     private var orphans: [UInt32: [NotificationSignal]] = [:]
     private var orphanCount = 0
     private var nextCall: UInt64 = 0
-    /// Toasts with content to send once the link is ready.
-    private var waitingForLink = WaitingIDs()
     /// Calls on their way (`Notify` and `CloseNotification`).
     private var callsInFlight = 0
     /// `CloseNotification` calls on their way, and the toasts whose `Notify` waits for them to be answered.
     private var closesInFlight = 0
     private var waitingForCloses = WaitingIDs()
-    /// Waiting for every toast to settle.
-    private var settleWaiters: [WaiterID] = []
-    /// Why recently forgotten toasts failed, so a late ``Event/awaitAccepted(id:waiter:)`` gets the real reason
-    /// rather than "not presented" (bounded: the oldest are dropped).
-    private var failures = Recents<DesktopPresentationError>()
-    #if DEBUG
-        /// Events so far, to spread the invariant scan over many toasts (``checkInvariants()``).
-        private var checks = 0
-    #endif
+    /// Toasts whose next update waits for its interval, and when it may go.
+    private var waitingForInterval: [String: Duration] = [:]
 
     static let serverLeft = "the notification server left the bus; toasts come back when a server starts"
 
@@ -191,124 +190,105 @@ package struct DesktopPresenterMachine: Sendable {
     // MARK: - Queries
 
     /// The server's capabilities, once the link is ready.
-    package var capabilities: ServerCapabilities? {
-        if case .ready(let capabilities) = link { return capabilities }
-        return nil
-    }
+    package var capabilities: ServerCapabilities? { ledger.ready }
+
+    /// The unique name of the server, when known.
+    package var owner: String? { ledger.owner }
 
     /// The toast's notification on the current server.
-    package func serverID(ofToast id: String) -> UInt32? { toasts[id]?.serverID }
+    package func serverID(ofToast id: String) -> UInt32? { ledger.toasts[id]?.serverID }
 
     /// The ids the machine still tracks (for tests of its bookkeeping).
-    package var trackedToastIDs: Set<String> { Set(toasts.keys) }
+    package var trackedToastIDs: Set<String> { Set(ledger.toasts.keys) }
 
     /// `Notify` calls on their way.
     package var notifyCallsInFlight: Int { notifiesInFlight }
 
     /// The ids the center wants on screen now.
-    package var wantedToastIDs: Set<String> { Set(toasts.filter { $0.value.wanted }.keys) }
+    package var wantedToastIDs: Set<String> { Set(ledger.toasts.filter { $0.value.wanted }.keys) }
 
     // MARK: - Events
 
-    /// Applies `event` and returns what to do, in order.
+    /// Applies `event`, at the time of the previous event (time stands still), and returns what to do, in order.
     package mutating func handle(_ event: Event) -> [Action] {
+        handle(event, now: ledger.now)
+    }
+
+    /// Applies `event`, which happened at `now` (a monotonic time; an earlier time than the last event's counts as
+    /// the last event's), and returns what to do, in order.
+    package mutating func handle(_ event: Event, now: Duration) -> [Action] {
+        begin(at: now)
         var out: [Action] = []
         switch event {
         case .show(let presentation):
             let id = presentation.id
-            failures.forget(id)
+            ledger.failures.forget(id)
             // In place: a toast replaced in a loop must not copy its state out and back on every update.
-            if let index = toasts.index(forKey: id) {
-                toasts.values[index].latest = presentation
-                toasts.values[index].wanted = true
-                toasts.values[index].dirty = true
-                toasts.values[index].closesOnceSent = false
-                if toasts.values[index].inFlight != nil { break }  // latest wins: sent when the answer is in
+            if let index = ledger.toasts.index(forKey: id) {
+                ledger.toasts.values[index].latest = presentation
+                ledger.toasts.values[index].wanted = true
+                ledger.toasts.values[index].dirty = true
+                ledger.toasts.values[index].closesOnceSent = false
+                // Latest wins: sent when the answer is in, or when the toast's update interval is up.
+                if ledger.toasts.values[index].inFlight != nil || ledger.toasts.values[index].held { break }
             } else {
                 var toast = Toast()
                 toast.latest = presentation
                 toast.wanted = true
                 toast.dirty = true
-                toasts[id] = toast
+                ledger.toasts[id] = toast
             }
             pump(id, into: &out)
         case .timer(let id, let remaining, let isRunning):
-            guard var toast = toasts[id], toast.wanted, var latest = toast.latest else { break }
+            guard var toast = ledger.toasts[id], toast.wanted, var latest = toast.latest else { break }
             latest.toast.remaining = remaining
             latest.toast.isTimerRunning = isRunning
             toast.latest = latest
             // A server that ignores expire_timeout gains nothing from a re-send; the next send carries the timer.
             if capabilities?.honoursExpireTimeout ?? true { toast.dirty = true }
-            toasts[id] = toast
+            ledger.toasts[id] = toast
             pump(id, into: &out)
         case .close(let id, let expired):
-            guard var toast = toasts[id] else { break }
+            guard var toast = ledger.toasts[id] else { break }
             toast.closesOnceSent = false
             if expired, toast.wanted, toast.dirty, !toast.everSent, toast.inFlight == nil, toast.latest != nil,
-                waitingForLink.contains(id) || waitingForCloses.contains(id)
+                ledger.waitingForLink.contains(id) || waitingForCloses.contains(id)
             {
                 // Its time ran out before it could be sent (`notify-send -t 1` in a fresh process, the link still
                 // being made, or a close of ours on its way): a toast the center showed still reaches the server
                 // once, and is closed when it has its id. Any other close (covered, dismissed, detached) drops it.
                 toast.wanted = false
                 toast.closesOnceSent = true
-                toasts[id] = toast
+                ledger.toasts[id] = toast
                 break
             }
-            toast.wanted = false
-            toast.dirty = false
-            toast.latest = nil
-            toasts[id] = toast
+            toast.drop()
+            ledger.toasts[id] = toast
             pump(id, into: &out)
         case .adopt(let serverID, let toastID, let onScreen):
-            var toast = toasts[toastID] ?? Toast()
+            var toast = ledger.toasts[toastID] ?? Toast()
             if let old = toast.serverID { toastForServerID[old] = nil }
             toast.serverID = serverID
             toast.adoptedOnScreen = onScreen
-            toasts[toastID] = toast
+            ledger.toasts[toastID] = toast
             toastForServerID[serverID] = toastID
         case .awaitSettled(let waiter):
-            settleWaiters.append(waiter)
+            ledger.settleWaiters.append(waiter)
         case .awaitAccepted(let id, let waiter):
-            guard var toast = toasts[id] else {
-                out.append(.resume([waiter], .failure(failures[id] ?? .notPresented(id))))
-                break
-            }
-            if toast.isSettled {
-                out.append(.resume([waiter], Self.result(of: toast, id: id)))
-            } else {
-                toast.waiters.append(waiter)
-                toasts[id] = toast
-            }
+            awaitAccepted(id: id, waiter: waiter, into: &out)
         case .linkReady(let generation, let capabilities, let owner):
-            guard link == .connecting(generation) else { break }
-            link = .ready(capabilities)
-            if self.owner == nil { self.owner = owner }
-            let waiting = waitingForLink.takeAll()
-            for id in waiting { pump(id, into: &out) }
+            linkReady(generation: generation, capabilities, owner: owner, into: &out)
         case .linkFailed(let generation, let error):
-            guard link == .connecting(generation) else { break }
-            link = .none
-            let waiting = waitingForLink.takeAll()
-            for id in waiting {
-                guard var toast = toasts[id], toast.inFlight == nil else { continue }
-                if toast.wanted || toast.closesOnceSent, toast.dirty {
-                    fail(id, error, into: &out)
-                } else if !toast.wanted {
-                    // Ended while the connection was being made: its waiters learn why nothing reached a server.
-                    toast.lastFailure = error
-                    settle(id, toast, into: &out)
-                }
-            }
+            linkFailed(generation: generation, error, into: &out)
         case .notifyAnswered(let id, let call, let result):
             answered(id, call: call, result, into: &out)
         case .closeAnswered(let id, let call):
             // Only the answer to the close on its way counts (a stale answer, or one with a Notify's number, is not).
-            guard var toast = toasts[id], case .close(call)? = toast.inFlight else { break }
+            guard var toast = ledger.toasts[id], case .close(call)? = toast.inFlight else { break }
             toast.inFlight = nil
             callsInFlight -= 1
             closesInFlight -= 1
-            toasts[id] = toast
+            ledger.toasts[id] = toast
             pump(id, into: &out)
             if closesInFlight == 0 {
                 let waiting = waitingForCloses.takeAll()
@@ -318,76 +298,30 @@ package struct DesktopPresenterMachine: Sendable {
         case .signal(let signal, let sender):
             received(signal, from: sender, into: &out)
         case .ownerChanged(let newOwner):
-            guard owner != newOwner else { break }
-            owner = newOwner
-            forgetServer()
-            // The capabilities were the old server's (and a link being made may bring the old server's too): the
-            // next toast reads the new one's.
-            link = .none
-            if newOwner != nil {
-                if !waitingForLink.isEmpty { connectIfNeeded(into: &out) }
-            } else {
-                // Nobody to send them to: they wait, as failed for now, for the center to show them again.
-                let waiting = waitingForLink.takeAll()
-                for id in waiting
-                where (toasts[id]?.wanted == true || toasts[id]?.closesOnceSent == true) && toasts[id]?.dirty == true {
-                    fail(id, DesktopPresentationError(.noServer, reason: Self.serverLeft), into: &out)
-                }
-            }
-            if newOwner == nil {
-                out.append(
-                    .report(
-                        .failed(
-                            toastID: nil,
-                            reason: Self.serverLeft,
-                            recoverable: true)))
-            } else {
-                out.append(.report(.reshowRequested))
-            }
+            ownerChanged(newOwner, into: &out)
         case .screenSaverChanged(let active):
-            out.append(.report(active ? .pauseRequested : .resumeRequested))
+            screenSaverChanged(active: active, into: &out)
+        case .tick:
+            let due = waitingForInterval.filter { $0.value <= ledger.now }.keys.sorted()
+            for id in due { pump(id, into: &out) }
+            // The shell keeps one wake-up, for the earliest moment: ask again for the next.
+            if let next = waitingForInterval.values.min() { out.append(.wake(at: next)) }
         case .connectionLost(let error):
-            link = .none
-            owner = nil
-            forgetServer()
-            waitingForLink.removeAll()
-            guard !toasts.isEmpty else { break }
-            // The center ends every toast on the presenter; calls on their way fail with their own answers.
-            out.append(.report(.failed(toastID: nil, reason: error.reason, recoverable: false)))
-            for id in toasts.keys.sorted() {
-                guard var toast = toasts[id] else { continue }
-                toast.wanted = false
-                toast.dirty = false
-                toast.latest = nil
-                toast.lastFailure = error
-                settle(id, toast, into: &out)
-            }
+            connectionLost(error, into: &out)
         case .reset:
-            var waiters: [WaiterID] = []
-            for (_, toast) in toasts { waiters += toast.waiters }
-            if !waiters.isEmpty { out.append(.resume(waiters, .failure(.notPresented("(detached)")))) }
-            let settling = settleWaiters
-            self = DesktopPresenterMachine(configuration: configuration)
-            settleWaiters = settling
+            reset(into: &out)
         }
-        if !settleWaiters.isEmpty, isSettled {
-            out.append(.resume(settleWaiters, .success(0)))
-            settleWaiters = []
-        }
-        #if DEBUG
-            checks &+= 1
-            if checks % max(1, toasts.count / 256) == 0 { checkInvariants() }
-        #endif
+        finish(into: &out)
         return out
     }
 
-    #if DEBUG
-        /// Checks the counters kept by hand against the state they count, and the id map against the toasts; a
-        /// broken one traps (debug builds, every event while few toasts are tracked, then spread over more).
-        private func checkInvariants() {
+    /// Checks the counters kept by hand against the state they count, and the id map against the toasts; a
+    /// broken one traps (debug builds, every event while few toasts are tracked, then spread over more).
+    func checkInvariants() {
+        #if DEBUG
             var notifies = 0
             var closes = 0
-            for (id, toast) in toasts {
+            for (id, toast) in ledger.toasts {
                 switch toast.inFlight {
                 case .notify?: notifies += 1
                 case .close?: closes += 1
@@ -396,32 +330,48 @@ package struct DesktopPresenterMachine: Sendable {
                 if let serverID = toast.serverID {
                     precondition(toastForServerID[serverID] == id, "toast \(id)'s server id \(serverID) is not mapped")
                 }
+                precondition(toast.held == (waitingForInterval[id] != nil), "toast \(id)'s hold is not in the queue")
+                if toast.held {
+                    precondition(toast.inFlight == nil, "toast \(id) waits for its interval with a call on its way")
+                }
                 precondition(!(toast.closesOnceSent && toast.wanted), "toast \(id) is wanted and closes once sent")
             }
             precondition(notifiesInFlight == notifies, "notifiesInFlight \(notifiesInFlight) ≠ \(notifies)")
             precondition(closesInFlight == closes, "closesInFlight \(closesInFlight) ≠ \(closes)")
             precondition(callsInFlight == notifies + closes, "callsInFlight \(callsInFlight) ≠ \(notifies + closes)")
             for (serverID, id) in toastForServerID {
-                precondition(toasts[id]?.serverID == serverID, "server id \(serverID) maps to \(id), which has another")
+                precondition(
+                    ledger.toasts[id]?.serverID == serverID, "server id \(serverID) maps to \(id), which has another")
+            }
+            for id in waitingForInterval.keys {
+                precondition(ledger.toasts[id] != nil, "untracked toast \(id) waits for its interval")
             }
             let held = orphans.values.reduce(0) { $0 + $1.count }
             precondition(orphanCount == held && held <= Self.orphanLimit, "orphanCount \(orphanCount) ≠ \(held)")
-        }
-    #endif
+        #endif
+    }
 
     /// No call on its way and no toast waiting for the link.
-    package var isSettled: Bool { callsInFlight == 0 && waitingForLink.isEmpty && waitingForCloses.isEmpty }
+    package var isSettled: Bool {
+        callsInFlight == 0 && ledger.waitingForLink.isEmpty && waitingForCloses.isEmpty && waitingForInterval.isEmpty
+    }
 
     // MARK: - Sending
 
     /// Sends what toast `id` needs next, if nothing for it is on its way: its latest content, or the close of
     /// its notification. Resumes its waiters and forgets it once it is settled and gone.
-    private mutating func pump(_ id: String, into out: inout [Action]) {
-        guard var toast = toasts[id], toast.inFlight == nil else { return }
+    mutating func pump(_ id: String, into out: inout [Action]) {
+        guard var toast = ledger.toasts[id], toast.inFlight == nil else { return }
+        let wasHeld = toast.held
+        if wasHeld {
+            toast.held = false
+            ledger.toasts[id] = toast
+            waitingForInterval[id] = nil
+        }
         if toast.wanted || (toast.closesOnceSent && toast.dirty) {
             if toast.dirty, let presentation = toast.latest {
-                guard case .ready(let capabilities) = link else {
-                    waitingForLink.insert(id)
+                guard case .ready(let capabilities) = ledger.link else {
+                    ledger.waitingForLink.insert(id)
                     connectIfNeeded(into: &out)
                     return
                 }
@@ -434,13 +384,25 @@ package struct DesktopPresenterMachine: Sendable {
                         toast.everSent = true
                         if toast.closesOnceSent {
                             toast.closesOnceSent = false
-                            toasts[id] = toast
+                            ledger.toasts[id] = toast
                             pump(id, into: &out)
                             return
                         }
                         settle(id, toast, into: &out)
                         return
                     }
+                }
+                if toast.serverID != nil, let last = toast.lastSentAt,
+                    ledger.now < last + configuration.minimumUpdateInterval
+                {
+                    // An update of a notification on screen, sooner than the server can draw it: it waits (latest
+                    // wins), and the newest goes out when the interval is up.
+                    let due = last + configuration.minimumUpdateInterval
+                    toast.held = true
+                    ledger.toasts[id] = toast
+                    waitingForInterval[id] = due
+                    if !wasHeld { out.append(.wake(at: due)) }
+                    return
                 }
                 guard closesInFlight == 0 else {
                     // A Notify right behind a CloseNotification is often never drawn by swaync: it goes out once
@@ -455,19 +417,18 @@ package struct DesktopPresenterMachine: Sendable {
                         presentation, replacesID: toast.serverID ?? 0, capabilities: capabilities,
                         configuration: configuration)
                 } catch let error {
-                    toasts[id] = toast
+                    ledger.toasts[id] = toast
                     fail(id, DesktopPresentationError(.invalidInput, reason: error.description), into: &out)
                     return
                 }
-                for reason in mapped.degradations where toast.reported.insert(reason).inserted {
-                    out.append(.report(.degraded(toastID: id, reason: reason)))
-                }
+                reportDegradations(mapped.degradations, of: id, &toast, into: &out)
                 nextCall += 1
                 toast.inFlight = .notify(call: nextCall, actionKeys: mapped.actionKeys)
                 toast.everSent = true
+                toast.lastSentAt = ledger.now
                 notifiesInFlight += 1
                 callsInFlight += 1
-                toasts[id] = toast
+                ledger.toasts[id] = toast
                 out.append(.notify(id: id, call: nextCall, mapped.call))
                 return
             }
@@ -480,65 +441,20 @@ package struct DesktopPresenterMachine: Sendable {
             toast.inFlight = .close(call: nextCall)
             callsInFlight += 1
             closesInFlight += 1
-            toasts[id] = toast
+            ledger.toasts[id] = toast
             out.append(.close(id: id, call: nextCall, serverID: serverID))
             return
         }
         settle(id, toast, into: &out)
     }
 
-    /// Resumes the waiters of a settled toast and forgets it when the center no longer wants it.
-    private mutating func settle(_ id: String, _ toast: Toast, into out: inout [Action]) {
-        var toast = toast
-        // A toast ended while its content waited for the connection keeps its waiters until the connection is made
-        // or fails: they are told whether a server was there to show it.
-        let awaitsLink = !toast.wanted && toast.serverID == nil && waitingForLink.contains(id)
-        if toast.isSettled, !awaitsLink, !toast.waiters.isEmpty {
-            out.append(.resume(toast.waiters, Self.result(of: toast, id: id)))
-            toast.waiters = []
+    /// A toast about to be settled with nothing left to send (the server closed it, or the connection ended): its
+    /// update no longer waits for its interval.
+    mutating func willSettle(_ id: String, _ toast: inout Toast) {
+        if toast.held, !(toast.wanted && toast.dirty) {
+            toast.held = false
+            waitingForInterval[id] = nil
         }
-        if !toast.wanted, toast.inFlight == nil, toast.serverID == nil, toast.waiters.isEmpty {
-            toasts[id] = nil
-            if let failure = toast.lastFailure { failures.remember(failure, for: id) }
-        } else {
-            toasts[id] = toast
-        }
-    }
-
-    private static func result(of toast: Toast, id: String) -> Result<UInt32, DesktopPresentationError> {
-        if let serverID = toast.serverID { return .success(serverID) }
-        return .failure(toast.lastFailure ?? .notPresented(id))
-    }
-
-    private mutating func connectIfNeeded(into out: inout [Action]) {
-        guard link == .none else { return }
-        generation += 1
-        link = .connecting(generation)
-        out.append(.connect(generation: generation))
-    }
-
-    /// Reports that toast `id` could not be shown. A failure a server appearing later can fix leaves the toast
-    /// wanted (the center keeps it and asks again); any other ends it in the center, so whatever it still has on the
-    /// server is closed and it is forgotten, remembering why.
-    private mutating func fail(_ id: String, _ error: DesktopPresentationError, into out: inout [Action]) {
-        guard var toast = toasts[id] else { return }
-        toast.lastFailure = error
-        toast.dirty = false
-        if toast.closesOnceSent {
-            // The center has ended it already: nothing to report, nothing to send again.
-            toast.closesOnceSent = false
-            toast.latest = nil
-            toasts[id] = toast
-            settle(id, toast, into: &out)
-            return
-        }
-        out.append(.report(.failed(toastID: id, reason: error.reason, recoverable: error.isRecoverable)))
-        if !error.isRecoverable {
-            toast.wanted = false
-            toast.latest = nil
-        }
-        toasts[id] = toast
-        pump(id, into: &out)
     }
 
     // MARK: - Answers
@@ -546,7 +462,7 @@ package struct DesktopPresenterMachine: Sendable {
     private mutating func answered(
         _ id: String, call: UInt64, _ result: Result<NotifyReply, DesktopPresentationError>, into out: inout [Action]
     ) {
-        guard var toast = toasts[id], case .notify(call, let actionKeys) = toast.inFlight else {
+        guard var toast = ledger.toasts[id], case .notify(call, let actionKeys) = toast.inFlight else {
             // Forgotten meanwhile (the presenter was reset): nobody wants what this created.
             if case .success(let reply) = result, owner == nil || reply.sender == nil || reply.sender == owner {
                 out.append(.discard(serverID: reply.serverID))
@@ -559,7 +475,7 @@ package struct DesktopPresenterMachine: Sendable {
         var early: [NotificationSignal] = []
         switch result {
         case .success(let reply):
-            if owner == nil { owner = reply.sender }
+            if owner == nil { ledger.owner = reply.sender }
             if let sender = reply.sender, sender != owner {
                 // Answered by a server that has since been replaced: its id means nothing to the new one (the
                 // owner change already asked the center to show the toast again).
@@ -589,12 +505,12 @@ package struct DesktopPresenterMachine: Sendable {
             // toast as asked, so it stays ours.
             break
         case .failure(let error):
-            toasts[id] = toast
+            ledger.toasts[id] = toast
             if notifiesInFlight == 0 { dropOrphans() }
             fail(id, error, into: &out)
             return
         }
-        toasts[id] = toast
+        ledger.toasts[id] = toast
         if notifiesInFlight == 0 { dropOrphans() }
         for signal in early { received(signal, from: owner, into: &out) }
         pump(id, into: &out)
@@ -603,7 +519,7 @@ package struct DesktopPresenterMachine: Sendable {
     private mutating func received(_ signal: NotificationSignal, from sender: String?, into out: inout [Action]) {
         // Only the real server may speak.
         guard let sender, sender == owner else { return }
-        guard let toastID = toastForServerID[signal.id], var toast = toasts[toastID] else {
+        guard let toastID = toastForServerID[signal.id], var toast = ledger.toasts[toastID] else {
             // Not ours, or ours with the Notify reply still on its way: keep it until that reply is in.
             if notifiesInFlight > 0, orphanCount < Self.orphanLimit {
                 orphans[signal.id, default: []].append(signal)
@@ -625,11 +541,9 @@ package struct DesktopPresenterMachine: Sendable {
             if toast.serverID == id { toast.serverID = nil }
             // Gone from the server: what was still to be sent is dropped (the center decides what comes next, and
             // the id a Notify on its way brings back is closed when it arrives).
-            toast.wanted = false
-            toast.dirty = false
-            toast.latest = nil
+            toast.drop()
             out.append(.report(.closed(toastID: toastID, reason: Self.closeReason(reason))))
-            toasts[toastID] = toast
+            ledger.toasts[toastID] = toast
             settle(toastID, toast, into: &out)
             showQueuedAfterClose(into: &out)
         }
@@ -640,22 +554,27 @@ package struct DesktopPresenterMachine: Sendable {
     /// shell looks at its queue and pops up the one that waited behind the closed banner.
     private mutating func showQueuedAfterClose(into out: inout [Action]) {
         guard capabilities?.forgetsQueueOnClose == true else { return }
-        for id in toasts.keys.sorted() {
-            guard var toast = toasts[id], toast.wanted, toast.serverID != nil, toast.inFlight == nil,
+        for id in ledger.toasts.keys.sorted() {
+            guard var toast = ledger.toasts[id], toast.wanted, toast.serverID != nil, toast.inFlight == nil,
                 toast.latest != nil, !toast.dirty
             else { continue }
             toast.dirty = true
-            toasts[id] = toast
+            ledger.toasts[id] = toast
             pump(id, into: &out)
         }
     }
 
-    /// Forgets every server id, token and held signal: they belonged to a server that is gone.
-    private mutating func forgetServer() {
+    /// Forgets every server id, token and held signal, and the updates that waited for their interval: they belonged
+    /// to a server that is gone (a new one gets each toast at once).
+    mutating func forgetServer() {
         toastForServerID = [:]
         tokens = [:]
         dropOrphans()
-        for id in toasts.keys { toasts[id]?.serverID = nil }
+        waitingForInterval = [:]
+        for id in ledger.toasts.keys {
+            ledger.toasts[id]?.serverID = nil
+            ledger.toasts[id]?.held = false
+        }
     }
 
     private mutating func dropOrphans() {
@@ -684,14 +603,30 @@ extension ServerCapabilities {
     }
 }
 
-extension DesktopPresenterMachine: PresenterMachine {
-    mutating func handle(_ event: Event, now: Duration) -> [Action] { handle(event) }
+extension DesktopPresenterMachine: LedgerMachine {
+    static var serviceLeft: String { serverLeft }
+    static var settledValue: UInt32 { 0 }
+
+    static func action(_ step: PresenterStep<UInt32>) -> Action {
+        switch step {
+        case .connect(let generation): .connect(generation: generation)
+        case .report(let report): .report(report)
+        case .resume(let waiters, let result): .resume(waiters, result)
+        case .wake(let at): .wake(at: at)
+        }
+    }
+
+    /// A new owner is a new server: its ids mean nothing to it.
+    mutating func ownerWillChange() { forgetServer() }
+    mutating func connectionWillEnd() { forgetServer() }
+    func detached() -> Self { DesktopPresenterMachine(configuration: configuration) }
 
     static func step(_ action: Action) -> PresenterStep<UInt32>? {
         switch action {
         case .connect(let generation): .connect(generation: generation)
         case .report(let report): .report(report)
         case .resume(let waiters, let result): .resume(waiters, result)
+        case .wake(let at): .wake(at: at)
         case .notify, .close, .discard: nil
         }
     }
@@ -702,6 +637,6 @@ extension DesktopPresenterMachine: PresenterMachine {
         .linkFailed(generation: generation, error)
     }
     static func connectionLost(_ error: DesktopPresentationError) -> Event { .connectionLost(error) }
-    static var tick: Event? { nil }
+    static var tick: Event? { .tick }
     static var reset: Event { .reset }
 }

@@ -17,6 +17,10 @@ import ToastModel
         information: ServerInformation(
             name: "xfce4-notifyd", vendor: "Xfce", version: "0.8.2", specificationVersion: "1.2"))
 
+    /// The settings of most tests here: no update interval, so time can stand still (``handle(_:)``); the interval has
+    /// tests of its own, with the time of each event.
+    static let configuration = DesktopPresenterConfiguration(appName: "tests", minimumUpdateInterval: .zero)
+
     /// A toast snapshot as the center hands it over.
     static func presentation(
         _ id: String, _ title: String = "T", remaining: Duration? = .seconds(4), running: Bool = true,
@@ -29,7 +33,7 @@ import ToastModel
 
     /// A machine whose link is up (generation 1) with `capabilities`, owned by `server`.
     static func linked(_ capabilities: ServerCapabilities = dunst) -> Machine {
-        var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "tests"))
+        var machine = Machine(configuration: Self.configuration)
         #expect(machine.handle(.show(presentation("warm-up"))) == [.connect(generation: 1)])
         let sent = machine.handle(.linkReady(generation: 1, capabilities: capabilities, owner: server))
         let call = sent.notifyCall
@@ -49,7 +53,7 @@ import ToastModel
     // MARK: - Sending
 
     @Test func theFirstToastConnectsThenSendsWithTheTimersTimeout() throws {
-        var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "tests"))
+        var machine = Machine(configuration: Self.configuration)
         #expect(machine.handle(.show(Self.presentation("a"))) == [.connect(generation: 1)])
         #expect(machine.handle(.show(Self.presentation("b", running: false))).isEmpty, "one link for both")
         let sent = machine.handle(.linkReady(generation: 1, capabilities: Self.dunst, owner: Self.server))
@@ -246,7 +250,7 @@ import ToastModel
     }
 
     @Test func staleLinkAnswersAreIgnoredAndAFailedLinkFailsTheWaitingToasts() throws {
-        var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "tests"))
+        var machine = Machine(configuration: Self.configuration)
         _ = machine.handle(.show(Self.presentation("a")))
         _ = machine.handle(.awaitAccepted(id: "a", waiter: 1))
         #expect(machine.handle(.linkReady(generation: 9, capabilities: Self.dunst, owner: nil)).isEmpty)
@@ -261,7 +265,7 @@ import ToastModel
 
     @Test func aToastEndedWhileTheLinkIsMadeTellsItsWaiterWhetherAServerWasThere() throws {
         // A silent server: the toast's time runs out while its capabilities are still being read.
-        var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "tests"))
+        var machine = Machine(configuration: Self.configuration)
         _ = machine.handle(.show(Self.presentation("a")))
         _ = machine.handle(.awaitAccepted(id: "a", waiter: 1))
         #expect(machine.handle(.close(id: "a")).isEmpty, "the waiter waits for the link, not for the close")
@@ -354,7 +358,7 @@ import ToastModel
     @Test(arguments: [false, true])
     func aNotificationAdoptedOnScreenWhoseTimeRanOutIsClosedWhenTheLinkIsReady(dunst: Bool) throws {
         let capabilities = dunst ? Self.dunst : Self.xfce
-        var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "tests"))
+        var machine = Machine(configuration: Self.configuration)
         _ = machine.handle(.adopt(serverID: 41, toastID: "h", onScreen: true))
         #expect(machine.handle(.show(Self.presentation("h"))) == [.connect(generation: 1)])
         #expect(machine.handle(.close(id: "h", expired: true)).notifies.isEmpty)
@@ -400,7 +404,7 @@ import ToastModel
     /// `notify-send -r 41 -t 8 …` in a fresh agent: the toast adopts 41 and its time runs out while the link is made;
     /// it still replaces 41 once (as notify-send's does), and is closed when the server has answered.
     @Test func anAdoptedToastEndedBeforeTheLinkIsReadyIsSentOnceThenClosed() throws {
-        var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "tests"))
+        var machine = Machine(configuration: Self.configuration)
         _ = machine.handle(.adopt(serverID: 41, toastID: "osd"))
         #expect(
             machine.handle(.show(Self.presentation("osd", remaining: .milliseconds(8)))) == [.connect(generation: 1)])
@@ -413,6 +417,92 @@ import ToastModel
         #expect(answered.contains { if case .close(id: "osd", _, serverID: 41) = $0 { true } else { false } })
     }
 
+    // MARK: - The update interval (issue 22 §3)
+
+    /// A linked machine with the default update interval (25 ms); `now` is the time of its last event.
+    static func pacedMachine(at now: Duration = .seconds(1)) -> Machine {
+        var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "tests"))
+        _ = machine.handle(.show(presentation("warm-up")), now: now)
+        let sent = machine.handle(.linkReady(generation: 1, capabilities: dunst, owner: server), now: now)
+        _ = machine.handle(.notifyAnswered(id: "warm-up", call: sent.notifyCall!, reply(1)), now: now)
+        _ = machine.handle(.close(id: "warm-up"), now: now)
+        _ = machine.handle(.closeAnswered(id: "warm-up", call: sent.notifyCall! + 1), now: now)
+        return machine
+    }
+
+    @Test func updatesOfAToastGoOutAtMostOncePerIntervalAndTheLastAlways() throws {
+        var machine = Self.pacedMachine()
+        let start = Duration.seconds(1)
+        #expect(DesktopPresenterConfiguration().minimumUpdateInterval == .milliseconds(25))
+        let first = machine.handle(.show(Self.presentation("p", "0 %")), now: start)
+        #expect(first.notifies.map(\.summary) == ["0 %"], "the first Notify never waits")
+        _ = machine.handle(.notifyAnswered(id: "p", call: try #require(first.notifyCall), Self.reply(7)), now: start)
+        // 10,000 updates in 20 ms, answered at once: none is sent before the interval is up, and one wake-up is asked.
+        var actions: [Machine.Action] = []
+        for percent in 1...10_000 {
+            let now = start + .microseconds(percent * 2)
+            actions += machine.handle(.show(Self.presentation("p", "\(percent) %")), now: now)
+        }
+        #expect(actions == [.wake(at: start + .milliseconds(25))])
+        #expect(!machine.isSettled, "an update waits")
+        #expect(machine.handle(.awaitAccepted(id: "p", waiter: 1), now: start + .milliseconds(20)).isEmpty)
+        #expect(
+            machine.handle(.tick, now: start + .milliseconds(24)) == [.wake(at: start + .milliseconds(25))],
+            "too early: it asks again")
+        let due = machine.handle(.tick, now: start + .milliseconds(25))
+        #expect(due.notifies.map(\.summary) == ["10000 %"], "the newest content, once")
+        #expect(due.notifies.map(\.replacesID) == [7], "in place")
+        let answered = machine.handle(
+            .notifyAnswered(id: "p", call: try #require(due.notifyCall), Self.reply(7)), now: start + .milliseconds(26))
+        #expect(answered == [.resume([1], .success(7))], "whoever waited learns it is on the server")
+        #expect(machine.isSettled)
+        // Later, after a quiet spell, an update goes out at once.
+        let later = machine.handle(.show(Self.presentation("p", "listo")), now: start + .milliseconds(60))
+        #expect(later.notifies.map(\.summary) == ["listo"])
+    }
+
+    @Test func anUpdateWaitingForItsIntervalIsDroppedByAClose() throws {
+        var machine = Self.pacedMachine()
+        let start = Duration.seconds(1)
+        let first = machine.handle(.show(Self.presentation("p", "1")), now: start)
+        _ = machine.handle(.notifyAnswered(id: "p", call: try #require(first.notifyCall), Self.reply(7)), now: start)
+        #expect(
+            machine.handle(.show(Self.presentation("p", "2")), now: start) == [.wake(at: start + .milliseconds(25))])
+        let closed = machine.handle(.close(id: "p"), now: start + .milliseconds(1))
+        #expect(closed == [.close(id: "p", call: try #require(first.notifyCall) + 1, serverID: 7)], "closed at once")
+        #expect(machine.handle(.tick, now: start + .milliseconds(25)).isEmpty, "the held update is gone")
+        _ = machine.handle(
+            .closeAnswered(id: "p", call: try #require(first.notifyCall) + 1), now: start + .milliseconds(26))
+        #expect(machine.trackedToastIDs.isEmpty)
+        #expect(machine.isSettled)
+    }
+
+    @Test func eachToastHasItsOwnIntervalAndANewServerGetsItsToastAtOnce() throws {
+        var machine = Self.pacedMachine()
+        let start = Duration.seconds(1)
+        let a = machine.handle(.show(Self.presentation("a", "a1")), now: start)
+        _ = machine.handle(.notifyAnswered(id: "a", call: try #require(a.notifyCall), Self.reply(7)), now: start)
+        #expect(machine.handle(.show(Self.presentation("a", "a2")), now: start + .milliseconds(5)).count == 1)
+        let b = machine.handle(.show(Self.presentation("b", "b1")), now: start + .milliseconds(10))
+        #expect(b.notifies.map(\.summary) == ["b1"], "another toast is not held by the first one's interval")
+        _ = machine.handle(
+            .notifyAnswered(id: "b", call: try #require(b.notifyCall), Self.reply(8)), now: start + .milliseconds(10))
+        #expect(
+            machine.handle(.show(Self.presentation("b", "b2")), now: start + .milliseconds(12)) == [
+                .wake(at: start + .milliseconds(35))
+            ])
+        // The first wake-up sends a's update and asks again for b's.
+        let woke = machine.handle(.tick, now: start + .milliseconds(25))
+        #expect(woke.notifies.map(\.summary) == ["a2"])
+        #expect(woke.last == .wake(at: start + .milliseconds(35)))
+        // The server restarts: its notifications are gone, so b's content goes to the new one without waiting.
+        _ = machine.handle(.ownerChanged(nil), now: start + .milliseconds(30))
+        _ = machine.handle(.ownerChanged(":1.9"), now: start + .milliseconds(30))
+        let reshown = machine.handle(.show(Self.presentation("b", "b2")), now: start + .milliseconds(31))
+        #expect(reshown == [.connect(generation: 2)], "the center's show-again goes to the new server at once")
+        #expect(machine.handle(.tick, now: start + .milliseconds(35)).isEmpty, "nothing waits for an interval")
+    }
+
     // MARK: - Every event in every state
 
     /// The states one toast can be in, each reached from a linked machine.
@@ -421,7 +511,7 @@ import ToastModel
     }
 
     static func machine(in state: ToastState) -> (Machine, call: UInt64) {
-        var machine = state == .waitingForLink ? Machine(configuration: .init(appName: "tests")) : linked()
+        var machine = state == .waitingForLink ? Machine(configuration: Self.configuration) : linked()
         var call: UInt64 = 0
         switch state {
         case .unknown: break
@@ -452,7 +542,7 @@ import ToastModel
             ("action", .signal(.actionInvoked(id: 30, key: "default"), sender: server)),
             ("closed", .signal(.closed(id: 30, reason: .expired), sender: server)),
             ("ownerChanged", .ownerChanged(":1.77")), ("ownerGone", .ownerChanged(nil)),
-            ("lost", .connectionLost(.init(.busUnavailable, reason: "lost"))), ("reset", .reset),
+            ("lost", .connectionLost(.init(.busUnavailable, reason: "lost"))), ("reset", .reset), ("tick", .tick),
         ]
     }
 

@@ -36,6 +36,8 @@ struct World {
     var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "random"))
     var now = Duration.zero
     var calls: [Call] = []
+    /// The moments the machine asked to be woken at (``DesktopPresenterMachine/Action/wake(at:)``).
+    var wakes: [Duration] = []
     /// The server's notifications: id → (toast, expire_timeout).
     var live: [UInt32: (toast: String, expire: Int32)] = [:]
     var nextServerID: UInt32 = 1
@@ -88,6 +90,7 @@ struct World {
         let endedBefore = endedExpired
         now += .milliseconds(Int.random(in: 1...3000, using: &random))
         carryOut(stack.advance(to: now))
+        wakeIfDue()
         if wasPaused {
             #expect(endedExpired == endedBefore, "seed \(seed): a paused center expired a toast")
         }
@@ -101,6 +104,13 @@ struct World {
         // Different toasts' calls are answered in any order; one toast's calls are in order (one at a time anyway).
         let index = Int.random(in: 0..<calls.count, using: &random)
         answer(calls.remove(at: index))
+    }
+
+    /// Feeds the machine its tick when a moment it asked for has come (as the shell's timer does).
+    mutating func wakeIfDue() {
+        guard wakes.contains(where: { $0 <= now }) else { return }
+        wakes.removeAll { $0 <= now }
+        handle(.tick)
     }
 
     mutating func answerAll() {
@@ -197,7 +207,7 @@ struct World {
     }
 
     mutating func handle(_ event: Machine.Event) {
-        for action in machine.handle(event) {
+        for action in machine.handle(event, now: now) {
             switch action {
             case .connect(let generation): calls.append(.connect(generation))
             case .notify(let id, let call, let arguments): calls.append(.notify(id: id, call: call, arguments))
@@ -205,7 +215,19 @@ struct World {
             case .discard(let serverID): calls.append(.discard(serverID))
             case .report(let report): carryOut(stack.handle(report, now: now))
             case .resume: break
+            case .wake(let at): wakes.append(at)
             }
+        }
+    }
+
+    /// Answers every call, and lets time pass for the updates that wait for their interval, until nothing is left.
+    mutating func settle() {
+        for _ in 0..<100 {
+            answerAll()
+            guard let next = wakes.min() else { return }
+            now = max(now, next)
+            carryOut(stack.advance(to: now))
+            wakeIfDue()
         }
     }
 
@@ -222,9 +244,9 @@ struct World {
         #expect(
             machine.wantedToastIDs.count <= stack.configuration.maxVisible,
             "seed \(seed) step \(step): the presenter holds \(machine.wantedToastIDs)")
-        // Once every call is answered, the server's clocks agree with the center's: only the running front toast
-        // may expire there.
-        if calls.isEmpty {
+        // Once every call is answered and no update waits for its interval, the server's clocks agree with the
+        // center's: only the running front toast may expire there.
+        if calls.isEmpty, machine.isSettled {
             let front = states.first.flatMap {
                 $0.isOnPresenter && !stack.isPaused && $0.remaining != nil ? $0.id : nil
             }
@@ -238,9 +260,10 @@ struct World {
     }
 
     mutating func finish() {
-        answerAll()
+        settle()
         carryOut(stack.dismissAll(now: now))
-        answerAll()
+        settle()
+        #expect(machine.isSettled, "seed \(seed): the machine is not settled")
         for id in ids {
             #expect(
                 ended[id, default: 0] == presented[id, default: 0],

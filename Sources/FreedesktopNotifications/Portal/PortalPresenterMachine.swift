@@ -91,14 +91,8 @@ package struct PortalPresenterMachine: Sendable {
         case wake(at: Duration)
     }
 
-    private enum Link: Sendable, Hashable {
-        case none
-        case connecting(UInt64)
-        case ready(version: UInt32)
-    }
-
     /// A notification on the portal (added, or on its way).
-    private struct Posted: Sendable {
+    struct Posted: Sendable {
         var portalID: String
         /// Portal action name → presenter key.
         var actionKeys: [String: String]
@@ -106,18 +100,20 @@ package struct PortalPresenterMachine: Sendable {
         var settledAt: Duration
     }
 
-    private struct Adding: Sendable {
+    struct Adding: Sendable {
         var call: UInt64
         var portalID: String
         var actionKeys: [String: String]
     }
 
-    private struct Toast: Sendable {
+    struct Toast: TrackedToast {
         var latest: ToastPresentation?
+        /// What the shell read from its icon file.
         var iconFile: PortalIconFile?
         var wanted = false
         /// Whether `latest` is not on the portal yet.
         var dirty = false
+        /// Its `AddNotification` on its way.
         var adding: Adding?
         /// The notification the toast is shown under now.
         var shown: Posted?
@@ -125,8 +121,16 @@ package struct PortalPresenterMachine: Sendable {
         var lastFailure: DesktopPresentationError?
         var waiters: [WaiterID] = []
 
-        /// Nothing on its way and nothing left to send.
-        var isSettled: Bool { adding == nil && !(wanted && dirty) }
+        var serviceID: String? { shown?.portalID }
+        var hasCallOnItsWay: Bool { adding != nil }
+        var hasContentToSend: Bool { wanted && dirty }
+
+        mutating func drop() {
+            wanted = false
+            dirty = false
+            latest = nil
+            iconFile = nil
+        }
     }
 
     /// The presenter's settings (markup, message limit).
@@ -134,17 +138,12 @@ package struct PortalPresenterMachine: Sendable {
     /// How long after its `AddNotification` was answered a portal id is removed at the earliest.
     package let settleTime: Duration
     private let idPrefix: String
-    private var link = Link.none
-    private var generation: UInt64 = 0
-    /// The unique name of the portal, when known.
-    package private(set) var owner: String?
-    private var toasts: [String: Toast] = [:]
+    /// The link (the portal's interface version), the owner, the toasts, the waiters.
+    var ledger = PresenterLedger<UInt32, Toast>()
     /// The toast each portal id that may still speak belongs to (shown or being added).
     private var toastForPortalID: [String: String] = [:]
     private var nextCall: UInt64 = 0
     private var nextPortalID: UInt64 = 0
-    private var now = Duration.zero
-    private var waitingForLink = WaitingIDs()
     /// Toasts with new content held until their current id settles.
     private var waitingForSettle: Set<String> = []
     /// Ids no toast owns any more, removed once they settle.
@@ -152,13 +151,6 @@ package struct PortalPresenterMachine: Sendable {
     /// `RemoveNotification` calls on their way, by portal id (an adopted id may be removed twice). An answer for an id
     /// not here is stale (its connection was lost) and changes nothing.
     private var removing: [String: Int] = [:]
-    /// Waiting for everything to settle.
-    private var settleWaiters: [WaiterID] = []
-    private var failures = Recents<DesktopPresentationError>()
-    #if DEBUG
-        /// Events so far, to spread the invariant scan over many toasts (``checkInvariants()``).
-        private var checks = 0
-    #endif
 
     static let portalLeft = "the desktop portal left the bus; toasts come back when it starts"
 
@@ -177,93 +169,71 @@ package struct PortalPresenterMachine: Sendable {
     // MARK: - Queries
 
     /// The portal's interface version, once the link is ready.
-    package var version: UInt32? {
-        if case .ready(let version) = link { return version }
-        return nil
-    }
+    package var version: UInt32? { ledger.ready }
+
+    /// The unique name of the portal, when known.
+    package var owner: String? { ledger.owner }
 
     /// The portal id the toast is shown under (or being added under).
     package func portalID(ofToast id: String) -> String? {
-        toasts[id]?.adding?.portalID ?? toasts[id]?.shown?.portalID
+        ledger.toasts[id]?.adding?.portalID ?? ledger.toasts[id]?.shown?.portalID
     }
 
     /// The ids the machine still tracks (for tests of its bookkeeping).
-    package var trackedToastIDs: Set<String> { Set(toasts.keys) }
+    package var trackedToastIDs: Set<String> { Set(ledger.toasts.keys) }
 
     /// The ids the center wants on screen now.
-    package var wantedToastIDs: Set<String> { Set(toasts.filter { $0.value.wanted }.keys) }
+    package var wantedToastIDs: Set<String> { Set(ledger.toasts.filter { $0.value.wanted }.keys) }
 
     /// `AddNotification` calls on their way.
-    package var addCallsInFlight: Int { toasts.values.filter { $0.adding != nil }.count }
+    package var addCallsInFlight: Int { ledger.toasts.values.filter { $0.adding != nil }.count }
 
     /// Portal ids waiting to settle before they are removed.
     package var retiringPortalIDs: [String] { retiring.map(\.portalID) }
 
     /// No call on its way, no toast waiting for the link, nothing held until an id settles.
     package var isSettled: Bool {
-        removing.isEmpty && waitingForLink.isEmpty && waitingForSettle.isEmpty && retiring.isEmpty
-            && toasts.values.allSatisfy { $0.adding == nil }
+        removing.isEmpty && ledger.waitingForLink.isEmpty && waitingForSettle.isEmpty && retiring.isEmpty
+            && ledger.toasts.values.allSatisfy { $0.adding == nil }
     }
 
     // MARK: - Events
 
-    /// Applies `event`, which happened at `now` (a monotonic time; never earlier than the last event's), and
-    /// returns what to do, in order.
+    /// Applies `event`, which happened at `now` (a monotonic time; an earlier time than the last event's counts as
+    /// the last event's), and returns what to do, in order.
     package mutating func handle(_ event: Event, now: Duration) -> [Action] {
-        self.now = max(self.now, now)
+        begin(at: now)
         var out: [Action] = []
         switch event {
         case .show(let presentation, let iconFile):
             let id = presentation.id
-            failures.forget(id)
-            var toast = toasts[id] ?? Toast()
+            ledger.failures.forget(id)
+            var toast = ledger.toasts[id] ?? Toast()
             toast.latest = presentation
             toast.iconFile = iconFile
             toast.wanted = true
             toast.dirty = true
-            toasts[id] = toast
+            ledger.toasts[id] = toast
             pump(id, into: &out)
         case .close(let id):
-            guard var toast = toasts[id] else { break }
-            toast.wanted = false
-            toast.dirty = false
-            toast.latest = nil
-            toast.iconFile = nil
-            toasts[id] = toast
+            guard var toast = ledger.toasts[id] else { break }
+            toast.drop()
+            ledger.toasts[id] = toast
             waitingForSettle.remove(id)
             pump(id, into: &out)
         case .adopt(let portalID, let toastID):
-            var toast = toasts[toastID] ?? Toast()
+            var toast = ledger.toasts[toastID] ?? Toast()
             if let old = toast.shown { retire(old, into: &out) }
             toast.shown = Posted(portalID: portalID, actionKeys: [:], settledAt: .zero)
-            toasts[toastID] = toast
+            ledger.toasts[toastID] = toast
         case .awaitSettled(let waiter):
-            settleWaiters.append(waiter)
+            ledger.settleWaiters.append(waiter)
         case .awaitAccepted(let id, let waiter):
-            guard var toast = toasts[id] else {
-                out.append(.resume([waiter], .failure(failures[id] ?? .notPresented(id))))
-                break
-            }
-            if toast.isSettled {
-                out.append(.resume([waiter], Self.result(of: toast, id: id)))
-            } else {
-                toast.waiters.append(waiter)
-                toasts[id] = toast
-            }
+            awaitAccepted(id: id, waiter: waiter, into: &out)
         case .linkReady(let generation, let version, let owner):
-            guard link == .connecting(generation) else { break }
-            link = .ready(version: version)
-            if self.owner == nil { self.owner = owner }
-            let waiting = waitingForLink.takeAll()
-            for id in waiting { pump(id, into: &out) }
+            linkReady(generation: generation, version, owner: owner, into: &out)
         case .linkFailed(let generation, let error):
-            guard link == .connecting(generation) else { break }
-            link = .none
-            let waiting = waitingForLink.takeAll()
-            for id in waiting {
-                guard let toast = toasts[id], toast.wanted, toast.dirty, toast.adding == nil else { continue }
-                fail(id, error, into: &out)
-            }
+            linkFailed(generation: generation, error, into: &out)
         case .addAnswered(let id, let call, let result):
             answered(id, call: call, result, into: &out)
         case .removeAnswered(let portalID):
@@ -272,7 +242,8 @@ package struct PortalPresenterMachine: Sendable {
         case .actionInvoked(let signal, let sender):
             // Only the real portal may speak, only about a notification a live toast is shown under now, and only
             // with an action name this machine gave it.
-            guard let sender, sender == owner, let toastID = toastForPortalID[signal.id], let toast = toasts[toastID],
+            guard let sender, sender == owner, let toastID = toastForPortalID[signal.id],
+                let toast = ledger.toasts[toastID],
                 toast.wanted
             else { break }
             let keys =
@@ -281,80 +252,31 @@ package struct PortalPresenterMachine: Sendable {
             out.append(
                 .report(.actionInvoked(toastID: toastID, key: key, activationToken: signal.activationToken)))
         case .ownerChanged(let newOwner):
-            guard owner != newOwner else { break }
-            owner = newOwner
-            // The version was the old portal's. The toasts' ids stay: a restarted portal whose backend lived on still
-            // shows them, and the center's show-again replaces (removes) them.
-            link = .none
-            if newOwner != nil {
-                if !waitingForLink.isEmpty { connectIfNeeded(into: &out) }
-            } else {
-                // Nobody to send them to: they wait, as failed for now, for the center to show them again.
-                let waiting = waitingForLink.takeAll()
-                for id in waiting where toasts[id]?.wanted == true && toasts[id]?.dirty == true {
-                    fail(id, DesktopPresentationError(.noServer, reason: Self.portalLeft), into: &out)
-                }
-            }
-            if newOwner == nil {
-                out.append(.report(.failed(toastID: nil, reason: Self.portalLeft, recoverable: true)))
-            } else {
-                out.append(.report(.reshowRequested))
-            }
+            ownerChanged(newOwner, into: &out)
         case .screenSaverChanged(let active):
-            out.append(.report(active ? .pauseRequested : .resumeRequested))
+            screenSaverChanged(active: active, into: &out)
         case .tick:
-            let due = retiring.filter { $0.due <= self.now }
-            retiring.removeAll { $0.due <= self.now }
+            let due = retiring.filter { $0.due <= ledger.now }
+            retiring.removeAll { $0.due <= ledger.now }
             for entry in due { remove(entry.portalID, into: &out) }
             if let next = retiring.map(\.due).min() { out.append(.wake(at: next)) }
             let waiting = waitingForSettle.sorted()
             waitingForSettle = []
             for id in waiting { pump(id, into: &out) }
         case .connectionLost(let error):
-            link = .none
-            owner = nil
-            waitingForLink.removeAll()
-            waitingForSettle = []
-            retiring = []
-            removing = [:]
-            toastForPortalID = toastForPortalID.filter { entry in toasts[entry.value]?.adding?.portalID == entry.key }
-            guard !toasts.isEmpty else { break }
-            // The center ends every toast on the presenter; calls on their way fail with their own answers.
-            out.append(.report(.failed(toastID: nil, reason: error.reason, recoverable: false)))
-            for id in toasts.keys.sorted() {
-                guard var toast = toasts[id] else { continue }
-                toast.wanted = false
-                toast.dirty = false
-                toast.latest = nil
-                toast.iconFile = nil
-                toast.shown = nil
-                toast.lastFailure = error
-                settle(id, toast, into: &out)
-            }
+            connectionLost(error, into: &out)
         case .reset:
-            var waiters: [WaiterID] = []
-            for (_, toast) in toasts { waiters += toast.waiters }
-            if !waiters.isEmpty { out.append(.resume(waiters, .failure(.notPresented("(detached)")))) }
-            let settling = settleWaiters
-            self = PortalPresenterMachine(configuration: configuration, idPrefix: idPrefix, settleTime: settleTime)
-            settleWaiters = settling
+            reset(into: &out)
         }
-        if !settleWaiters.isEmpty, isSettled {
-            out.append(.resume(settleWaiters, .success("")))
-            settleWaiters = []
-        }
-        #if DEBUG
-            checks &+= 1
-            if checks % max(1, toasts.count / 256) == 0 { checkInvariants() }
-        #endif
+        finish(into: &out)
         return out
     }
 
-    #if DEBUG
-        /// Checks the id map against the toasts and the queues against what waits in them; a broken one traps (debug
-        /// builds, every event while few toasts are tracked, then spread over more).
-        private func checkInvariants() {
-            for (id, toast) in toasts {
+    /// Checks the id map against the toasts and the queues against what waits in them; a broken one traps (debug
+    /// builds, every event while few toasts are tracked, then spread over more).
+    func checkInvariants() {
+        #if DEBUG
+            for (id, toast) in ledger.toasts {
                 if let adding = toast.adding {
                     precondition(toastForPortalID[adding.portalID] == id, "toast \(id)'s add is not mapped")
                 }
@@ -364,31 +286,33 @@ package struct PortalPresenterMachine: Sendable {
                 precondition(!(toast.dirty && !toast.wanted), "toast \(id) has content to send but is not wanted")
             }
             for (portalID, id) in toastForPortalID {
-                let toast = toasts[id]
+                let toast = ledger.toasts[id]
                 precondition(
                     toast?.adding?.portalID == portalID || toast?.shown?.portalID == portalID,
                     "portal id \(portalID) maps to \(id), which is not shown under it")
             }
             precondition(removing.values.allSatisfy { $0 > 0 }, "a removal is counted below one")
-            for id in waitingForSettle { precondition(toasts[id] != nil, "untracked toast \(id) waits to settle") }
-        }
-    #endif
+            for id in waitingForSettle {
+                precondition(ledger.toasts[id] != nil, "untracked toast \(id) waits to settle")
+            }
+        #endif
+    }
 
     // MARK: - Sending
 
     /// Sends what toast `id` needs next, if nothing for it is on its way: its latest content under a new id (removing
     /// the old one), or the removal of its notification. Resumes its waiters and forgets it once it is settled and
     /// gone.
-    private mutating func pump(_ id: String, into out: inout [Action]) {
-        guard var toast = toasts[id], toast.adding == nil else { return }
+    mutating func pump(_ id: String, into out: inout [Action]) {
+        guard var toast = ledger.toasts[id], toast.adding == nil else { return }
         if toast.wanted {
             if toast.dirty, let presentation = toast.latest {
-                guard case .ready(let version) = link else {
-                    waitingForLink.insert(id)
+                guard case .ready(let version) = ledger.link else {
+                    ledger.waitingForLink.insert(id)
                     connectIfNeeded(into: &out)
                     return
                 }
-                if let shown = toast.shown, now < shown.settledAt {
+                if let shown = toast.shown, ledger.now < shown.settledAt {
                     // Replacing it now would remove an id the portal may not have passed on yet: wait (latest wins).
                     if waitingForSettle.insert(id).inserted { out.append(.wake(at: shown.settledAt)) }
                     return
@@ -399,13 +323,11 @@ package struct PortalPresenterMachine: Sendable {
                     mapped = try PortalNotificationMapping.notification(
                         presentation, version: version, configuration: configuration, iconFile: toast.iconFile)
                 } catch let error {
-                    toasts[id] = toast
+                    ledger.toasts[id] = toast
                     fail(id, DesktopPresentationError(.invalidInput, reason: error.description), into: &out)
                     return
                 }
-                for reason in mapped.degradations where toast.reported.insert(reason).inserted {
-                    out.append(.report(.degraded(toastID: id, reason: reason)))
-                }
+                reportDegradations(mapped.degradations, of: id, &toast, into: &out)
                 // The old notification goes first (it has settled: new content waited for that above). GNOME Shell 43
                 // shows nothing when a banner is removed while the new notification waits in its queue: the removal
                 // hides the banner without the animation whose end shows the next one (`messageTray.js`,
@@ -420,7 +342,7 @@ package struct PortalPresenterMachine: Sendable {
                 toast.adding = Adding(call: nextCall, portalID: portalID, actionKeys: mapped.actionKeys)
                 toastForPortalID[portalID] = id
                 out.append(.add(id: id, call: nextCall, portalID: portalID, mapped))
-                toasts[id] = toast
+                ledger.toasts[id] = toast
                 return
             }
         } else if let shown = toast.shown {
@@ -433,7 +355,7 @@ package struct PortalPresenterMachine: Sendable {
     /// Removes a notification no toast is shown under any more: at once when it has settled, else when it does.
     private mutating func retire(_ posted: Posted, into out: inout [Action]) {
         if toastForPortalID[posted.portalID] != nil { toastForPortalID[posted.portalID] = nil }
-        if posted.settledAt <= now {
+        if posted.settledAt <= ledger.now {
             remove(posted.portalID, into: &out)
         } else {
             if retiring.allSatisfy({ $0.due > posted.settledAt }) { out.append(.wake(at: posted.settledAt)) }
@@ -446,61 +368,18 @@ package struct PortalPresenterMachine: Sendable {
         out.append(.remove(portalID: portalID))
     }
 
-    /// Resumes the waiters of a settled toast and forgets it when the center no longer wants it.
-    private mutating func settle(_ id: String, _ toast: Toast, into out: inout [Action]) {
-        var toast = toast
-        if toast.isSettled, !toast.waiters.isEmpty {
-            out.append(.resume(toast.waiters, Self.result(of: toast, id: id)))
-            toast.waiters = []
-        }
-        if !toast.wanted, toast.adding == nil, toast.shown == nil, toast.waiters.isEmpty {
-            toasts[id] = nil
-            if let failure = toast.lastFailure { failures.remember(failure, for: id) }
-        } else {
-            toasts[id] = toast
-        }
-    }
-
-    private static func result(of toast: Toast, id: String) -> Result<String, DesktopPresentationError> {
-        if let shown = toast.shown { return .success(shown.portalID) }
-        return .failure(toast.lastFailure ?? .notPresented(id))
-    }
-
-    private mutating func connectIfNeeded(into out: inout [Action]) {
-        guard link == .none else { return }
-        generation += 1
-        link = .connecting(generation)
-        out.append(.connect(generation: generation))
-    }
-
-    /// Reports that toast `id` could not be shown. A failure a portal appearing later can fix leaves the toast wanted
-    /// (the center keeps it and asks again); any other ends it in the center, so whatever it still has on the portal
-    /// is removed and it is forgotten, remembering why.
-    private mutating func fail(_ id: String, _ error: DesktopPresentationError, into out: inout [Action]) {
-        guard var toast = toasts[id] else { return }
-        toast.lastFailure = error
-        toast.dirty = false
-        out.append(.report(.failed(toastID: id, reason: error.reason, recoverable: error.isRecoverable)))
-        if !error.isRecoverable {
-            toast.wanted = false
-            toast.latest = nil
-            toast.iconFile = nil
-        }
-        toasts[id] = toast
-        pump(id, into: &out)
-    }
-
     // MARK: - Answers
 
     private mutating func answered(
         _ id: String, call: UInt64, _ result: Result<String?, DesktopPresentationError>, into out: inout [Action]
     ) {
-        guard var toast = toasts[id], let adding = toast.adding, adding.call == call else { return }
+        guard var toast = ledger.toasts[id], let adding = toast.adding, adding.call == call else { return }
         toast.adding = nil
         switch result {
         case .success(let sender):
-            if owner == nil { owner = sender }
-            let posted = Posted(portalID: adding.portalID, actionKeys: adding.actionKeys, settledAt: now + settleTime)
+            if owner == nil { ledger.owner = sender }
+            let posted = Posted(
+                portalID: adding.portalID, actionKeys: adding.actionKeys, settledAt: ledger.now + settleTime)
             if let sender, sender != owner {
                 // Answered by a portal that has since been replaced (the owner change asked the center to show the
                 // toast again): the id means nothing to the new one; remove it in case its backend lived on.
@@ -513,16 +392,47 @@ package struct PortalPresenterMachine: Sendable {
             }
         case .failure(let error):
             toastForPortalID[adding.portalID] = nil
-            toasts[id] = toast
+            ledger.toasts[id] = toast
             fail(id, error, into: &out)
             return
         }
-        toasts[id] = toast
+        ledger.toasts[id] = toast
         pump(id, into: &out)
     }
 }
 
-extension PortalPresenterMachine: PresenterMachine {
+extension PortalPresenterMachine: LedgerMachine {
+    static var serviceLeft: String { portalLeft }
+    static var settledValue: String { "" }
+
+    static func action(_ step: PresenterStep<String>) -> Action {
+        switch step {
+        case .connect(let generation): .connect(generation: generation)
+        case .report(let report): .report(report)
+        case .resume(let waiters, let result): .resume(waiters, result)
+        case .wake(let at): .wake(at: at)
+        }
+    }
+
+    /// The ids stay: a restarted portal whose backend lived on still shows them, and the center's show-again
+    /// replaces (removes) them.
+    mutating func ownerWillChange() {}
+
+    /// Nothing the portal was asked for is waited for any more; only the ids of adds on their way (whose answers
+    /// still come) may still speak.
+    mutating func connectionWillEnd() {
+        waitingForSettle = []
+        retiring = []
+        removing = [:]
+        toastForPortalID = toastForPortalID.filter { entry in ledger.toasts[entry.value]?.adding?.portalID == entry.key
+        }
+        for id in ledger.toasts.keys { ledger.toasts[id]?.shown = nil }
+    }
+
+    func detached() -> Self {
+        PortalPresenterMachine(configuration: configuration, idPrefix: idPrefix, settleTime: settleTime)
+    }
+
     static func step(_ action: Action) -> PresenterStep<String>? {
         switch action {
         case .connect(let generation): .connect(generation: generation)
