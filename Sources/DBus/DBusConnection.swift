@@ -185,14 +185,44 @@ public final class DBusConnection: Sendable {
     public func signals(matchingAny rules: [MatchRule]) async throws -> SignalSubscription {
         let (stream, continuation) = AsyncThrowingStream<DBusMessage, any Error>.makeStream(
             bufferingPolicy: .unbounded)
+        do {
+            try await subscribe(rules, .stream(continuation)) { end in
+                continuation.onTermination = { _ in end.run() }
+            }
+        } catch {
+            continuation.finish()
+            throw error
+        }
+        return SignalSubscription(stream: stream, continuation: continuation)
+    }
+
+    /// Subscribes to the messages that match any of `rules`, as ``signals(matchingAny:)`` does, but delivers them
+    /// to `handler` on the connection's I/O thread, where replies are delivered too: in arrival order with them, and
+    /// without a hop to another task. The handler must not block; it gets the reason once the connection ends.
+    ///
+    /// The match rules stay until ``SignalHandler/cancel()`` or the connection's end.
+    package func signals(
+        matchingAny rules: [MatchRule],
+        handler: @escaping @Sendable (Result<DBusMessage, DBusError>) -> Void
+    ) async throws -> SignalHandler {
+        SignalHandler(end: try await subscribe(rules, .handler(handler)) { _ in })
+    }
+
+    /// Adds `rules` to the router with `sink`, then on the bus (with the owners of the well-known senders they
+    /// name) in one round trip; `registered` gets what removes them before the bus is asked, and so does the
+    /// caller once they are added (a failure runs it).
+    @discardableResult
+    private func subscribe(_ rules: [MatchRule], _ sink: SignalSink, registered: (SubscriptionEnd) -> Void)
+        async throws -> SubscriptionEnd
+    {
         let core = self.core
         let router = self.router
         // Well-known senders are followed here too: the bus filters broadcasts by owner, but a unicast signal from
         // any other connection would pass a rule that names a well-known sender.
         let followed = Array(Set(rules.compactMap(\.sender).filter(\.isFollowedOwner).map(\.rawValue)))
-        let id = try router.subscribe(rules, continuation)
+        let id = try router.subscribe(rules, sink)
         let tracking = followed.map { ($0, router.track($0)) }
-        continuation.onTermination = { _ in
+        let end = SubscriptionEnd {
             if router.unsubscribe(id) {
                 for rule in rules { Self.removeMatch(rule, core: core) }
             }
@@ -202,6 +232,7 @@ public final class DBusConnection: Sendable {
                 }
             }
         }
+        registered(end)
         do {
             // One round trip for all rules and owners, not one after another.
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -219,10 +250,10 @@ public final class DBusConnection: Sendable {
                 try await group.waitForAll()
             }
         } catch {
-            continuation.finish()
+            end.run()
             throw error
         }
-        return SignalSubscription(stream: stream, continuation: continuation)
+        return end
     }
 
     /// Turns this connection into a bus monitor (`org.freedesktop.DBus.Monitoring.BecomeMonitor`) and returns
@@ -234,7 +265,7 @@ public final class DBusConnection: Sendable {
         let (stream, continuation) = AsyncThrowingStream<DBusMessage, any Error>.makeStream(
             bufferingPolicy: .unbounded)
         let router = self.router
-        let id = try router.subscribe(rules.isEmpty ? [MatchRule(kind: nil)] : rules, continuation)
+        let id = try router.subscribe(rules.isEmpty ? [MatchRule(kind: nil)] : rules, .stream(continuation))
         continuation.onTermination = { _ in _ = router.unsubscribe(id) }
         router.startMonitoring()
         do {

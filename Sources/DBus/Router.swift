@@ -1,10 +1,33 @@
 import Synchronization
 
+/// Where a subscription's messages go: a sequence a task reads, or a handler called on the I/O thread.
+enum SignalSink: Sendable {
+    /// The continuation of a ``SignalSubscription``'s stream.
+    case stream(AsyncThrowingStream<DBusMessage, any Error>.Continuation)
+    /// A handler called on the connection's I/O thread for each message, in order, and once with the reason the
+    /// connection ended.
+    case handler(@Sendable (Result<DBusMessage, DBusError>) -> Void)
+
+    func yield(_ message: DBusMessage) {
+        switch self {
+        case .stream(let continuation): continuation.yield(message)
+        case .handler(let handler): handler(.success(message))
+        }
+    }
+
+    func finish(_ reason: DBusError) {
+        switch self {
+        case .stream(let continuation): continuation.finish(throwing: reason)
+        case .handler(let handler): handler(.failure(reason))
+        }
+    }
+}
+
 /// Routes incoming messages (on the I/O thread) to signal subscriptions and exported objects.
 final class MessageRouter: Sendable {
     private struct Subscription {
         let rules: [MatchRule]
-        let continuation: AsyncThrowingStream<DBusMessage, any Error>.Continuation
+        let sink: SignalSink
     }
 
     /// The owner of a well-known name some rule names as its sender, followed through the bus's
@@ -30,14 +53,11 @@ final class MessageRouter: Sendable {
 
     private let state = Mutex(State())
 
-    func subscribe(
-        _ rules: [MatchRule],
-        _ continuation: AsyncThrowingStream<DBusMessage, any Error>.Continuation
-    ) throws(DBusError) -> UInt64 {
+    func subscribe(_ rules: [MatchRule], _ sink: SignalSink) throws(DBusError) -> UInt64 {
         try state.withLock { (state) throws(DBusError) -> UInt64 in
             if let closed = state.closed { throw closed }
             state.nextID += 1
-            state.subscriptions[state.nextID] = Subscription(rules: rules, continuation: continuation)
+            state.subscriptions[state.nextID] = Subscription(rules: rules, sink: sink)
             return state.nextID
         }
     }
@@ -102,7 +122,7 @@ final class MessageRouter: Sendable {
             defer { state.subscriptions = [:] }
             return Array(state.subscriptions.values)
         }
-        for subscription in subscriptions { subscription.continuation.finish(throwing: reason) }
+        for subscription in subscriptions { subscription.sink.finish(reason) }
     }
 
     func startMonitoring() {
@@ -113,17 +133,17 @@ final class MessageRouter: Sendable {
     func route(_ message: DBusMessage, core: ConnectionCore) -> Bool {
         core.assertOnIOThread()
         let ownerChange = NameOwnerChange(message)
-        let monitored: [AsyncThrowingStream<DBusMessage, any Error>.Continuation]? = state.withLock { state in
+        let monitored: [SignalSink]? = state.withLock { state in
             if let ownerChange, !state.monitoring, var tracked = state.owners[ownerChange.name] {
                 tracked.owner = ownerChange.newOwner
                 tracked.changes += 1
                 state.owners[ownerChange.name] = tracked
             }
             guard state.monitoring else { return nil }
-            return state.subscriptions.values.filter { $0.rules.contains { $0.matches(message) } }.map(\.continuation)
+            return state.subscriptions.values.filter { $0.rules.contains { $0.matches(message) } }.map(\.sink)
         }
         if let monitored {
-            for continuation in monitored { continuation.yield(message) }
+            for sink in monitored { sink.yield(message) }
             return true
         }
         switch message.kind {
@@ -133,9 +153,9 @@ final class MessageRouter: Sendable {
                     subscription.rules.contains { rule in
                         rule.matches(message) && Self.fromOwner(message, of: rule.sender, in: state.owners)
                     }
-                }.map(\.continuation)
+                }.map(\.sink)
             }
-            for continuation in targets { continuation.yield(message) }
+            for sink in targets { sink.yield(message) }
             return true
         case .methodCall:
             guard let path = message.path, let member = message.member else { return false }
@@ -216,6 +236,28 @@ public struct SignalSubscription: AsyncSequence, Sendable {
         }
         deinit { continuation.finish() }
     }
+}
+
+/// Removes a subscription from the router and its rules from the bus, once however often it is run.
+final class SubscriptionEnd: Sendable {
+    private let done = Atomic(false)
+    private let remove: @Sendable () -> Void
+
+    init(_ remove: @escaping @Sendable () -> Void) { self.remove = remove }
+
+    func run() {
+        if !done.exchange(true, ordering: .acquiringAndReleasing) { remove() }
+    }
+}
+
+/// A subscription whose messages go to a handler on the I/O thread
+/// (``DBusConnection/signals(matchingAny:handler:)``). It lasts until ``cancel()`` or the connection's end:
+/// dropping it does not end it.
+package struct SignalHandler: Sendable {
+    let end: SubscriptionEnd
+
+    /// Stops the messages and removes the match rules (a message being delivered may still arrive).
+    package func cancel() { end.run() }
 }
 
 /// An interface served by an exported object: method handlers keyed by member name.

@@ -29,7 +29,8 @@ struct BusLink: Sendable {
     let listens: Bool
 
     /// Connects and subscribes to the service's signals (`serviceRule`) and owner (`service`); `deliver` gets what
-    /// arrives, in order, `lost` the connection's end.
+    /// arrives, in order, on the connection's I/O thread (where the answers to calls arrive too); `lost` gets the
+    /// connection's end.
     static func open(
         configuration: DesktopPresenterConfiguration, service: BusName, serviceRule: MatchRule,
         deliver: @escaping @Sendable (Signal) -> Void,
@@ -40,8 +41,11 @@ struct BusLink: Sendable {
             if configuration.listensForSignals {
                 var rules = [serviceRule, .nameOwnerChanged(of: service)]
                 if configuration.pausesWhileScreenLocked { rules.append(ScreenSaver.activeChangedRule) }
-                let signals = try await connection.signals(matchingAny: rules)
-                Task { await listen(to: signals, deliver: deliver) }
+                // On the I/O thread, in order with the replies: no task between the bus and the machine.
+                _ = try await connection.signals(matchingAny: rules) { arrived in
+                    // The connection's end is reported by `lost`.
+                    if case .success(let message) = arrived { deliver(signal(message)) }
+                }
             }
             Task {
                 let reason = await connection.waitUntilClosed()
@@ -75,20 +79,11 @@ struct BusLink: Sendable {
         listens ? try await connection.bus.nameOwner(of: service) : nil
     }
 
-    private static func listen(to signals: SignalSubscription, deliver: @Sendable (Signal) -> Void) async {
-        do {
-            for try await message in signals {
-                if let change = NameOwnerChange(message) {
-                    deliver(.ownerChanged(change.newOwner))
-                } else if let active = ScreenSaver.active(in: message) {
-                    // Only the screen saver itself gets here (the rule names its well-known name).
-                    deliver(.screenSaverChanged(active: active))
-                } else {
-                    deliver(.service(message))
-                }
-            }
-        } catch {
-            // The connection ended; its `lost` handler reports it.
-        }
+    /// What a message of the subscription is.
+    private static func signal(_ message: DBusMessage) -> Signal {
+        if let change = NameOwnerChange(message) { return .ownerChanged(change.newOwner) }
+        // Only the screen saver itself gets here (the rule names its well-known name).
+        if let active = ScreenSaver.active(in: message) { return .screenSaverChanged(active: active) }
+        return .service(message)
     }
 }

@@ -198,14 +198,6 @@ import Testing
 @Suite(.privateBus) struct SignalTests {
     static let rule = MatchRule(interface: "org.toastkit.Test", member: "Ping")
 
-    private func matchRules(of connection: DBusConnection, askedBy asker: DBusConnection) async throws -> [String] {
-        let reply = try await asker.call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-            interface: "org.freedesktop.DBus.Debug.Stats", member: "GetAllMatchRules")
-        let all = try reply.arguments("a{sas}")[0].dictionaryValue ?? []
-        return all.first { $0.key.stringValue == connection.uniqueName }?.value.stringsValue ?? []
-    }
-
     @Test func broadcastAndUnicastSignalsArriveAndStopAfterCancel() async throws {
         let listener = try await PrivateBus.shared.connect()
         let emitter = try await PrivateBus.shared.connect()

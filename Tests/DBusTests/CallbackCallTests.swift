@@ -84,6 +84,44 @@ import Testing
         let result = try #require(outcome.withLock { $0 })
         #expect { try result.get() } throws: { ($0 as? DBusError)?.name == DBusError.Name.disconnected }
     }
+
+    @Test func signalsReachAHandlerOnTheIOThreadInOrderUntilCancelledOrTheConnectionEnds() async throws {
+        let listener = try await PrivateBus.shared.connect()
+        let emitter = try await PrivateBus.shared.connect()
+        defer { emitter.close() }
+        let (arrivals, arrived) = AsyncStream<(Result<DBusMessage, DBusError>, onIOThread: Bool)>.makeStream()
+        let rule = MatchRule(interface: "org.toastkit.Test", member: "Ping")
+        let handler = try await listener.signals(matchingAny: [rule]) { result in
+            arrived.yield((result, listener.isOnIOThread))
+        }
+        #expect(try await matchRules(of: listener, askedBy: listener).contains(rule.ruleString))
+        var iterator = arrivals.makeAsyncIterator()
+        for value: UInt32 in 1...3 {
+            try emitter.emitSignal(
+                path: "/test", interface: "org.toastkit.Test", member: "Ping", arguments: [.uint32(value)])
+            try emitter.emitSignal(
+                path: "/test", interface: "org.toastkit.Test", member: "Pong", arguments: [.uint32(9)])
+        }
+        for value: UInt32 in 1...3 {
+            let (result, onIOThread) = try #require(await iterator.next())
+            #expect(try result.get().body == [.uint32(value)], "in order, and only what matches")
+            #expect(onIOThread, "on the connection's I/O thread, as replies are")
+        }
+
+        handler.cancel()
+        handler.cancel()  // once is enough; twice changes nothing
+        // RemoveMatch went out before this call on the same connection, so the bus has processed it.
+        #expect(try await !matchRules(of: listener, askedBy: listener).contains(rule.ruleString))
+        try emitter.emitSignal(path: "/test", interface: "org.toastkit.Test", member: "Ping", arguments: [.uint32(4)])
+        // A call after it on the same connection: the bus has routed the signal by the time it answers.
+        _ = try await emitter.bus.nameOwner(of: BusName(validating: listener.uniqueName))
+
+        // A second handler on the same connection hears of its end.
+        _ = try await listener.signals(matchingAny: [rule]) { result in arrived.yield((result, listener.isOnIOThread)) }
+        listener.close()
+        let (end, _) = try #require(await iterator.next(), "the cancelled handler got nothing more")
+        #expect { try end.get() } throws: { ($0 as? DBusError)?.name == DBusError.Name.disconnected }
+    }
 }
 
 private func currentThreadName() -> String {

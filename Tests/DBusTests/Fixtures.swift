@@ -50,3 +50,12 @@ final class TestService: Sendable {
             member: member, arguments: arguments, timeout: timeout)
     }
 }
+
+/// The match rules the bus holds for `connection`, asked by `asker` (the bus's debug statistics interface).
+func matchRules(of connection: DBusConnection, askedBy asker: DBusConnection) async throws -> [String] {
+    let reply = try await asker.call(
+        destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+        interface: "org.freedesktop.DBus.Debug.Stats", member: "GetAllMatchRules")
+    let all = try reply.arguments("a{sas}")[0].dictionaryValue ?? []
+    return all.first { $0.key.stringValue == connection.uniqueName }?.value.stringsValue ?? []
+}
