@@ -1,5 +1,3 @@
-internal import CDBus
-
 /// A bus connection for a process that makes a few calls and exits — a command-line tool — with no I/O thread
 /// and no tasks: each batch of calls blocks the calling thread until every reply is in (or timed out).
 ///
@@ -18,11 +16,11 @@ internal import CDBus
 /// nothing but replies (signals sent to it are dropped), and like ``DBusConnection`` it never ends the process
 /// when the bus goes away. It is closed by ``close()`` or when released.
 public final class BlockingDBusConnection {
-    private var raw: OpaquePointer?
+    private var raw: RawConnection?
     /// The unique name the bus gave this connection, such as `:1.42`.
     public let uniqueName: String
 
-    private init(raw: OpaquePointer, uniqueName: String) {
+    private init(raw: RawConnection, uniqueName: String) {
         self.raw = raw
         self.uniqueName = uniqueName
     }
@@ -37,14 +35,7 @@ public final class BlockingDBusConnection {
     public static func connect(
         to bus: BusAddress = .session, timeout: Duration = .seconds(25), calling calls: [DBusMethodCall] = []
     ) throws(DBusError) -> (connection: BlockingDBusConnection, replies: [Result<DBusMessage, DBusError>]) {
-        let address = try bus.resolve()
-        var error = CDBus.DBusError()
-        dbus_error_init(&error)
-        guard let raw = dbus_connection_open_private(address, &error) else {
-            throw DBusError.take(&error) ?? DBusError(name: DBusError.Name.noServer, message: "cannot connect")
-        }
-        // A lost bus must never end the process (the default for bus connections is `_exit(1)`).
-        dbus_connection_set_exit_on_disconnect(raw, 0)
+        let raw = try RawConnection.openPrivate(try bus.resolve())
         let results = Self.exchange(on: raw, [.bus("Hello")] + calls, timeout: timeout)
         let name: String
         do throws(DBusError) {
@@ -53,12 +44,10 @@ public final class BlockingDBusConnection {
             }
             name = value
         } catch {
-            dbus_connection_close(raw)
-            dbus_connection_unref(raw)
+            raw.closeAndRelease()
             throw error
         }
-        // What `dbus_bus_register` would have recorded, so libdbus knows the connection is registered.
-        _ = dbus_bus_set_unique_name(raw, name)
+        raw.recordUniqueName(name)
         return (BlockingDBusConnection(raw: raw, uniqueName: name), Array(results.dropFirst()))
     }
 
@@ -86,7 +75,7 @@ public final class BlockingDBusConnection {
         guard let raw else { throw .disconnected() }
         let message = try call.message(noReply: true)
         defer { message.release() }
-        guard dbus_connection_send(raw, message.raw, nil) != 0 else { throw .noMemory }
+        guard raw.send(message) else { throw .noMemory }
     }
 
     /// Closes the connection (also done when it is released).
@@ -94,13 +83,12 @@ public final class BlockingDBusConnection {
         guard let raw else { return }
         self.raw = nil
         // Whatever is still queued for the bus (a call sent without waiting) goes out before the socket closes.
-        dbus_connection_flush(raw)
-        dbus_connection_close(raw)
-        dbus_connection_unref(raw)
+        raw.flush()
+        raw.closeAndRelease()
     }
 
     private static func exchange(
-        on raw: OpaquePointer, _ calls: [DBusMethodCall], timeout: Duration
+        on raw: RawConnection, _ calls: [DBusMethodCall], timeout: Duration
     ) -> [Result<DBusMessage, DBusError>] {
         let milliseconds: Int32
         do {
@@ -111,7 +99,7 @@ public final class BlockingDBusConnection {
         // One deadline for the whole batch: the calls are waited for together, not one timeout after another.
         let deadline = ContinuousClock.now + timeout
         var results = [Result<DBusMessage, DBusError>](repeating: .failure(.disconnected()), count: calls.count)
-        var pending: [(index: Int, call: OpaquePointer)] = []
+        var pending: [(index: Int, call: RawConnection.PendingCall)] = []
         for (index, call) in calls.enumerated() {
             let message: OutgoingMessage
             do {
@@ -120,36 +108,33 @@ public final class BlockingDBusConnection {
                 results[index] = .failure(error)
                 continue
             }
-            var pendingCall: OpaquePointer?
-            let sent = dbus_connection_send_with_reply(raw, message.raw, &pendingCall, milliseconds)
+            let sent = raw.sendWithReply(message, timeoutMilliseconds: milliseconds)
             message.release()
-            guard sent != 0, let pendingCall else {
-                results[index] = .failure(sent == 0 ? .noMemory : .disconnected())
-                continue
+            switch sent {
+            case .success(let pendingCall): pending.append((index, pendingCall))
+            case .failure(let error): results[index] = .failure(error)
             }
-            pending.append((index, pendingCall))
         }
         // Reads, writes and dispatches (which completes the pending calls) until every reply is in, the deadline
         // passes, or the connection is gone (libdbus then completes what is left with `NoReply`).
-        while pending.contains(where: { dbus_pending_call_get_completed($0.call) == 0 }) {
+        while pending.contains(where: { !$0.call.isCompleted }) {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { break }
             let wait = Int32(clamping: max(1, left.milliseconds(roundingUp: true)))
-            if dbus_connection_read_write_dispatch(raw, wait) == 0 { break }
+            if !raw.readWriteDispatch(timeoutMilliseconds: wait) { break }
         }
         for (index, call) in pending {
-            guard dbus_pending_call_get_completed(call) != 0 else {
-                dbus_pending_call_cancel(call)
-                dbus_pending_call_unref(call)
+            guard call.isCompleted else {
+                call.cancelAndRelease()
                 results[index] =
-                    dbus_connection_get_is_connected(raw) == 0
+                    !raw.isConnected
                     ? .failure(.disconnected("the bus closed the connection"))
                     : .failure(DBusError(name: DBusError.Name.noReply, message: "no reply within \(timeout)"))
                 continue
             }
-            results[index] = DBusMessage.reply(of: call)
+            results[index] = call.takeReply()
             // libdbus completes the calls of a lost connection with `NoReply`; say what happened instead.
-            if dbus_connection_get_is_connected(raw) == 0, case .failure(let error) = results[index],
+            if !raw.isConnected, case .failure(let error) = results[index],
                 error.name == DBusError.Name.noReply, !error.isRecipientDisconnected
             {
                 results[index] = .failure(.disconnected("the bus closed the connection"))

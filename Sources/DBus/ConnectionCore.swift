@@ -1,4 +1,3 @@
-internal import CDBus
 import Glibc
 import Synchronization
 
@@ -10,7 +9,9 @@ import Synchronization
 /// `poll()` on the connection's watches and the eventfd, with a timeout from the nearest libdbus timeout, so an
 /// idle connection uses no CPU, and no thread ever blocks in `read_write_dispatch` while another sends.
 ///
-/// `@unchecked Sendable` invariant: `raw`, `watches`, `timeouts`, `pending` and `closing` are touched only on the
+/// Every libdbus call on the connection goes through ``RawConnection`` (LibDBusConnection.swift).
+///
+/// `@unchecked Sendable` invariant: `lifecycle`, `watches`, `timeouts` and `pending` are touched only on the
 /// I/O thread (libdbus calls the watch/timeout/filter/notify callbacks there too, because nothing else drives the
 /// connection); cross-thread state lives in the `inbox` Mutex; `wakeFD` is immutable and closed in `deinit`, after
 /// the thread has released its reference.
@@ -29,8 +30,42 @@ final class ConnectionCore: @unchecked Sendable {
         var closed: DBusError?
     }
 
+    /// Where the connection is in its life (on the I/O thread).
+    private enum Lifecycle {
+        /// The I/O thread connects and registers.
+        case starting
+        /// Registered: the loop runs.
+        case open(RawConnection)
+        /// Closing for this reason (asked to, or the bus went away): the loop ends after this turn.
+        case closing(RawConnection, DBusError)
+        /// Gone (or never made), for this reason: the inbox refuses everything.
+        case closed(DBusError)
+
+        /// The libdbus connection, while there is one.
+        var raw: RawConnection? {
+            switch self {
+            case .open(let raw), .closing(let raw, _): raw
+            case .starting, .closed: nil
+            }
+        }
+
+        /// Why it is closing, once it is.
+        var closingReason: DBusError? {
+            switch self {
+            case .closing(_, let reason), .closed(let reason): reason
+            case .starting, .open: nil
+            }
+        }
+    }
+
+    /// Starts closing the connection for `reason`, unless it is already (the first reason is the one told).
+    private func beginClosing(_ reason: DBusError) {
+        assertOnIOThread()
+        if case .open(let raw) = lifecycle { lifecycle = .closing(raw, reason) }
+    }
+
     private struct Watch {
-        let watch: OpaquePointer
+        let watch: RawConnection.Watch
         var enabled: Bool
     }
 
@@ -44,11 +79,10 @@ final class ConnectionCore: @unchecked Sendable {
     private let onClose: @Sendable (DBusError) -> Void
 
     // I/O thread only.
-    private var raw: OpaquePointer?
+    private var lifecycle = Lifecycle.starting
     private var watches: [Watch] = []
-    private var timeouts = DeadlineQueue<OpaquePointer>()
+    private var timeouts = DeadlineQueue<RawConnection.Timeout>()
     private var pending: [ObjectIdentifier: PendingReply] = [:]
-    private var closing: DBusError?
     private let thread = Mutex<pthread_t?>(nil)
     /// The I/O thread's `pthread_self()`, set when it starts: what ``assertOnIOThread(_:)`` compares with.
     private let ioThread = Atomic<UInt>(0)
@@ -60,7 +94,7 @@ final class ConnectionCore: @unchecked Sendable {
         deliver: @escaping @Sendable (ConnectionCore, DBusMessage) -> Bool,
         onClose: @escaping @Sendable (DBusError) -> Void
     ) throws(DBusError) {
-        let fd = cdbus_eventfd()
+        let fd = IOThreadShims.eventFD()
         guard fd >= 0 else { throw DBusError(name: DBusError.Name.failed, message: "eventfd: \(errnoText())") }
         wakeFD = fd
         self.deliver = deliver
@@ -176,34 +210,32 @@ final class ConnectionCore: @unchecked Sendable {
 
     private func threadMain(address: String, started: CheckedContinuation<String, any Error>) {
         ioThread.store(UInt(pthread_self()), ordering: .relaxed)
-        cdbus_set_thread_name("dbus-io")
-        var error = CDBus.DBusError()
-        dbus_error_init(&error)
-        guard let connection = dbus_connection_open_private(address, &error) else {
-            let failure = DBusError.take(&error) ?? DBusError(name: DBusError.Name.noServer, message: "cannot connect")
-            finishBeforeRunning(started: started, failure: failure)
+        IOThreadShims.nameThisThread("dbus-io")
+        let connection: RawConnection
+        let uniqueName: String
+        do throws(DBusError) {
+            connection = try RawConnection.openPrivate(address)
+            // Read ahead no more than this of messages not yet handled (libdbus's default is 63 MiB): a stranger's
+            // huge signals are then read one at a time, whatever the scheduling, so the memory they cost is bounded.
+            connection.limitReadAhead(to: Limits.maxReadAhead)
+            do throws(DBusError) {
+                uniqueName = try connection.register()
+            } catch {
+                connection.closeAndRelease()
+                throw error
+            }
+        } catch {
+            finishBeforeRunning(started: started, failure: error)
             return
         }
-        // A lost bus must never end the process (the default for bus connections is `_exit(1)`).
-        dbus_connection_set_exit_on_disconnect(connection, 0)
-        // Read ahead no more than this of messages not yet handled (libdbus's default is 63 MiB): a stranger's huge
-        // signals are then read one at a time, whatever the scheduling, so the memory they cost is bounded.
-        dbus_connection_set_max_received_size(connection, Limits.maxReadAhead)
-        guard dbus_bus_register(connection, &error) != 0 else {
-            let failure = DBusError.take(&error) ?? DBusError.disconnected("the bus refused Hello")
-            dbus_connection_close(connection)
-            dbus_connection_unref(connection)
-            finishBeforeRunning(started: started, failure: failure)
-            return
-        }
-        raw = connection
-        let uniqueName = dbus_bus_get_unique_name(connection).map { String(cString: $0) } ?? ""
-        installCallbacks(connection)
+        lifecycle = .open(connection)
+        connection.install(self)
         started.resume(returning: uniqueName)
         run()
     }
 
     private func finishBeforeRunning(started: CheckedContinuation<String, any Error>, failure: DBusError) {
+        lifecycle = .closed(failure)
         let leftovers = inbox.withLock { inbox in
             inbox.closed = failure
             defer { inbox.operations = [] }
@@ -213,59 +245,21 @@ final class ConnectionCore: @unchecked Sendable {
         started.resume(throwing: failure)
     }
 
-    private func installCallbacks(_ connection: OpaquePointer) {
-        assertOnIOThread()
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        _ = dbus_connection_add_filter(
-            connection,
-            { _, message, data in
-                let core = Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue()
-                return core.filter(message!)
-            }, me, nil)
-        _ = dbus_connection_set_watch_functions(
-            connection,
-            { watch, data in
-                Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue().addWatch(watch!)
-            },
-            { watch, data in
-                Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue().removeWatch(watch!)
-            },
-            { watch, data in
-                Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue().toggleWatch(watch!)
-            }, me, nil)
-        _ = dbus_connection_set_timeout_functions(
-            connection,
-            { timeout, data in
-                Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue().addTimeout(timeout!)
-            },
-            { timeout, data in
-                Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue().removeTimeout(timeout!)
-            },
-            { timeout, data in
-                Unmanaged<ConnectionCore>.fromOpaque(data!).takeUnretainedValue().toggleTimeout(timeout!)
-            }, me, nil)
-        // No wake-up function: libdbus calls it only from this thread, which dispatches before it polls again.
-    }
-
     private func run() {
         assertOnIOThread()
         var pollFDs: [pollfd] = []
-        var polled: [OpaquePointer?] = []
+        var polled: [RawConnection.Watch?] = []
         while true {
             processInbox()
             dispatchAll()
-            if closing != nil { break }
+            if lifecycle.closingReason != nil { break }
 
             pollFDs.removeAll(keepingCapacity: true)
             polled.removeAll(keepingCapacity: true)
             pollFDs.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
             polled.append(nil)
             for entry in watches where entry.enabled {
-                let flags = dbus_watch_get_flags(entry.watch)
-                var events: Int16 = 0
-                if flags & CDBUS_WATCH_READABLE != 0 { events |= Int16(POLLIN) }
-                if flags & CDBUS_WATCH_WRITABLE != 0 { events |= Int16(POLLOUT) }
-                pollFDs.append(pollfd(fd: dbus_watch_get_unix_fd(entry.watch), events: events, revents: 0))
+                pollFDs.append(entry.watch.pollFD)
                 polled.append(entry.watch)
             }
             sleeping.store(true, ordering: .sequentiallyConsistent)
@@ -274,7 +268,7 @@ final class ConnectionCore: @unchecked Sendable {
             let result = poll(&pollFDs, nfds_t(pollFDs.count), busy ? 0 : nextTimeoutMilliseconds())
             sleeping.store(false, ordering: .sequentiallyConsistent)
             if result < 0 && errno != EINTR {
-                closing = DBusError(name: DBusError.Name.failed, message: "poll failed: \(errnoText())")
+                beginClosing(DBusError(name: DBusError.Name.failed, message: "poll failed: \(errnoText())"))
                 break
             }
             if pollFDs[0].revents != 0 {
@@ -284,13 +278,7 @@ final class ConnectionCore: @unchecked Sendable {
             for index in 1..<pollFDs.count where pollFDs[index].revents != 0 {
                 guard let watch = polled[index], watches.contains(where: { $0.watch == watch && $0.enabled })
                 else { continue }
-                let revents = Int32(pollFDs[index].revents)
-                var flags: UInt32 = 0
-                if revents & Int32(POLLIN) != 0 { flags |= CDBUS_WATCH_READABLE }
-                if revents & Int32(POLLOUT) != 0 { flags |= CDBUS_WATCH_WRITABLE }
-                if revents & Int32(POLLERR) != 0 { flags |= CDBUS_WATCH_ERROR }
-                if revents & Int32(POLLHUP) != 0 { flags |= CDBUS_WATCH_HANGUP }
-                _ = dbus_watch_handle(watch, flags)
+                watch.handle(revents: pollFDs[index].revents)
             }
             handleExpiredTimeouts()
         }
@@ -303,9 +291,9 @@ final class ConnectionCore: @unchecked Sendable {
             defer { inbox.operations.removeAll(keepingCapacity: true) }
             return inbox.operations
         }
-        guard let raw else { return }
+        guard let raw = lifecycle.raw else { return }
         for operation in operations {
-            if let closing {
+            if let closing = lifecycle.closingReason {
                 refuse(operation, because: closing)
                 continue
             }
@@ -318,101 +306,84 @@ final class ConnectionCore: @unchecked Sendable {
                     reply.complete(.failure(CancellationError()))
                     continue
                 }
-                var call: OpaquePointer?
-                let sent = dbus_connection_send_with_reply(raw, message.raw, &call, timeout)
+                let sent = raw.sendWithReply(message, timeoutMilliseconds: timeout)
                 message.release()
-                guard sent != 0, let call else {
-                    reply.complete(.failure(sent == 0 ? DBusError.noMemory : DBusError.disconnected()))
+                let call: RawConnection.PendingCall
+                switch sent {
+                case .success(let pendingCall): call = pendingCall
+                case .failure(let error):
+                    reply.complete(.failure(error))
                     continue
                 }
                 reply.call = call
                 pending[ObjectIdentifier(reply)] = reply
-                let box = Unmanaged.passRetained(NotifyBox(core: self, reply: reply)).toOpaque()
-                _ = dbus_pending_call_set_notify(
-                    call,
-                    { call, data in
-                        let box = Unmanaged<NotifyBox>.fromOpaque(data!).takeUnretainedValue()
-                        box.core.completed(call!, box.reply)
-                    }, box, { data in Unmanaged<NotifyBox>.fromOpaque(data!).release() })
+                call.onCompletion { self.completed(call, reply) }
                 // Completed before the notify function was set (cannot happen on this thread, but cheap to check).
-                if dbus_pending_call_get_completed(call) != 0 { completed(call, reply) }
+                if call.isCompleted { completed(call, reply) }
             case .send(let message):
-                let sent = dbus_connection_send(raw, message.raw, nil)
+                let sent = raw.send(message)
                 message.release()
-                if sent == 0 { closing = .noMemory }
+                if !sent { beginClosing(.noMemory) }
             case .cancel(let reply):
                 guard let call = reply.call, pending.removeValue(forKey: ObjectIdentifier(reply)) != nil else {
                     continue
                 }
-                dbus_pending_call_cancel(call)
-                dbus_pending_call_unref(call)
+                call.cancelAndRelease()
                 reply.call = nil
                 reply.complete(.failure(CancellationError()))
             case .close:
-                closing = .disconnected("the connection was closed")
+                beginClosing(.disconnected("the connection was closed"))
             }
         }
     }
 
-    private final class NotifyBox {
-        let core: ConnectionCore
-        let reply: PendingReply
-        init(core: ConnectionCore, reply: PendingReply) {
-            self.core = core
-            self.reply = reply
-        }
-    }
-
-    private func completed(_ call: OpaquePointer, _ reply: PendingReply) {
+    private func completed(_ call: RawConnection.PendingCall, _ reply: PendingReply) {
         assertOnIOThread()
         guard pending.removeValue(forKey: ObjectIdentifier(reply)) != nil else { return }
         reply.call = nil
-        reply.complete(DBusMessage.reply(of: call).mapError { $0 as any Error })
+        reply.complete(call.takeReply().mapError { $0 as any Error })
     }
 
     private func dispatchAll() {
         assertOnIOThread()
-        guard let raw else { return }
-        while dbus_connection_get_dispatch_status(raw) == DBUS_DISPATCH_DATA_REMAINS {
-            _ = dbus_connection_dispatch(raw)
-        }
+        lifecycle.raw?.dispatchAll()
     }
 
-    private func filter(_ message: OpaquePointer) -> DBusHandlerResult {
+    /// Every incoming message that is not a reply (libdbus's filter); `nil` is the bus's local `Disconnected`.
+    /// Returns whether it was handled (libdbus answers an unhandled method call itself).
+    func filter(_ message: OpaquePointer?) -> Bool {
         assertOnIOThread()
-        if dbus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") != 0 {
-            if closing == nil { closing = .disconnected("the bus closed the connection") }
-            return DBUS_HANDLER_RESULT_HANDLED
+        guard let message else {
+            beginClosing(.disconnected("the bus closed the connection"))
+            return true
         }
-        let decoded = DBusMessage(decoding: message)
-        return deliver(self, decoded) ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+        return deliver(self, DBusMessage(decoding: message))
     }
 
     private func shutDown() {
         assertOnIOThread()
-        let reason = closing ?? .disconnected()
+        let reason = lifecycle.closingReason ?? .disconnected()
         let leftovers = inbox.withLock { inbox in
             inbox.closed = reason
             defer { inbox.operations = [] }
             return inbox.operations
         }
         for operation in leftovers { refuse(operation, because: reason) }
-        if let raw {
-            dbus_connection_close(raw)
+        if let raw = lifecycle.raw {
+            raw.close()
             // Lets libdbus complete what it still holds (pending calls get their Disconnected errors).
             dispatchAll()
             for reply in pending.values {
                 if let call = reply.call {
-                    dbus_pending_call_cancel(call)
-                    dbus_pending_call_unref(call)
+                    call.cancelAndRelease()
                     reply.call = nil
                 }
                 reply.complete(.failure(reason))
             }
             pending = [:]
-            dbus_connection_unref(raw)
-            self.raw = nil
+            raw.release()
         }
+        lifecycle = .closed(reason)
         watches = []
         timeouts.removeAll()
         thread.withLock { $0 = nil }
@@ -421,21 +392,20 @@ final class ConnectionCore: @unchecked Sendable {
 
     // MARK: - Watches and timeouts (called by libdbus on the I/O thread)
 
-    private func addWatch(_ watch: OpaquePointer) -> dbus_bool_t {
+    func addWatch(_ watch: RawConnection.Watch) {
         assertOnIOThread()
-        watches.append(Watch(watch: watch, enabled: dbus_watch_get_enabled(watch) != 0))
-        return 1
+        watches.append(Watch(watch: watch, enabled: watch.isEnabled))
     }
 
-    private func removeWatch(_ watch: OpaquePointer) {
+    func removeWatch(_ watch: RawConnection.Watch) {
         assertOnIOThread()
         watches.removeAll { $0.watch == watch }
     }
 
-    private func toggleWatch(_ watch: OpaquePointer) {
+    func toggleWatch(_ watch: RawConnection.Watch) {
         assertOnIOThread()
         if let index = watches.firstIndex(where: { $0.watch == watch }) {
-            watches[index].enabled = dbus_watch_get_enabled(watch) != 0
+            watches[index].enabled = watch.isEnabled
         }
     }
 
@@ -445,25 +415,24 @@ final class ConnectionCore: @unchecked Sendable {
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 
-    private static func deadline(for timeout: OpaquePointer) -> UInt64 {
-        now() + UInt64(max(0, dbus_timeout_get_interval(timeout))) * 1_000_000
+    private static func deadline(for timeout: RawConnection.Timeout) -> UInt64 {
+        now() + UInt64(timeout.intervalMilliseconds) * 1_000_000
     }
 
-    private func addTimeout(_ timeout: OpaquePointer) -> dbus_bool_t {
+    func addTimeout(_ timeout: RawConnection.Timeout) {
         assertOnIOThread()
-        timeouts.set(timeout, enabled: dbus_timeout_get_enabled(timeout) != 0, deadline: Self.deadline(for: timeout))
-        return 1
+        timeouts.set(timeout, enabled: timeout.isEnabled, deadline: Self.deadline(for: timeout))
     }
 
-    private func removeTimeout(_ timeout: OpaquePointer) {
+    func removeTimeout(_ timeout: RawConnection.Timeout) {
         assertOnIOThread()
         timeouts.remove(timeout)
     }
 
-    private func toggleTimeout(_ timeout: OpaquePointer) {
+    func toggleTimeout(_ timeout: RawConnection.Timeout) {
         assertOnIOThread()
         guard timeouts.contains(timeout) else { return }
-        timeouts.set(timeout, enabled: dbus_timeout_get_enabled(timeout) != 0, deadline: Self.deadline(for: timeout))
+        timeouts.set(timeout, enabled: timeout.isEnabled, deadline: Self.deadline(for: timeout))
     }
 
     private func nextTimeoutMilliseconds() -> Int32 {
@@ -483,9 +452,8 @@ final class ConnectionCore: @unchecked Sendable {
         for timeout in timeouts.takeDue(now: now) {
             // An earlier handler may have removed it.
             guard timeouts.contains(timeout) else { continue }
-            timeouts.set(
-                timeout, enabled: dbus_timeout_get_enabled(timeout) != 0, deadline: Self.deadline(for: timeout))
-            _ = dbus_timeout_handle(timeout)
+            timeouts.set(timeout, enabled: timeout.isEnabled, deadline: Self.deadline(for: timeout))
+            timeout.handle()
         }
     }
 }

@@ -285,10 +285,10 @@ struct OutgoingMessage: @unchecked Sendable {
 }
 
 extension DBusMessage {
-    /// The outcome of a completed pending call: its reply, or the error it carries. Releases the pending call.
-    static func reply(of call: OpaquePointer) -> Result<DBusMessage, DBusError> {
-        defer { dbus_pending_call_unref(call) }
-        guard let message = dbus_pending_call_steal_reply(call) else {
+    /// The outcome of a completed pending call from its reply message (taken from the call; released here): the
+    /// reply, or the error it carries.
+    static func outcome(ofReply message: OpaquePointer?) -> Result<DBusMessage, DBusError> {
+        guard let message else {
             return .failure(DBusError(name: DBusError.Name.noReply, message: "no reply"))
         }
         let decoded = DBusMessage(decoding: message)

@@ -16,7 +16,7 @@ final class PendingReply: @unchecked Sendable {
     /// For callback-style calls: run with the result instead of resuming a continuation (exactly once).
     private let handler: (@Sendable (Result<DBusMessage, any Error>) -> Void)?
     private let handled = Atomic(false)
-    var call: OpaquePointer?
+    var call: RawConnection.PendingCall?
 
     init(handler: (@Sendable (Result<DBusMessage, any Error>) -> Void)? = nil) {
         self.handler = handler
