@@ -22,7 +22,7 @@ public final class BlockingNotificationSender {
     }
 
     /// The configuration (application name and icon, markup, bus, call timeout).
-    public let configuration: DesktopPresenterConfiguration
+    public let configuration: PresenterConfiguration
     /// The unique bus name of the server that owns `org.freedesktop.Notifications`, such as `:1.7`.
     public let server: String
     /// What the server can do.
@@ -31,10 +31,10 @@ public final class BlockingNotificationSender {
 
     /// Connects and reads who the server is and what it can do.
     ///
-    /// - Throws: ``DesktopPresentationError`` — `.busUnavailable` without a session bus, `.noServer` when no
+    /// - Throws: ``PresentationError`` — `.busUnavailable` without a session bus, `.noServer` when no
     ///   server owns `org.freedesktop.Notifications`, `.timedOut` or `.refused` when it does not answer properly.
-    public convenience init(configuration: DesktopPresenterConfiguration = DesktopPresenterConfiguration())
-        throws(DesktopPresentationError)
+    public convenience init(configuration: PresenterConfiguration = PresenterConfiguration())
+        throws(PresentationError)
     {
         let connection: BlockingDBusConnection
         let replies: [Result<DBusMessage, DBusError>]
@@ -42,7 +42,7 @@ public final class BlockingNotificationSender {
             (connection, replies) = try BlockingDBusConnection.connect(
                 to: configuration.bus, timeout: configuration.callTimeout, calling: Self.introduction)
         } catch {
-            throw DesktopPresentationError(
+            throw PresentationError(
                 .busUnavailable,
                 reason: "cannot reach the session bus: \(error.reason)")
         }
@@ -60,9 +60,9 @@ public final class BlockingNotificationSender {
     /// - Returns: the sender, and the results of `calls` in order.
     /// - Throws: as ``init(configuration:)``.
     public static func taking(
-        _ connection: BlockingDBusConnection, configuration: DesktopPresenterConfiguration,
+        _ connection: BlockingDBusConnection, configuration: PresenterConfiguration,
         alongside calls: [DBusMethodCall] = []
-    ) throws(DesktopPresentationError) -> (
+    ) throws(PresentationError) -> (
         sender: BlockingNotificationSender, replies: [Result<DBusMessage, DBusError>]
     ) {
         let replies = connection.call(Self.introduction + calls, timeout: configuration.callTimeout)
@@ -79,9 +79,9 @@ public final class BlockingNotificationSender {
     ]
 
     private init(
-        configuration: DesktopPresenterConfiguration, connection: BlockingDBusConnection,
+        configuration: PresenterConfiguration, connection: BlockingDBusConnection,
         replies: [Result<DBusMessage, DBusError>]
-    ) throws(DesktopPresentationError) {
+    ) throws(PresentationError) {
         self.configuration = configuration
         self.connection = connection
         do throws(DBusError) {
@@ -94,7 +94,7 @@ public final class BlockingNotificationSender {
                 information: try? NotificationsClient.serverInformation(from: try replies[2].get()))
         } catch {
             connection.close()
-            throw DesktopPresentationError(error, timeout: configuration.callTimeout)
+            throw PresentationError(error, timeout: configuration.callTimeout)
         }
     }
 
@@ -106,34 +106,34 @@ public final class BlockingNotificationSender {
     ///   - presentation: The toast to show, as the center hands it to a presenter.
     ///   - serverID: The server id of a notification to update in place (`replaces_id`), or 0 for a new
     ///     one. A stale id is harmless: the server then shows a new notification.
-    /// - Throws: ``DesktopPresentationError`` — `.invalidInput` for content no server can take (a NUL byte, a bad
+    /// - Throws: ``PresentationError`` — `.invalidInput` for content no server can take (a NUL byte, a bad
     ///   image), else as for ``init(configuration:)``.
     public func show(_ presentation: ToastPresentation, replacing serverID: UInt32 = 0)
-        throws(DesktopPresentationError) -> Shown
+        throws(PresentationError) -> Shown
     {
         let mapped: MappedNotification
         do {
             mapped = try NotificationMapping.notify(
                 presentation, replacesID: serverID, capabilities: capabilities, configuration: configuration)
         } catch {
-            throw DesktopPresentationError(.invalidInput, reason: error.description)
+            throw PresentationError(.invalidInput, reason: error.description)
         }
         do throws(DBusError) {
             let reply = try connection.call(
                 NotificationsClient.call("Notify", mapped.call.arguments), timeout: configuration.callTimeout)
             return Shown(serverID: try NotificationsClient.notifyResult(reply).id, degradations: mapped.degradations)
         } catch {
-            throw DesktopPresentationError(error, timeout: configuration.callTimeout)
+            throw PresentationError(error, timeout: configuration.callTimeout)
         }
     }
 
     /// Sends `CloseNotification(serverID)` and waits for the server's answer.
-    public func close(serverID: UInt32) throws(DesktopPresentationError) {
+    public func close(serverID: UInt32) throws(PresentationError) {
         do throws(DBusError) {
             _ = try connection.call(
                 NotificationsClient.call("CloseNotification", [.uint32(serverID)]), timeout: configuration.callTimeout)
         } catch {
-            throw DesktopPresentationError(error, timeout: configuration.callTimeout)
+            throw PresentationError(error, timeout: configuration.callTimeout)
         }
     }
 }

@@ -32,7 +32,7 @@ struct BusLink: Sendable {
     /// arrives, in order, on the connection's I/O thread (where the answers to calls arrive too); `lost` gets the
     /// connection's end.
     static func open(
-        configuration: DesktopPresenterConfiguration, service: BusName, serviceRule: MatchRule,
+        configuration: PresenterConfiguration, service: BusName, serviceRule: MatchRule,
         deliver: @escaping @Sendable (Signal) -> Void,
         lost: @escaping @Sendable (DBusConnection, DBusError) -> Void
     ) async throws -> BusLink {
@@ -65,7 +65,7 @@ struct BusLink: Sendable {
         answered: @escaping @Sendable (Result<DBusMessage, any Error>) -> Void
     ) {
         guard let link else {
-            return answered(.failure(DesktopPresentationError(.busUnavailable, reason: lostReason)))
+            return answered(.failure(PresentationError(.busUnavailable, reason: lostReason)))
         }
         do {
             try link.connection.call(call, timeout: timeout, completion: answered)

@@ -14,7 +14,7 @@ public import ToastModel
 /// same thing: `expire_timeout` is the remaining time while the toast's timer runs, and 0 (never) while it is
 /// covered, paused or the screen is locked; when the timer starts or stops, the notification is replaced in place
 /// with the new timeout (docs/decisions/0004-server-time.md). Updates of one toast that come faster than the
-/// server answers, or within ``DesktopPresenterConfiguration/minimumUpdateInterval`` (25 ms) of the last one sent,
+/// server answers, or within ``PresenterConfiguration/minimumUpdateInterval`` (25 ms) of the last one sent,
 /// collapse into the newest, which always goes out. What the server cannot do (no actions, no body, no markup) degrades
 /// and is reported as a `degraded` event.
 ///
@@ -28,12 +28,12 @@ public import ToastModel
 /// `CloseNotification`.
 public final class DesktopNotificationPresenter: ToastPresenter {
     /// The configuration.
-    public let configuration: DesktopPresenterConfiguration
+    public let configuration: PresenterConfiguration
 
     private let shell: PresenterShell<DesktopBackend>
 
     /// A presenter for the desktop's session bus (or the bus in `configuration`); it connects at first use.
-    public init(configuration: DesktopPresenterConfiguration = DesktopPresenterConfiguration()) {
+    public init(configuration: PresenterConfiguration = PresenterConfiguration()) {
         self.configuration = configuration
         shell = PresenterShell(
             backend: DesktopBackend(configuration: configuration),
@@ -58,7 +58,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     }
 
     /// Sends `Notify` with `replaces_id` for a toast on screen; updates that come faster than the server answers,
-    /// or within ``DesktopPresenterConfiguration/minimumUpdateInterval`` of the last one sent, collapse into the
+    /// or within ``PresenterConfiguration/minimumUpdateInterval`` of the last one sent, collapse into the
     /// newest, which always goes out.
     public func update(_ presentation: ToastPresentation) {
         shell.handle(.show(presentation))
@@ -107,7 +107,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     /// Waits until the server has answered every `Notify` sent or queued so far for toast `id`, and returns its
     /// server id.
     ///
-    /// - Throws: ``DesktopPresentationError`` when the latest `Notify` failed (no server, refused, invalid input)
+    /// - Throws: ``PresentationError`` when the latest `Notify` failed (no server, refused, invalid input)
     ///   or the toast was closed before the server accepted it.
     public func accepted(_ id: String) async throws -> UInt32 {
         try await shell.accepted(id)
@@ -132,7 +132,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
 struct DesktopBackend: PresenterBackend {
     typealias Machine = DesktopPresenterMachine
 
-    let configuration: DesktopPresenterConfiguration
+    let configuration: PresenterConfiguration
 
     var service: BusName { NotificationsClient.busName }
 
@@ -150,8 +150,8 @@ struct DesktopBackend: PresenterBackend {
         }
     }
 
-    func failure(_ error: any Error) -> DesktopPresentationError {
-        DesktopPresentationError(any: error, timeout: configuration.callTimeout)
+    func failure(_ error: any Error) -> PresentationError {
+        PresentationError(any: error, timeout: configuration.callTimeout)
     }
 
     /// What the server can do and who it is: `GetCapabilities`, `GetServerInformation` and (when listening)
@@ -210,14 +210,14 @@ struct DesktopBackend: PresenterBackend {
     /// Sends `Notify`; `answered` gets the server's answer, on the connection's I/O thread.
     private func send(
         _ arguments: NotifyCall, on link: BusLink?,
-        answered: @escaping @Sendable (Result<DesktopPresenterMachine.NotifyReply, DesktopPresentationError>) -> Void
+        answered: @escaping @Sendable (Result<DesktopPresenterMachine.NotifyReply, PresentationError>) -> Void
     ) {
         let timeout = configuration.callTimeout
         BusLink.call(NotificationsClient.call("Notify", arguments.arguments), on: link, timeout: timeout) { reply in
             answered(
                 reply.flatMap { message in Result { try NotificationsClient.notifyResult(message) } }
                     .map { DesktopPresenterMachine.NotifyReply(serverID: $0.id, sender: $0.server) }
-                    .mapError { DesktopPresentationError(any: $0, timeout: timeout) })
+                    .mapError { PresentationError(any: $0, timeout: timeout) })
         }
     }
 

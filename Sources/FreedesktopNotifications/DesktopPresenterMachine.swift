@@ -10,7 +10,7 @@ package import ToastModel
 ///
 /// The rules:
 /// - **Latest wins.** At most one `Notify` per toast is on its way, and a toast's updates go out at most once per
-///   ``DesktopPresenterConfiguration/minimumUpdateInterval`` (what a server can draw). Content and timer changes
+///   ``PresenterConfiguration/minimumUpdateInterval`` (what a server can draw). Content and timer changes
 ///   that arrive meanwhile collapse into the newest, sent when the reply is in and the interval is up; a close that
 ///   comes after them drops them. So a toast replaced 10,000 times in a loop costs a handful of `Notify` calls, and
 ///   the last content always reaches the server. A toast's first `Notify` never waits. Distinct toasts are never
@@ -66,9 +66,9 @@ package struct DesktopPresenterMachine: Sendable {
         /// The link asked for with ``Action/connect(generation:)`` is up and knows what the server can do.
         case linkReady(generation: UInt64, capabilities: ServerCapabilities, owner: String?)
         /// The link asked for could not be made, or the server could not say what it can do.
-        case linkFailed(generation: UInt64, DesktopPresentationError)
+        case linkFailed(generation: UInt64, PresentationError)
         /// The server answered the `Notify` sent as `call`.
-        case notifyAnswered(id: String, call: UInt64, Result<NotifyReply, DesktopPresentationError>)
+        case notifyAnswered(id: String, call: UInt64, Result<NotifyReply, PresentationError>)
         /// The server answered the `CloseNotification` sent as `call` (whatever it answered: the id is gone for us).
         case closeAnswered(id: String, call: UInt64)
         /// A signal of the notification interface, from `sender`.
@@ -78,7 +78,7 @@ package struct DesktopPresenterMachine: Sendable {
         /// The screen saver's owner said it became active or inactive.
         case screenSaverChanged(active: Bool)
         /// The connection is gone for good.
-        case connectionLost(DesktopPresentationError)
+        case connectionLost(PresentationError)
         /// Time passed: the moment asked for with ``Action/wake(at:)`` (or later) has come.
         case tick
         /// The presenter was detached from its center: forget everything.
@@ -100,7 +100,7 @@ package struct DesktopPresenterMachine: Sendable {
         /// Tell the center, in this order.
         case report(ToastPresenterReport)
         /// Resume these ``DesktopNotificationPresenter/accepted(_:)`` waiters.
-        case resume([WaiterID], Result<UInt32, DesktopPresentationError>)
+        case resume([WaiterID], Result<UInt32, PresentationError>)
         /// Feed ``Event/tick`` at this time (a time on the clock of the events) or soon after.
         case wake(at: Duration)
     }
@@ -131,7 +131,7 @@ package struct DesktopPresenterMachine: Sendable {
         var actionKeys: [String: String] = [:]
         /// Degradations already reported for this toast.
         var reported: Set<String> = []
-        var lastFailure: DesktopPresentationError?
+        var lastFailure: PresentationError?
         var waiters: [WaiterID] = []
         /// Closed by the center while it waited for the link (no longer wanted): it is sent once all the same, then
         /// closed.
@@ -140,7 +140,7 @@ package struct DesktopPresenterMachine: Sendable {
         var everSent = false
         /// Adopted with its notification on screen: its first show is already on the server (``Event/adopt(serverID:toastID:onScreen:)``).
         var adoptedOnScreen = false
-        /// When its last `Notify` went out (its next update waits until ``DesktopPresenterConfiguration/minimumUpdateInterval``
+        /// When its last `Notify` went out (its next update waits until ``PresenterConfiguration/minimumUpdateInterval``
         /// after it).
         var lastSentAt: Duration?
         /// Whether its next update waits for its interval (then it is in `waitingForInterval`).
@@ -160,7 +160,7 @@ package struct DesktopPresenterMachine: Sendable {
     }
 
     /// The presenter's settings (app name, markup, timeouts).
-    package let configuration: DesktopPresenterConfiguration
+    package let configuration: PresenterConfiguration
     /// The link, the owner, the toasts, the waiters.
     var ledger = PresenterLedger<ServerCapabilities, Toast>()
     private var toastForServerID: [UInt32: String] = [:]
@@ -183,7 +183,7 @@ package struct DesktopPresenterMachine: Sendable {
     /// The most signals held for ids not known yet; more are dropped.
     package static let orphanLimit = 1024
 
-    package init(configuration: DesktopPresenterConfiguration) {
+    package init(configuration: PresenterConfiguration) {
         self.configuration = configuration
     }
 
@@ -418,7 +418,7 @@ package struct DesktopPresenterMachine: Sendable {
                         configuration: configuration)
                 } catch let error {
                     ledger.toasts[id] = toast
-                    fail(id, DesktopPresentationError(.invalidInput, reason: error.description), into: &out)
+                    fail(id, PresentationError(.invalidInput, reason: error.description), into: &out)
                     return
                 }
                 reportDegradations(mapped.degradations, of: id, &toast, into: &out)
@@ -460,7 +460,7 @@ package struct DesktopPresenterMachine: Sendable {
     // MARK: - Answers
 
     private mutating func answered(
-        _ id: String, call: UInt64, _ result: Result<NotifyReply, DesktopPresentationError>, into out: inout [Action]
+        _ id: String, call: UInt64, _ result: Result<NotifyReply, PresentationError>, into out: inout [Action]
     ) {
         guard var toast = ledger.toasts[id], case .notify(call, let actionKeys) = toast.inFlight else {
             // Forgotten meanwhile (the presenter was reset): nobody wants what this created.
@@ -633,10 +633,10 @@ extension DesktopPresenterMachine: LedgerMachine {
 
     static func awaitAccepted(id: String, waiter: PresenterWaiterID) -> Event { .awaitAccepted(id: id, waiter: waiter) }
     static func awaitSettled(waiter: PresenterWaiterID) -> Event { .awaitSettled(waiter: waiter) }
-    static func linkFailed(generation: UInt64, _ error: DesktopPresentationError) -> Event {
+    static func linkFailed(generation: UInt64, _ error: PresentationError) -> Event {
         .linkFailed(generation: generation, error)
     }
-    static func connectionLost(_ error: DesktopPresentationError) -> Event { .connectionLost(error) }
+    static func connectionLost(_ error: PresentationError) -> Event { .connectionLost(error) }
     static var tick: Event? { .tick }
     static var reset: Event { .reset }
 }

@@ -151,7 +151,7 @@ public enum Sandbox: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-extension DesktopPresenterConfiguration {
+extension PresenterConfiguration {
     /// The presenter for ``backend`` in this process: ``PortalNotificationPresenter`` for the portal (in a Flatpak or
     /// Snap sandbox, with ``NotificationBackend/automatic``), ``DesktopNotificationPresenter`` for the notification
     /// server. Both connect at first use; one that cannot reach its service reports `presenterFailed` naming it.

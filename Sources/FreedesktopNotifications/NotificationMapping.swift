@@ -92,7 +92,7 @@ public enum NotificationMapping {
         _ presentation: ToastPresentation,
         replacesID: UInt32 = 0,
         capabilities: ServerCapabilities,
-        configuration: DesktopPresenterConfiguration
+        configuration: PresenterConfiguration
     ) throws(ToastValidationError) -> MappedNotification {
         try notify(
             presentation.request, expireTimeout: serverTimeout(for: presentation.toast), replacesID: replacesID,
@@ -112,7 +112,7 @@ public enum NotificationMapping {
         expireTimeout: Duration?,
         replacesID: UInt32 = 0,
         capabilities: ServerCapabilities,
-        configuration: DesktopPresenterConfiguration,
+        configuration: PresenterConfiguration,
         progress: ToastProgress? = nil
     ) throws(ToastValidationError) -> MappedNotification {
         var degradations: [String] = []

@@ -21,7 +21,7 @@ protocol TrackedToast: Sendable {
     /// Degradations already reported for this toast.
     var reported: Set<String> { get set }
     /// Why it could not be shown, last time.
-    var lastFailure: DesktopPresentationError? { get set }
+    var lastFailure: PresentationError? { get set }
     /// Who waits until the service has answered everything for it.
     var waiters: [PresenterWaiterID] { get set }
     /// The id it is shown under on the service now.
@@ -50,7 +50,7 @@ extension TrackedToast {
     mutating func failsQuietly() -> Bool { false }
 
     /// What its waiters are told: the id it is shown under, or why it is not shown.
-    func result(id: String) -> Result<ServiceID, DesktopPresentationError> {
+    func result(id: String) -> Result<ServiceID, PresentationError> {
         if let serviceID { return .success(serviceID) }
         return .failure(lastFailure ?? .notPresented(id))
     }
@@ -78,7 +78,7 @@ struct PresenterLedger<Ready: Hashable & Sendable, Toast: TrackedToast>: Sendabl
     var settleWaiters: [PresenterWaiterID] = []
     /// Why recently forgotten toasts failed, so a late waiter gets the real reason rather than "not presented"
     /// (bounded: the oldest are dropped).
-    var failures = Recents<DesktopPresentationError>()
+    var failures = Recents<PresentationError>()
     /// The time of the latest event (on the clock of the events).
     var now = Duration.zero
     #if DEBUG
@@ -189,7 +189,7 @@ extension LedgerMachine {
 
     /// The link asked for as `generation` could not be made: the toasts that waited for it fail, and those ended
     /// meanwhile tell their waiters why nothing reached the service.
-    mutating func linkFailed(generation: UInt64, _ error: DesktopPresentationError, into out: inout [Action]) {
+    mutating func linkFailed(generation: UInt64, _ error: PresentationError, into out: inout [Action]) {
         guard ledger.link == .connecting(generation) else { return }
         ledger.link = .none
         for id in ledger.waitingForLink.takeAll() {
@@ -215,7 +215,7 @@ extension LedgerMachine {
             out.append(Self.action(.report(.reshowRequested)))
         } else {
             for id in ledger.waitingForLink.takeAll() where ledger.toasts[id]?.hasContentToSend == true {
-                fail(id, DesktopPresentationError(.noServer, reason: Self.serviceLeft), into: &out)
+                fail(id, PresentationError(.noServer, reason: Self.serviceLeft), into: &out)
             }
             out.append(Self.action(.report(.failed(toastID: nil, reason: Self.serviceLeft, recoverable: true))))
         }
@@ -223,7 +223,7 @@ extension LedgerMachine {
 
     /// The connection is gone for good: the center ends every toast on the presenter (calls on their way fail with
     /// their own answers).
-    mutating func connectionLost(_ error: DesktopPresentationError, into out: inout [Action]) {
+    mutating func connectionLost(_ error: PresentationError, into out: inout [Action]) {
         ledger.link = .none
         ledger.owner = nil
         ledger.waitingForLink.removeAll()
@@ -264,7 +264,7 @@ extension LedgerMachine {
     /// Reports that toast `id` could not be shown. A failure a service appearing later can fix leaves the toast
     /// wanted (the center keeps it and asks again); any other ends it in the center, so whatever it still has on
     /// the service goes and it is forgotten, remembering why.
-    mutating func fail(_ id: String, _ error: DesktopPresentationError, into out: inout [Action]) {
+    mutating func fail(_ id: String, _ error: PresentationError, into out: inout [Action]) {
         guard var toast = ledger.toasts[id] else { return }
         toast.lastFailure = error
         toast.dirty = false

@@ -13,7 +13,7 @@ enum PresenterStep<Accepted: Sendable>: Sendable {
     /// Tell the center, in this order.
     case report(ToastPresenterReport)
     /// Resume these waiters.
-    case resume([PresenterWaiterID], Result<Accepted, DesktopPresentationError>)
+    case resume([PresenterWaiterID], Result<Accepted, PresentationError>)
     /// Feed the machine's tick at this time (on the clock of the events) or soon after.
     case wake(at: Duration)
 }
@@ -39,9 +39,9 @@ protocol PresenterMachine: Sendable {
     /// Someone waits until everything is settled.
     static func awaitSettled(waiter: PresenterWaiterID) -> Event
     /// The link asked for could not be made.
-    static func linkFailed(generation: UInt64, _ error: DesktopPresentationError) -> Event
+    static func linkFailed(generation: UInt64, _ error: PresentationError) -> Event
     /// The connection is gone for good.
-    static func connectionLost(_ error: DesktopPresentationError) -> Event
+    static func connectionLost(_ error: PresentationError) -> Event
     /// The moment asked for with ``PresenterStep/wake(at:)`` has come (nil for a machine that never asks).
     static var tick: Event? { get }
     /// The presenter was detached from its center: forget everything.
@@ -55,7 +55,7 @@ protocol PresenterBackend: Sendable {
     associatedtype Machine: PresenterMachine
 
     /// The settings (bus, call timeout, signals, screen lock).
-    var configuration: DesktopPresenterConfiguration { get }
+    var configuration: PresenterConfiguration { get }
     /// The service's well-known name, whose owner is followed.
     var service: BusName { get }
     /// The rule for the service's own signals.
@@ -64,7 +64,7 @@ protocol PresenterBackend: Sendable {
     /// The machine's event for what arrived on the link, if it is one.
     func event(for signal: BusLink.Signal) -> Machine.Event?
     /// Why the link could not be made, or why it was lost.
-    func failure(_ error: any Error) -> DesktopPresentationError
+    func failure(_ error: any Error) -> PresentationError
     /// Reads what the machine needs from a new link and returns its link-ready event (or its link-failed one).
     func ready(_ link: BusLink, generation: UInt64) async -> Machine.Event
     /// Carries out one of the backend's own actions (a call) on `link`; its answer goes back through `answer`, on

@@ -16,16 +16,16 @@ extension ToastCenter {
     /// - Parameter defaultDuration: The duration of `.automatic` toasts (4 seconds by default).
     public convenience init(defaultDuration: ToastDuration = ToastDuration.standardDefault) {
         self.init(
-            defaultDuration: defaultDuration, presenter: DesktopPresenterConfiguration().makePresenter(),
+            defaultDuration: defaultDuration, presenter: PresenterConfiguration().makePresenter(),
             laterStore: FileLaterStore.standard())
     }
 
     /// A center on the desktop with the app's identity and options (app name, icon, `desktop-entry`, bus, markup,
-    /// and ``FreedesktopNotifications/DesktopPresenterConfiguration/backend``: the notification server, the portal, or the automatic choice).
+    /// and ``FreedesktopNotifications/PresenterConfiguration/backend``: the notification server, the portal, or the automatic choice).
     ///
     /// ```swift
     /// let toasts = ToastCenter(
-    ///     desktop: DesktopPresenterConfiguration(appName: "Fotos", appIcon: "org.example.Fotos",
+    ///     desktop: PresenterConfiguration(appName: "Fotos", appIcon: "org.example.Fotos",
     ///                                            desktopEntry: "org.example.Fotos"))
     /// ```
     ///
@@ -34,7 +34,7 @@ extension ToastCenter {
     /// configuration's `appName`, so two apps never see each other's and their ids are kept apart. Pass a store of
     /// your own with ``init(desktop:defaultDuration:maxVisible:overflow:laterStore:labels:confirmationDuration:)``.
     public convenience init(
-        desktop configuration: DesktopPresenterConfiguration,
+        desktop configuration: PresenterConfiguration,
         defaultDuration: ToastDuration = ToastDuration.standardDefault,
         maxVisible: Int = 1,
         overflow: ToastOverflowPolicy = .queue,
@@ -50,7 +50,7 @@ extension ToastCenter {
     /// A center on the desktop with the app's identity and options, keeping toasts chosen for Later in
     /// `laterStore` (`nil`: in memory only, for this run).
     public convenience init(
-        desktop configuration: DesktopPresenterConfiguration,
+        desktop configuration: PresenterConfiguration,
         defaultDuration: ToastDuration = ToastDuration.standardDefault,
         maxVisible: Int = 1,
         overflow: ToastOverflowPolicy = .queue,

@@ -100,7 +100,7 @@ package final class ToastAgent: Sendable {
         self.store = store
         self.handOver = handOver
         desktop = DesktopNotificationPresenter(
-            configuration: DesktopPresenterConfiguration(
+            configuration: PresenterConfiguration(
                 appName: "toastkit", bus: .session, callTimeout: AgentInterface.serverTimeout))
         observer = ObservingPresenter(desktop)
         let style = AgentStyle()
@@ -518,7 +518,7 @@ package final class ToastAgent: Sendable {
         let serverID: UInt32
         do {
             serverID = try await desktop.accepted(id)
-        } catch let error as DesktopPresentationError {
+        } catch let error as PresentationError {
             // Closed before the server answered (a duration of 0, a close): its end says the rest.
             if error.kind == .notPresented { return [.string(id), .variantDictionary(queuedOrEnded(id))] }
             let name =

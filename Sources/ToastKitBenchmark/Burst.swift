@@ -34,7 +34,7 @@ final class LibraryClient: Sendable {
 
     static func makeCenter(bus: BusAddress, maxVisible: Int) -> (ToastCenter, DesktopNotificationPresenter) {
         let presenter = DesktopNotificationPresenter(
-            configuration: DesktopPresenterConfiguration(appName: "toastkit-benchmark", bus: bus))
+            configuration: PresenterConfiguration(appName: "toastkit-benchmark", bus: bus))
         let center = ToastCenter(
             defaultDuration: .seconds(3600), maxVisible: maxVisible, presenter: presenter, laterStore: nil)
         return (center, presenter)
@@ -91,7 +91,7 @@ func acceptedWithRetry(presenter: DesktopNotificationPresenter, id: String) asyn
     while true {
         do {
             return try await presenter.accepted(id)
-        } catch let error as DesktopPresentationError where error.kind == .notPresented && attempts < 10_000 {
+        } catch let error as PresentationError where error.kind == .notPresented && attempts < 10_000 {
             attempts += 1
             await Task.yield()
         }

@@ -43,7 +43,7 @@ extension ServerControl {
 func replaceStorm(bus: BusAddress, control: ServerControl, calls: Int, warmup: Int) async throws -> ReplaceStormFigures
 {
     let presenter = DesktopNotificationPresenter(
-        configuration: DesktopPresenterConfiguration(appName: "toastkit-benchmark", bus: bus))
+        configuration: PresenterConfiguration(appName: "toastkit-benchmark", bus: bus))
     let center = ToastCenter(defaultDuration: .seconds(3600), presenter: presenter, laterStore: nil)
     defer { presenter.disconnect() }
     func storm(_ round: Int, _ count: Int) async throws -> (

@@ -17,7 +17,7 @@ enum BusAccess {
     }
 
     /// The failure for a presenter error.
-    static func failure(_ error: DesktopPresentationError) -> CommandFailure {
+    static func failure(_ error: PresentationError) -> CommandFailure {
         switch error.kind {
         case .invalidInput: .data(error.reason)
         case .noServer, .busUnavailable, .timedOut, .refused, .repeatedTooSoon: .unavailable(error.reason)
@@ -28,10 +28,10 @@ enum BusAccess {
     /// Runs `body` with a blocking sender on a fresh connection (for the commands that only hand something to the
     /// server and exit: no I/O thread, no tasks).
     static func withSender<T>(
-        _ body: (BlockingNotificationSender) throws(DesktopPresentationError) -> T
+        _ body: (BlockingNotificationSender) throws(PresentationError) -> T
     ) throws(CommandFailure) -> T {
         do {
-            let configuration = DesktopPresenterConfiguration(callTimeout: .seconds(10))
+            let configuration = PresenterConfiguration(callTimeout: .seconds(10))
             return try body(try BlockingNotificationSender(configuration: configuration))
         } catch {
             throw failure(error)
@@ -52,7 +52,7 @@ enum BusAccess {
             return owner
         } catch {
             if error.name == DBusError.Name.nameHasNoOwner || error.name == DBusError.Name.serviceUnknown {
-                throw failure(DesktopPresentationError(error, timeout: .seconds(10)))
+                throw failure(PresentationError(error, timeout: .seconds(10)))
             }
             throw .unavailable("cannot reach the session bus: \(error.reason)")
         }

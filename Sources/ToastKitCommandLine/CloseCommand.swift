@@ -10,7 +10,7 @@ struct CloseCommand {
     func run() throws(CommandFailure) -> ExitCode {
         switch target {
         case .serverID(let serverID):
-            try BusAccess.withSender { sender throws(DesktopPresentationError) in try sender.close(serverID: serverID) }
+            try BusAccess.withSender { sender throws(PresentationError) in try sender.close(serverID: serverID) }
         case .id(let id):
             // The agent owns the connection that sent its toasts (GNOME Shell closes only those).
             if try closeThroughAgent(id) { return .success }
@@ -31,7 +31,7 @@ struct CloseCommand {
             }
             let server: String
             do {
-                server = try BusAccess.withSender { sender throws(DesktopPresentationError) in
+                server = try BusAccess.withSender { sender throws(PresentationError) in
                     // After a server restart the remembered number may belong to someone else's notification.
                     if entry.server == nil || entry.server == sender.server {
                         try sender.close(serverID: entry.serverID)

@@ -146,7 +146,7 @@ struct DoctorCommand {
         case .success(let reply):
             names = (try? NotificationsClient.capabilities(from: reply)) ?? []
         case .failure(let error):
-            let failure = BusAccess.failure(DesktopPresentationError(error, timeout: Self.callTimeout))
+            let failure = BusAccess.failure(PresentationError(error, timeout: Self.callTimeout))
             report.details["server"] = .object(["error": .string(failure.message)])
             report.add(
                 "server", .problem, failure.message,

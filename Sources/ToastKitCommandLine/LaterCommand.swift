@@ -39,7 +39,7 @@ struct LaterCommand {
         }
         guard !taken.isEmpty else { return .success }
         let desktop = DesktopNotificationPresenter(
-            configuration: DesktopPresenterConfiguration(appName: application, callTimeout: .seconds(10)))
+            configuration: PresenterConfiguration(appName: application, callTimeout: .seconds(10)))
         let center = ToastCenter(maxVisible: taken.count, presenter: desktop, laterStore: store)
         for record in taken { center.present(record.makeMessage()) }
         for (index, record) in taken.enumerated() {
@@ -55,7 +55,7 @@ struct LaterCommand {
                     }
                 }
                 if case .failure(let problem) = restored { Output.error("warning: \(problem)") }
-                if let error = error as? DesktopPresentationError { throw BusAccess.failure(error) }
+                if let error = error as? PresentationError { throw BusAccess.failure(error) }
                 throw CommandFailure(.software, "internal error: \(error)")
             }
             if json {

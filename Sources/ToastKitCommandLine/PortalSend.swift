@@ -44,7 +44,7 @@ extension SendCommand {
         guard options.waits else {
             do {
                 announce(id: id, .portal(try await portal.accepted(id)))
-            } catch let error as DesktopPresentationError {
+            } catch let error as PresentationError {
                 throw BusAccess.failure(error)
             } catch {
                 throw CommandFailure(.software, "internal error: \(error)")
@@ -53,13 +53,13 @@ extension SendCommand {
             await center.flush()
             return .success
         }
-        let acceptance = Task { () -> Result<ServiceID, DesktopPresentationError> in
+        let acceptance = Task { () -> Result<ServiceID, PresentationError> in
             do {
                 return .success(.portal(try await portal.accepted(id)))
-            } catch let error as DesktopPresentationError {
+            } catch let error as PresentationError {
                 return .failure(error)
             } catch {
-                return .failure(DesktopPresentationError(.refused, reason: "\(error)"))
+                return .failure(PresentationError(.refused, reason: "\(error)"))
             }
         }
         var waiter = Waiter(

@@ -11,8 +11,8 @@ struct SendCommand {
     let environment: CommandEnvironment
 
     /// The presenter's configuration: the app name and icon from the options, the message limit of the input.
-    var configuration: DesktopPresenterConfiguration {
-        var configuration = DesktopPresenterConfiguration(
+    var configuration: PresenterConfiguration {
+        var configuration = PresenterConfiguration(
             appName: options.appName ?? options.dialect.programName,
             appIcon: options.appIcon.flatMap { $0.isEmpty ? nil : $0 },
             callTimeout: .seconds(10))
@@ -133,13 +133,13 @@ struct SendCommand {
         let signals = SignalWatcher()
 
         center.present(message)
-        let acceptance = Task { () -> Result<ServiceID, DesktopPresentationError> in
+        let acceptance = Task { () -> Result<ServiceID, PresentationError> in
             do {
                 return .success(.server(try await desktop.accepted(id)))
-            } catch let error as DesktopPresentationError {
+            } catch let error as PresentationError {
                 return .failure(error)
             } catch {
-                return .failure(DesktopPresentationError(.refused, reason: "\(error)"))
+                return .failure(PresentationError(.refused, reason: "\(error)"))
             }
         }
         let waiter = Waiter(

@@ -116,7 +116,7 @@ struct Waiter {
         case event(ToastEvent)
         case signal(Int32)
         case report(ToastPresenterReport)
-        case accepted(Result<ServiceID, DesktopPresentationError>)
+        case accepted(Result<ServiceID, PresentationError>)
         case timer(UInt64)
     }
 
@@ -129,7 +129,7 @@ struct Waiter {
     func wait(
         events: AsyncStream<ToastEvent>,
         signals: AsyncStream<Int32>,
-        acceptance: Task<Result<ServiceID, DesktopPresentationError>, Never>
+        acceptance: Task<Result<ServiceID, PresentationError>, Never>
     ) async -> Ending {
         let clock = ContinuousClock()
         let origin = clock.now
@@ -175,7 +175,7 @@ struct Waiter {
         }
         /// Waits (at most ``closeGrace``) for the server to answer what the center queued — the toast's close, or
         /// its first Notify — and takes the server's id if it came meanwhile.
-        func settle() async -> Result<ServiceID, DesktopPresentationError>? {
+        func settle() async -> Result<ServiceID, PresentationError>? {
             let deadline = clock.now + Self.closeGrace
             let presenter = self.presenter
             await Self.wait(until: deadline) { await presenter.flush() }

@@ -260,10 +260,10 @@ final class ToastHarness: Sendable {
     let events = AwaitableLog<ToastEvent>()
 
     init(
-        busAddress: String, markup: DesktopPresenterConfiguration.Markup = .plainText,
+        busAddress: String, markup: PresenterConfiguration.Markup = .plainText,
         maximumMessageLength: Int = 64 * 1024, maxVisible: Int = 1
     ) {
-        let configuration = DesktopPresenterConfiguration(
+        let configuration = PresenterConfiguration(
             appName: "toastkit-conformance", bus: .address(busAddress), callTimeout: .seconds(5), markup: markup,
             maximumMessageLength: maximumMessageLength, pausesWhileScreenLocked: false)
         presenter = DesktopNotificationPresenter(configuration: configuration)

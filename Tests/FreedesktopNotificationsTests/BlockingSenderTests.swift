@@ -6,8 +6,8 @@ import ToastModel
 
 /// The sender for processes that hand over a toast and exit (`toastkit send` without `--wait`).
 @Suite(.timeLimit(.minutes(1))) struct BlockingSenderTests {
-    static func configuration(_ bus: PrivateBus) -> DesktopPresenterConfiguration {
-        DesktopPresenterConfiguration(appName: "toastkit-tests", bus: .address(bus.address), callTimeout: .seconds(5))
+    static func configuration(_ bus: PrivateBus) -> PresenterConfiguration {
+        PresenterConfiguration(appName: "toastkit-tests", bus: .address(bus.address), callTimeout: .seconds(5))
     }
 
     static let request = ToastRequest(
@@ -100,9 +100,9 @@ import ToastModel
         let server = try await FakeNotificationServer.start(on: bus)
         defer { server.stop() }
         let configuration = Self.configuration(bus)
-        let error = try await onOwnThread { () -> DesktopPresentationError? in
+        let error = try await onOwnThread { () -> PresentationError? in
             let sender = try BlockingNotificationSender(configuration: configuration)
-            do throws(DesktopPresentationError) {
+            do throws(PresentationError) {
                 _ = try sender.show(Self.presentation(ToastRequest(summary: "Hola\0mundo")))
                 return nil
             } catch {
@@ -119,10 +119,10 @@ import ToastModel
         defer { bus.stop() }
         let configuration = Self.configuration(bus)
         func attempt(
-            _ configuration: DesktopPresenterConfiguration
-        ) async throws -> DesktopPresentationError? {
+            _ configuration: PresenterConfiguration
+        ) async throws -> PresentationError? {
             try await onOwnThread {
-                do throws(DesktopPresentationError) {
+                do throws(PresentationError) {
                     _ = try BlockingNotificationSender(configuration: configuration).show(
                         Self.presentation(ToastRequest(summary: "Hola")))
                     return nil
@@ -168,8 +168,8 @@ import ToastModel
         slow.callTimeout = .seconds(300)
         let configuration = slow
         let sending = Task {
-            try await onOwnThread { () -> DesktopPresentationError? in
-                do throws(DesktopPresentationError) {
+            try await onOwnThread { () -> PresentationError? in
+                do throws(PresentationError) {
                     _ = try BlockingNotificationSender(configuration: configuration).show(
                         Self.presentation(ToastRequest(summary: "Hola")))
                     return nil

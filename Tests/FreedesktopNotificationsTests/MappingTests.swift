@@ -17,13 +17,13 @@ import ToastModel
     static let dunst = ServerCapabilities([
         "actions", "body", "body-hyperlinks", "icon-static", "body-markup", "persistence",
     ])
-    static let configuration = DesktopPresenterConfiguration(appName: "Fotos", desktopEntry: "org.example.Fotos")
+    static let configuration = PresenterConfiguration(appName: "Fotos", desktopEntry: "org.example.Fotos")
 
     private func map(
         _ request: ToastRequest,
         expireTimeout: Duration? = nil,
         capabilities: ServerCapabilities = dunst,
-        configuration: DesktopPresenterConfiguration = configuration
+        configuration: PresenterConfiguration = configuration
     ) throws -> MappedNotification {
         try NotificationMapping.notify(
             request, expireTimeout: expireTimeout, capabilities: capabilities, configuration: configuration)

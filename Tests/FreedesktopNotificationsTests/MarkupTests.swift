@@ -85,7 +85,7 @@ import ToastModel
     @Test func aServerWithoutHyperlinksGetsTheLinksTextAndItIsReported() throws {
         let body = #"<b>Negrita</b> y <a href="https://example.org/">enlace</a>"#
         #expect(BodyMarkup.sanitize(body, allowingLinks: false) == "<b>Negrita</b> y enlace")
-        var configuration = DesktopPresenterConfiguration(appName: "t")
+        var configuration = PresenterConfiguration(appName: "t")
         configuration.markup = .basic
         let noLinks = ServerCapabilities(["body", "body-markup"])
         let mapped = try NotificationMapping.notify(

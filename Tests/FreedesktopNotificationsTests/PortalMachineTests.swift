@@ -28,7 +28,7 @@ import ToastModel
     /// A machine whose link is up (generation 1, version `version`), owned by `portal`, at time 0.
     static func linked(version: UInt32 = 1) -> Machine {
         var machine = Machine(
-            configuration: DesktopPresenterConfiguration(appName: "tests"), idPrefix: "p", settleTime: settle)
+            configuration: PresenterConfiguration(appName: "tests"), idPrefix: "p", settleTime: settle)
         #expect(machine.handle(show("warm-up"), now: .zero) == [.connect(generation: 1)])
         let sent = machine.handle(.linkReady(generation: 1, version: version, owner: portal), now: .zero)
         #expect(sent.adds.map(\.portalID) == ["p1"])
@@ -144,7 +144,7 @@ import ToastModel
         let add = try #require(machine.handle(Self.show("a"), now: Self.t0).adds.first)
         _ = machine.handle(.addAnswered(id: "a", call: add.call, .success(Self.portal)), now: Self.t0)
         let update = try #require(machine.handle(Self.show("a", "new"), now: Self.t0 + .seconds(1)).adds.first)
-        let refused = DesktopPresentationError(.refused, reason: "invalid notification: markup-body not valid key")
+        let refused = PresentationError(.refused, reason: "invalid notification: markup-body not valid key")
         let failed = machine.handle(
             .addAnswered(id: "a", call: update.call, .failure(refused)), now: Self.t0 + .seconds(1))
         #expect(failed == [.report(.failed(toastID: "a", reason: refused.reason, recoverable: false))])
@@ -285,7 +285,7 @@ import ToastModel
         _ = machine.handle(Self.show("a"), now: .zero)
         _ = machine.handle(.awaitAccepted(id: "a", waiter: 1), now: .zero)
         #expect(machine.handle(.linkReady(generation: 9, version: 1, owner: nil), now: .zero).isEmpty)
-        let noPortal = DesktopPresentationError(.noServer, reason: "no desktop portal is running")
+        let noPortal = PresentationError(.noServer, reason: "no desktop portal is running")
         let failed = machine.handle(.linkFailed(generation: 1, noPortal), now: .zero)
         #expect(failed.reports == [.failed(toastID: "a", reason: noPortal.reason, recoverable: true)])
         #expect(failed.contains(.resume([1], .failure(noPortal))))
@@ -299,7 +299,7 @@ import ToastModel
         _ = machine.handle(.addAnswered(id: "a", call: a.call, .success(Self.portal)), now: Self.t0)
         _ = machine.handle(Self.show("b"), now: Self.t0)
         _ = machine.handle(.close(id: "a"), now: Self.t0)
-        let lost = DesktopPresentationError(.busUnavailable, reason: "the session bus connection was lost")
+        let lost = PresentationError(.busUnavailable, reason: "the session bus connection was lost")
         let out = machine.handle(.connectionLost(lost), now: Self.t0)
         #expect(out.reports == [.failed(toastID: nil, reason: lost.reason, recoverable: false)])
         #expect(machine.retiringPortalIDs.isEmpty, "no connection to remove it on")
@@ -385,7 +385,7 @@ import ToastModel
             ("show", show("x", "newest")), ("close", .close(id: "x")),
             ("adopt", .adopt(portalID: "adopted", toastID: "x")), ("await", .awaitAccepted(id: "x", waiter: 99)),
             ("linkReady", .linkReady(generation: 1, version: 1, owner: portal)),
-            ("linkFailed", .linkFailed(generation: 1, DesktopPresentationError(.noServer, reason: "none"))),
+            ("linkFailed", .linkFailed(generation: 1, PresentationError(.noServer, reason: "none"))),
             ("addOK", .addAnswered(id: "x", call: call, .success(portal))),
             ("addError", .addAnswered(id: "x", call: call, .failure(.init(.refused, reason: "no")))),
             ("action", .actionInvoked(PortalActionInvoked(id: portalID ?? "p2", action: "default"), sender: portal)),

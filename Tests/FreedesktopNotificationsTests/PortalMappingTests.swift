@@ -7,7 +7,7 @@ import ToastModel
 
 /// The toast model onto the notification portal's vardict, without a bus (issue 14).
 @Suite struct PortalMappingTests {
-    static let configuration = DesktopPresenterConfiguration(appName: "tests")
+    static let configuration = PresenterConfiguration(appName: "tests")
 
     static func presentation(
         _ status: ToastStatus = .normal, title: String = "Hola", message: String? = "Cuerpo", icon: ToastIcon? = nil,
@@ -21,7 +21,7 @@ import ToastModel
 
     static func map(
         _ presentation: ToastPresentation, version: UInt32 = 1,
-        configuration: DesktopPresenterConfiguration = configuration, iconFile: PortalIconFile? = nil
+        configuration: PresenterConfiguration = configuration, iconFile: PortalIconFile? = nil
     ) throws -> PortalNotification {
         try PortalNotificationMapping.notification(
             presentation, version: version, configuration: configuration, iconFile: iconFile)

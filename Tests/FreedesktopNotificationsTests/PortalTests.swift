@@ -15,7 +15,7 @@ final class PortalHarness: Sendable {
 
     init(busAddress: String, defaultDuration: ToastDuration = 30) {
         presenter = PortalNotificationPresenter(
-            configuration: DesktopPresenterConfiguration(
+            configuration: PresenterConfiguration(
                 appName: "toastkit-tests", bus: .address(busAddress), callTimeout: .seconds(5), backend: .portal))
         center = ToastCenter(
             defaultDuration: defaultDuration, presenter: presenter, laterStore: InMemoryLaterStore())

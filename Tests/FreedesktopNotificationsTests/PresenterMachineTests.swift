@@ -19,7 +19,7 @@ import ToastModel
 
     /// The settings of most tests here: no update interval, so time can stand still (``handle(_:)``); the interval has
     /// tests of its own, with the time of each event.
-    static let configuration = DesktopPresenterConfiguration(appName: "tests", minimumUpdateInterval: .zero)
+    static let configuration = PresenterConfiguration(appName: "tests", minimumUpdateInterval: .zero)
 
     /// A toast snapshot as the center hands it over.
     static func presentation(
@@ -45,7 +45,7 @@ import ToastModel
     }
 
     static func reply(_ serverID: UInt32, from sender: String? = server) -> Result<
-        Machine.NotifyReply, DesktopPresentationError
+        Machine.NotifyReply, PresentationError
     > {
         .success(Machine.NotifyReply(serverID: serverID, sender: sender))
     }
@@ -143,7 +143,7 @@ import ToastModel
         let first = try #require(machine.handle(.show(Self.presentation("sync", "Sincronizando…"))).notifyCall)
         _ = machine.handle(.notifyAnswered(id: "sync", call: first, Self.reply(7)))
         let again = try #require(machine.handle(.show(Self.presentation("sync", "Sincronizando…"))).notifyCall)
-        let repeated = DesktopPresentationError(
+        let repeated = PresentationError(
             DBusError(name: "org.freedesktop.Notifications.Error.ExcessNotificationGeneration", message: "too many"),
             timeout: .seconds(5))
         #expect(repeated.kind == .repeatedTooSoon)
@@ -254,7 +254,7 @@ import ToastModel
         _ = machine.handle(.show(Self.presentation("a")))
         _ = machine.handle(.awaitAccepted(id: "a", waiter: 1))
         #expect(machine.handle(.linkReady(generation: 9, capabilities: Self.dunst, owner: nil)).isEmpty)
-        let noServer = DesktopPresentationError(.noServer, reason: "no notification server is running")
+        let noServer = PresentationError(.noServer, reason: "no notification server is running")
         let failed = machine.handle(.linkFailed(generation: 1, noServer))
         #expect(failed.reports == [.failed(toastID: "a", reason: noServer.reason, recoverable: true)])
         #expect(failed.contains(.resume([1], .failure(noServer))))
@@ -269,7 +269,7 @@ import ToastModel
         _ = machine.handle(.show(Self.presentation("a")))
         _ = machine.handle(.awaitAccepted(id: "a", waiter: 1))
         #expect(machine.handle(.close(id: "a")).isEmpty, "the waiter waits for the link, not for the close")
-        let silent = DesktopPresentationError(.timedOut, reason: "the notification server did not answer within 10 s")
+        let silent = PresentationError(.timedOut, reason: "the notification server did not answer within 10 s")
         let failed = machine.handle(.linkFailed(generation: 1, silent))
         #expect(failed == [.resume([1], .failure(silent))], "no report: the center has ended it")
         #expect(machine.trackedToastIDs.isEmpty)
@@ -293,7 +293,7 @@ import ToastModel
     @Test func aLostConnectionIsReportedOnceAndTheNextToastReconnects() throws {
         var machine = Self.linked()
         let call = try #require(machine.handle(.show(Self.presentation("a"))).notifyCall)
-        let lost = DesktopPresentationError(.busUnavailable, reason: "the session bus connection was lost")
+        let lost = PresentationError(.busUnavailable, reason: "the session bus connection was lost")
         let failed = machine.handle(.notifyAnswered(id: "a", call: call, .failure(lost)))
         #expect(failed.reports == [.failed(toastID: "a", reason: lost.reason, recoverable: false)])
         #expect(machine.trackedToastIDs.isEmpty, "a failure that cannot recover ends the toast")
@@ -421,7 +421,7 @@ import ToastModel
 
     /// A linked machine with the default update interval (25 ms); `now` is the time of its last event.
     static func pacedMachine(at now: Duration = .seconds(1)) -> Machine {
-        var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "tests"))
+        var machine = Machine(configuration: PresenterConfiguration(appName: "tests"))
         _ = machine.handle(.show(presentation("warm-up")), now: now)
         let sent = machine.handle(.linkReady(generation: 1, capabilities: dunst, owner: server), now: now)
         _ = machine.handle(.notifyAnswered(id: "warm-up", call: sent.notifyCall!, reply(1)), now: now)
@@ -433,7 +433,7 @@ import ToastModel
     @Test func updatesOfAToastGoOutAtMostOncePerIntervalAndTheLastAlways() throws {
         var machine = Self.pacedMachine()
         let start = Duration.seconds(1)
-        #expect(DesktopPresenterConfiguration().minimumUpdateInterval == .milliseconds(25))
+        #expect(PresenterConfiguration().minimumUpdateInterval == .milliseconds(25))
         let first = machine.handle(.show(Self.presentation("p", "0 %")), now: start)
         #expect(first.notifies.map(\.summary) == ["0 %"], "the first Notify never waits")
         _ = machine.handle(.notifyAnswered(id: "p", call: try #require(first.notifyCall), Self.reply(7)), now: start)
@@ -535,7 +535,7 @@ import ToastModel
             ("close", .close(id: "x")), ("adopt", .adopt(serverID: 31, toastID: "x")),
             ("await", .awaitAccepted(id: "x", waiter: 99)),
             ("linkReady", .linkReady(generation: 1, capabilities: dunst, owner: server)),
-            ("linkFailed", .linkFailed(generation: 1, DesktopPresentationError(.noServer, reason: "none"))),
+            ("linkFailed", .linkFailed(generation: 1, PresentationError(.noServer, reason: "none"))),
             ("notifyOK", .notifyAnswered(id: "x", call: call, reply(30))),
             ("notifyError", .notifyAnswered(id: "x", call: call, .failure(.init(.refused, reason: "no")))),
             ("closeAnswered", .closeAnswered(id: "x", call: call)),

@@ -33,7 +33,7 @@ struct World {
     var random: SeededGenerator
     let seed: UInt64
     var stack: ToastStack
-    var machine = Machine(configuration: DesktopPresenterConfiguration(appName: "random"))
+    var machine = Machine(configuration: PresenterConfiguration(appName: "random"))
     var now = Duration.zero
     var calls: [Call] = []
     /// The moments the machine asked to be woken at (``DesktopPresenterMachine/Action/wake(at:)``).

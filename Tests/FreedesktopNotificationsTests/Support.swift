@@ -17,9 +17,9 @@ final class DesktopHarness: Sendable {
         clock: some Clock<Duration> = ContinuousClock(),
         defaultDuration: ToastDuration = 30,
         maxVisible: Int = 1,
-        configure: (inout DesktopPresenterConfiguration) -> Void = { _ in }
+        configure: (inout PresenterConfiguration) -> Void = { _ in }
     ) {
-        var configuration = DesktopPresenterConfiguration(
+        var configuration = PresenterConfiguration(
             appName: "toastkit-tests", bus: .address(busAddress), callTimeout: .seconds(5))
         configure(&configuration)
         presenter = DesktopNotificationPresenter(configuration: configuration)

@@ -151,7 +151,7 @@ extension ToolProcess {
     @Test func theCommandsFlushWaitsForTheCloseOfAToastThatExpiredBeforeItWasSent() async throws {
         try await withFakeServer(.init(closeDelay: .milliseconds(300))) { environment, server in
             let desktop = DesktopNotificationPresenter(
-                configuration: DesktopPresenterConfiguration(appName: "tests", bus: .address(environment.bus.address)))
+                configuration: PresenterConfiguration(appName: "tests", bus: .address(environment.bus.address)))
             let presenter = ObservingPresenter(desktop)
             presenter.connect(ToastPresenterEvents { _ in })
             defer { presenter.disconnect() }
@@ -247,7 +247,7 @@ extension ToolProcess {
     }
 
     /// The desktop presenter maps the bus's NoReply for a departed recipient as the blocking sender does
-    /// (`DesktopPresentationError(describing:timeout:)`): "left the bus", not a timeout.
+    /// (`PresentationError(describing:timeout:)`): "left the bus", not a timeout.
     @Test(arguments: SendPath.allCases)
     func aServerThatQuitsMidCallLeftTheBusAlsoWhileWaiting(_ path: SendPath) async throws {
         try await withFakeServer(.init(notifyDelay: .seconds(60))) { environment, server in

@@ -23,16 +23,16 @@ private final class Router: Sendable {
         #expect(toasts.defaultDuration == 4)
         let six = ToastCenter(defaultDuration: 6)
         #expect(six.defaultDuration == 6)
-        let fotos = ToastCenter(desktop: DesktopPresenterConfiguration(appName: "Fotos", desktopEntry: "fotos"))
+        let fotos = ToastCenter(desktop: PresenterConfiguration(appName: "Fotos", desktopEntry: "fotos"))
         #expect((fotos.presenter as? DesktopNotificationPresenter)?.configuration.appName == "Fotos")
     }
 
     @Test func thePortalIsChosenInASandboxOrWhenAskedFor() {
         // This test process is not sandboxed: the automatic choice is the notification server.
         #expect(NotificationBackend.automatic.choice().backend == .notifications)
-        let portal = ToastCenter(desktop: DesktopPresenterConfiguration(appName: "Fotos", backend: .portal))
+        let portal = ToastCenter(desktop: PresenterConfiguration(appName: "Fotos", backend: .portal))
         #expect(portal.presenter is PortalNotificationPresenter)
-        let server = ToastCenter(desktop: DesktopPresenterConfiguration(backend: .notifications))
+        let server = ToastCenter(desktop: PresenterConfiguration(backend: .notifications))
         #expect(server.presenter is DesktopNotificationPresenter)
     }
 

@@ -1,6 +1,6 @@
 package import DBus
 
-extension DesktopPresentationError {
+extension PresentationError {
     /// What a D-Bus failure of a call to the notification portal means for a toast.
     ///
     /// - Parameters:
@@ -11,44 +11,44 @@ extension DesktopPresentationError {
     ///     the portal has no notification interface at all.
     package static func portal(
         _ error: DBusError, timeout: Duration, choice: String? = nil, readingVersion: Bool = false
-    ) -> DesktopPresentationError {
+    ) -> PresentationError {
         let tried = choice.map { "; the notification portal was \($0)" } ?? ""
-        let noBackend = DesktopPresentationError(
+        let noBackend = PresentationError(
             .noServer,
             reason: "the desktop portal has no notification backend (org.freedesktop.portal.Notification is "
                 + "missing; install xdg-desktop-portal-gtk or your desktop's portal backend)\(tried)")
         switch error.name {
         case DBusError.Name.serviceUnknown, DBusError.Name.nameHasNoOwner:
-            return DesktopPresentationError(
+            return PresentationError(
                 .noServer,
                 reason: "no desktop portal is running (org.freedesktop.portal.Desktop has no owner)\(tried)")
         case DBusError.Name.unknownMethod, DBusError.Name.unknownObject, "org.freedesktop.DBus.Error.UnknownInterface",
             "org.freedesktop.DBus.Error.UnknownProperty":
             return noBackend
         case DBusError.Name.noReply:
-            return DesktopPresentationError(.timedOut, reason: "the desktop portal did not answer within \(timeout)")
+            return PresentationError(.timedOut, reason: "the desktop portal did not answer within \(timeout)")
         case DBusError.Name.badAddress, DBusError.Name.noServer, DBusError.Name.fileNotFound:
-            return DesktopPresentationError(.busUnavailable, reason: "cannot reach the session bus: \(error.message)")
+            return PresentationError(.busUnavailable, reason: "cannot reach the session bus: \(error.message)")
         case DBusError.Name.disconnected:
-            return DesktopPresentationError(
+            return PresentationError(
                 .busUnavailable, reason: "the session bus connection was lost: \(error.message)")
         case "org.freedesktop.portal.Error.NotAllowed":
-            return DesktopPresentationError(
+            return PresentationError(
                 .refused, reason: "the notification portal does not allow this app to show notifications: \(error)")
         default:
             if readingVersion { return noBackend }
-            return DesktopPresentationError(.refused, reason: "the notification portal refused the toast: \(error)")
+            return PresentationError(.refused, reason: "the notification portal refused the toast: \(error)")
         }
     }
 
     /// What any error of a call to the notification portal means for a toast.
     package static func portal(any error: any Error, timeout: Duration, choice: String? = nil)
-        -> DesktopPresentationError
+        -> PresentationError
     {
         switch error {
-        case let error as DesktopPresentationError: error
+        case let error as PresentationError: error
         case let error as DBusError: portal(error, timeout: timeout, choice: choice)
-        default: DesktopPresentationError(.refused, reason: "\(error)")
+        default: PresentationError(.refused, reason: "\(error)")
         }
     }
 }

@@ -80,7 +80,7 @@ public enum PortalIconFile: Sendable, Hashable {
 ///
 /// | model | portal |
 /// | --- | --- |
-/// | title / message | `title` / `body`, plain text. With ``DesktopPresenterConfiguration/Markup/basic``: `markup-body` (`b i a`) on a version 2 portal, tags stripped on version 1 |
+/// | title / message | `title` / `body`, plain text. With ``PresenterConfiguration/Markup/basic``: `markup-body` (`b i a`) on a version 2 portal, tags stripped on version 1 |
 /// | icon | `.system`: `("themed", [name])` (SF Symbol names mapped); `.file`: `("bytes", file)` when it is a square PNG, JPEG or SVG of at most 512×512; `.image`: `("bytes", PNG)`, scaled down to 512×512 and made square |
 /// | urgency | `priority`: low → `low`, normal → `normal`, critical → `urgent` |
 /// | tap action | `default-action` `"default"` |
@@ -121,7 +121,7 @@ public enum PortalNotificationMapping {
     public static func notification(
         _ presentation: ToastPresentation,
         version: UInt32,
-        configuration: DesktopPresenterConfiguration,
+        configuration: PresenterConfiguration,
         iconFile: PortalIconFile? = nil
     ) throws(ToastValidationError) -> PortalNotification {
         let request = presentation.request

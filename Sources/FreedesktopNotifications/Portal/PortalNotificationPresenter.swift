@@ -38,7 +38,7 @@ public import ToastModel
 public final class PortalNotificationPresenter: ToastPresenter {
     /// The configuration (bus, call timeout, markup, message limit, screen-lock pause). The app's name, icon and
     /// desktop entry are not used: the portal names the app itself.
-    public let configuration: DesktopPresenterConfiguration
+    public let configuration: PresenterConfiguration
 
     private let shell: PresenterShell<PortalBackend>
 
@@ -50,7 +50,7 @@ public final class PortalNotificationPresenter: ToastPresenter {
     ///   - clock: The clock that times removals (an id is removed no earlier than half a second after the
     ///     portal accepted it); tests pass a manual clock.
     public convenience init(
-        configuration: DesktopPresenterConfiguration = DesktopPresenterConfiguration(),
+        configuration: PresenterConfiguration = PresenterConfiguration(),
         clock: some Clock<Duration> = ContinuousClock()
     ) {
         self.init(configuration: configuration, clock: clock, settleTime: PortalPresenterMachine.defaultSettleTime)
@@ -58,7 +58,7 @@ public final class PortalNotificationPresenter: ToastPresenter {
 
     /// A presenter with a given settle time (see `PortalPresenterMachine`).
     package init(
-        configuration: DesktopPresenterConfiguration, clock: some Clock<Duration>, settleTime: Duration
+        configuration: PresenterConfiguration, clock: some Clock<Duration>, settleTime: Duration
     ) {
         self.configuration = configuration
         var generator = SystemRandomNumberGenerator()
@@ -119,7 +119,7 @@ public final class PortalNotificationPresenter: ToastPresenter {
 
     /// The portal's interface version (read once per portal and cached): 1 for xdg-desktop-portal before 1.20.
     ///
-    /// - Throws: ``DesktopPresentationError`` when the portal cannot be reached or has no notification interface.
+    /// - Throws: ``PresentationError`` when the portal cannot be reached or has no notification interface.
     public func portalVersion() async throws -> UInt32 {
         if let known = shell.read(\.version) { return known }
         do {
@@ -143,7 +143,7 @@ public final class PortalNotificationPresenter: ToastPresenter {
     /// Waits until the portal has answered every `AddNotification` sent or queued so far for toast `id`, and returns
     /// the portal id it is shown under.
     ///
-    /// - Throws: ``DesktopPresentationError`` when the latest add failed (no portal, refused, invalid input) or the
+    /// - Throws: ``PresentationError`` when the latest add failed (no portal, refused, invalid input) or the
     ///   toast was closed before the portal accepted it.
     public func accepted(_ id: String) async throws -> String {
         try await shell.accepted(id)
@@ -161,7 +161,7 @@ public final class PortalNotificationPresenter: ToastPresenter {
 struct PortalBackend: PresenterBackend {
     typealias Machine = PortalPresenterMachine
 
-    let configuration: DesktopPresenterConfiguration
+    let configuration: PresenterConfiguration
     /// Why the portal is in use, for failure messages ("chosen automatically: /.flatpak-info exists").
     let choice: String?
     /// The app id the portal knows this process by, when it runs in a sandbox.
@@ -178,7 +178,7 @@ struct PortalBackend: PresenterBackend {
         }
     }
 
-    func failure(_ error: any Error) -> DesktopPresentationError {
+    func failure(_ error: any Error) -> PresentationError {
         .portal(any: error, timeout: configuration.callTimeout, choice: choice)
     }
 
@@ -200,7 +200,7 @@ struct PortalBackend: PresenterBackend {
                     "notifications are turned off for \(appID): the desktop portal's permission store says \"no\" "
                     + "(turn them on in the desktop's settings, or run `flatpak permission-set notifications "
                     + "notification \(appID) yes`)"
-                return .linkFailed(generation: generation, DesktopPresentationError(.refused, reason: reason))
+                return .linkFailed(generation: generation, PresentationError(.refused, reason: reason))
             }
             return .linkReady(generation: generation, version: read, owner: reader)
         } catch let error as DBusError {
@@ -253,7 +253,7 @@ struct PortalBackend: PresenterBackend {
     /// connection's I/O thread.
     private func add(
         _ notification: PortalNotification, portalID: String, on link: BusLink?,
-        answered: @escaping @Sendable (Result<String?, DesktopPresentationError>) -> Void
+        answered: @escaping @Sendable (Result<String?, PresentationError>) -> Void
     ) {
         let timeout = configuration.callTimeout
         let choice = self.choice

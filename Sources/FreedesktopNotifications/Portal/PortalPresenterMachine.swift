@@ -53,9 +53,9 @@ package struct PortalPresenterMachine: Sendable {
         /// The link asked for with ``Action/connect(generation:)`` is up: the portal's interface version and owner.
         case linkReady(generation: UInt64, version: UInt32, owner: String?)
         /// The link asked for could not be made, or the portal has no notification interface.
-        case linkFailed(generation: UInt64, DesktopPresentationError)
+        case linkFailed(generation: UInt64, PresentationError)
         /// The portal answered the `AddNotification` sent as `call` (success: the unique name that answered).
-        case addAnswered(id: String, call: UInt64, Result<String?, DesktopPresentationError>)
+        case addAnswered(id: String, call: UInt64, Result<String?, PresentationError>)
         /// The portal answered a `RemoveNotification` (whatever it answered: the id is gone for us).
         case removeAnswered(portalID: String)
         /// `ActionInvoked` arrived from `sender`.
@@ -67,7 +67,7 @@ package struct PortalPresenterMachine: Sendable {
         /// Time passed: the moment asked for with ``Action/wake(at:)`` (or later) has come.
         case tick
         /// The connection is gone for good.
-        case connectionLost(DesktopPresentationError)
+        case connectionLost(PresentationError)
         /// The presenter was detached from its center: forget everything.
         case reset
     }
@@ -86,7 +86,7 @@ package struct PortalPresenterMachine: Sendable {
         /// Tell the center, in this order.
         case report(ToastPresenterReport)
         /// Resume these ``PortalNotificationPresenter/accepted(_:)`` waiters.
-        case resume([WaiterID], Result<String, DesktopPresentationError>)
+        case resume([WaiterID], Result<String, PresentationError>)
         /// Feed ``Event/tick`` at this time (a time on the clock of the events) or soon after.
         case wake(at: Duration)
     }
@@ -118,7 +118,7 @@ package struct PortalPresenterMachine: Sendable {
         /// The notification the toast is shown under now.
         var shown: Posted?
         var reported: Set<String> = []
-        var lastFailure: DesktopPresentationError?
+        var lastFailure: PresentationError?
         var waiters: [WaiterID] = []
 
         var serviceID: String? { shown?.portalID }
@@ -134,7 +134,7 @@ package struct PortalPresenterMachine: Sendable {
     }
 
     /// The presenter's settings (markup, message limit).
-    package let configuration: DesktopPresenterConfiguration
+    package let configuration: PresenterConfiguration
     /// How long after its `AddNotification` was answered a portal id is removed at the earliest.
     package let settleTime: Duration
     private let idPrefix: String
@@ -159,7 +159,7 @@ package struct PortalPresenterMachine: Sendable {
     ///     (every unsandboxed program is the same app, `""`), so the shell makes it unique per presenter.
     ///   - settleTime: See ``settleTime``.
     package init(
-        configuration: DesktopPresenterConfiguration, idPrefix: String, settleTime: Duration = defaultSettleTime
+        configuration: PresenterConfiguration, idPrefix: String, settleTime: Duration = defaultSettleTime
     ) {
         self.configuration = configuration
         self.idPrefix = idPrefix
@@ -324,7 +324,7 @@ package struct PortalPresenterMachine: Sendable {
                         presentation, version: version, configuration: configuration, iconFile: toast.iconFile)
                 } catch let error {
                     ledger.toasts[id] = toast
-                    fail(id, DesktopPresentationError(.invalidInput, reason: error.description), into: &out)
+                    fail(id, PresentationError(.invalidInput, reason: error.description), into: &out)
                     return
                 }
                 reportDegradations(mapped.degradations, of: id, &toast, into: &out)
@@ -371,7 +371,7 @@ package struct PortalPresenterMachine: Sendable {
     // MARK: - Answers
 
     private mutating func answered(
-        _ id: String, call: UInt64, _ result: Result<String?, DesktopPresentationError>, into out: inout [Action]
+        _ id: String, call: UInt64, _ result: Result<String?, PresentationError>, into out: inout [Action]
     ) {
         guard var toast = ledger.toasts[id], let adding = toast.adding, adding.call == call else { return }
         toast.adding = nil
@@ -445,10 +445,10 @@ extension PortalPresenterMachine: LedgerMachine {
 
     static func awaitAccepted(id: String, waiter: PresenterWaiterID) -> Event { .awaitAccepted(id: id, waiter: waiter) }
     static func awaitSettled(waiter: PresenterWaiterID) -> Event { .awaitSettled(waiter: waiter) }
-    static func linkFailed(generation: UInt64, _ error: DesktopPresentationError) -> Event {
+    static func linkFailed(generation: UInt64, _ error: PresentationError) -> Event {
         .linkFailed(generation: generation, error)
     }
-    static func connectionLost(_ error: DesktopPresentationError) -> Event { .connectionLost(error) }
+    static func connectionLost(_ error: PresentationError) -> Event { .connectionLost(error) }
     static var tick: Event? { .tick }
     static var reset: Event { .reset }
 }

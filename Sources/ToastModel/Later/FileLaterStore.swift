@@ -57,7 +57,7 @@ public struct FileLaterStore: LaterStore {
 
     /// The store of `application`'s kept toasts, at ``defaultURL(application:environment:)``. Its folder is the
     /// store's own: it is made private (0700) when it was open to others, and refused when it belongs to another
-    /// user. The `ToastKit` module's desktop centers use it with their ``FreedesktopNotifications/DesktopPresenterConfiguration``'s
+    /// user. The `ToastKit` module's desktop centers use it with their ``FreedesktopNotifications/PresenterConfiguration``'s
     /// `appName`.
     public static func standard(
         application: String, environment: [String: String] = ProcessInfo.processInfo.environment

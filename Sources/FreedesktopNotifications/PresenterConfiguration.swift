@@ -1,12 +1,12 @@
 public import DBus
 import FoundationEssentials
 
-/// How the desktop presenters talk to the notification server or the notification portal.
+/// How the presenters talk to the notification server or the notification portal.
 ///
 /// ``backend`` chooses between them (``NotificationBackend/automatic`` by default: the portal in a Flatpak or Snap
 /// sandbox). The app's identity (``appName``, ``appIcon``, ``desktopEntry``) is for the notification server; the portal
 /// names the app itself (its Flatpak or Snap id) and ignores them.
-public struct DesktopPresenterConfiguration: Sendable {
+public struct PresenterConfiguration: Sendable {
     /// What to do with markup in a toast's message.
     public enum Markup: Sendable, Hashable {
         /// The message is plain text: escaped for servers that parse body markup (the default).
@@ -48,7 +48,7 @@ public struct DesktopPresenterConfiguration: Sendable {
 
     /// Creates a configuration; the app name defaults to the program's name.
     public init(
-        appName: String = DesktopPresenterConfiguration.programName,
+        appName: String = PresenterConfiguration.programName,
         appIcon: String? = nil,
         desktopEntry: String? = nil,
         bus: BusAddress = .session,
@@ -79,3 +79,7 @@ public struct DesktopPresenterConfiguration: Sendable {
         return name.isEmpty ? "ToastKit" : name
     }
 }
+
+/// The name ``PresenterConfiguration`` had while only the notification server's presenter used it.
+@available(*, deprecated, renamed: "PresenterConfiguration")
+public typealias DesktopPresenterConfiguration = PresenterConfiguration

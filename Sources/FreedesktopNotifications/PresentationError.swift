@@ -1,8 +1,8 @@
 public import DBus
 import ToastModel
 
-/// Why the desktop presenter could not show a toast.
-public struct DesktopPresentationError: Error, Sendable, Hashable, CustomStringConvertible {
+/// Why a presenter (the notification server's or the portal's) could not show a toast.
+public struct PresentationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure.
     public enum Kind: Sendable, Hashable {
         /// No notification server owns `org.freedesktop.Notifications` (the center keeps the toast).
@@ -35,8 +35,8 @@ public struct DesktopPresentationError: Error, Sendable, Hashable, CustomStringC
     }
 
     /// The toast was never presented, or was closed before the server accepted it.
-    public static func notPresented(_ id: String) -> DesktopPresentationError {
-        DesktopPresentationError(.notPresented, reason: "toast \"\(id)\" is not on the presenter")
+    public static func notPresented(_ id: String) -> PresentationError {
+        PresentationError(.notPresented, reason: "toast \"\(id)\" is not on the presenter")
     }
 
     /// The reason.
@@ -81,10 +81,14 @@ public struct DesktopPresentationError: Error, Sendable, Hashable, CustomStringC
     /// What any error of a call to the notification server means for a toast.
     init(any error: any Error, timeout: Duration) {
         switch error {
-        case let error as DesktopPresentationError: self = error
+        case let error as PresentationError: self = error
         case let error as ToastValidationError: self.init(.invalidInput, reason: error.description)
         case let error as DBusError: self.init(error, timeout: timeout)
         default: self.init(.refused, reason: "\(error)")
         }
     }
 }
+
+/// The name ``PresentationError`` had while only the notification server's presenter used it.
+@available(*, deprecated, renamed: "PresentationError")
+public typealias DesktopPresentationError = PresentationError
