@@ -178,7 +178,7 @@ package struct DesktopPresenterMachine: Sendable {
     /// Toasts whose next update waits for its interval, and when it may go.
     private var waitingForInterval: [String: Duration] = [:]
 
-    static let serverLeft = "the notification server left the bus; toasts come back when a server starts"
+    package static let serverLeft = "the notification server left the bus; toasts come back when a server starts"
 
     /// The most signals held for ids not known yet; more are dropped.
     package static let orphanLimit = 1024
@@ -616,8 +616,13 @@ extension DesktopPresenterMachine: LedgerMachine {
         }
     }
 
-    /// A new owner is a new server: its ids mean nothing to it.
-    mutating func ownerWillChange() { forgetServer() }
+    /// A new owner is a new server: its ids mean nothing to it. An update that waited for its interval goes to the
+    /// next server at once (or fails for now with the others when none comes).
+    mutating func ownerWillChange() {
+        let held = waitingForInterval.keys.sorted()
+        forgetServer()
+        for id in held { ledger.waitingForLink.insert(id) }
+    }
     mutating func connectionWillEnd() { forgetServer() }
     func detached() -> Self { DesktopPresenterMachine(configuration: configuration) }
 

@@ -143,7 +143,8 @@ protocol LedgerMachine: PresenterMachine where Accepted == Toast.ServiceID {
 
     /// Sends what toast `id` needs next, if nothing for it is on its way; settles it otherwise.
     mutating func pump(_ id: String, into out: inout [Action])
-    /// Forgets what belonged to the old owner of the service, when another takes its name.
+    /// Forgets what belonged to the old owner of the service, when another takes its name (or nobody does); what
+    /// was still to be sent to it waits for the link (``PresenterLedger/waitingForLink``) like any new content.
     mutating func ownerWillChange()
     /// Forgets what belonged to a connection that is gone (before every toast is ended).
     mutating func connectionWillEnd()
@@ -192,6 +193,12 @@ extension LedgerMachine {
     mutating func linkFailed(generation: UInt64, _ error: PresentationError, into out: inout [Action]) {
         guard ledger.link == .connecting(generation) else { return }
         ledger.link = .none
+        giveUpWaitingForLink(error, into: &out)
+    }
+
+    /// The link the toasts waited for will not come: those with content fail, and those ended meanwhile tell their
+    /// waiters why nothing reached the service.
+    private mutating func giveUpWaitingForLink(_ error: PresentationError, into out: inout [Action]) {
         for id in ledger.waitingForLink.takeAll() {
             guard var toast = ledger.toasts[id], !toast.hasCallOnItsWay else { continue }
             if toast.hasContentToSend {
@@ -214,9 +221,7 @@ extension LedgerMachine {
             if !ledger.waitingForLink.isEmpty { connectIfNeeded(into: &out) }
             out.append(Self.action(.report(.reshowRequested)))
         } else {
-            for id in ledger.waitingForLink.takeAll() where ledger.toasts[id]?.hasContentToSend == true {
-                fail(id, PresentationError(.noServer, reason: Self.serviceLeft), into: &out)
-            }
+            giveUpWaitingForLink(PresentationError(.noServer, reason: Self.serviceLeft), into: &out)
             out.append(Self.action(.report(.failed(toastID: nil, reason: Self.serviceLeft, recoverable: true))))
         }
     }

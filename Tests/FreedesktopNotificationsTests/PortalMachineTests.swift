@@ -42,6 +42,30 @@ import ToastModel
 
     static let t0 = Duration.seconds(1)
 
+    /// A toast ended while the link was made keeps its waiters until the link's outcome is known; a portal that
+    /// leaves meanwhile is that outcome.
+    @Test func whoWaitsForAToastEndedWhileTheLinkWasMadeLearnsWhatBecameOfIt() throws {
+        for leaves in [false, true] {
+            var machine = Machine(configuration: .init(appName: "tests"), idPrefix: "p", settleTime: Self.settle)
+            _ = machine.handle(.ownerChanged(Self.portal), now: Self.t0)
+            #expect(machine.handle(Self.show("u"), now: Self.t0) == [.connect(generation: 1)])
+            #expect(machine.handle(.awaitAccepted(id: "u", waiter: 1), now: Self.t0).isEmpty)
+            #expect(machine.handle(.close(id: "u"), now: Self.t0).isEmpty)
+            let outcome: [Machine.Action]
+            let error: PresentationError
+            if leaves {
+                outcome = machine.handle(.ownerChanged(nil), now: Self.t0)
+                error = PresentationError(.noServer, reason: Machine.portalLeft)
+            } else {
+                error = PresentationError(.noServer, reason: "no portal")
+                outcome = machine.handle(.linkFailed(generation: 1, error), now: Self.t0)
+            }
+            #expect(outcome.contains(.resume([1], .failure(error))), "\(outcome)")
+            #expect(machine.trackedToastIDs.isEmpty)
+            #expect(machine.isSettled)
+        }
+    }
+
     // MARK: - Adding and replacing
 
     @Test func theFirstToastConnectsThenAddsUnderAFreshID() throws {

@@ -503,6 +503,46 @@ import ToastModel
         #expect(machine.handle(.tick, now: start + .milliseconds(35)).isEmpty, "nothing waits for an interval")
     }
 
+    @Test func anUpdateWaitingForItsIntervalFailsForNowWhenTheServerLeavesAndGoesToTheNextAtOnce() throws {
+        for next in [nil, ":1.9"] as [String?] {
+            var machine = Self.pacedMachine()
+            let start = Duration.seconds(1)
+            let first = machine.handle(.show(Self.presentation("p", "1")), now: start)
+            _ = machine.handle(
+                .notifyAnswered(id: "p", call: try #require(first.notifyCall), Self.reply(7)), now: start)
+            _ = machine.handle(.show(Self.presentation("p", "2")), now: start + .milliseconds(5))
+            #expect(machine.handle(.awaitAccepted(id: "p", waiter: 1), now: start + .milliseconds(5)).isEmpty)
+            let changed = machine.handle(.ownerChanged(next), now: start + .milliseconds(10))
+            if next == nil {
+                let left = PresentationError(.noServer, reason: Machine.serverLeft)
+                #expect(
+                    changed == [
+                        .report(.failed(toastID: "p", reason: Machine.serverLeft, recoverable: true)),
+                        .resume([1], .failure(left)),
+                        .report(.failed(toastID: nil, reason: Machine.serverLeft, recoverable: true)),
+                    ], "never left waiting for a wake-up that sends nothing")
+                #expect(machine.isSettled)
+            } else {
+                #expect(changed == [.connect(generation: 2), .report(.reshowRequested)])
+                let sent = machine.handle(
+                    .linkReady(generation: 2, capabilities: Self.dunst, owner: next), now: start + .milliseconds(11))
+                #expect(sent.notifies.map(\.summary) == ["2"], "the new server gets it at once")
+                #expect(sent.notifies.map(\.replacesID) == [0], "as a new notification")
+            }
+        }
+    }
+
+    @Test func whoWaitsForAToastEndedWhileTheLinkWasMadeLearnsWhenTheServerLeaves() throws {
+        var machine = Machine(configuration: Self.configuration)
+        _ = machine.handle(.ownerChanged(Self.server))
+        #expect(machine.handle(.show(Self.presentation("u"))) == [.connect(generation: 1)])
+        #expect(machine.handle(.awaitAccepted(id: "u", waiter: 1)).isEmpty)
+        #expect(machine.handle(.close(id: "u")).isEmpty, "its waiter waits for the link's outcome")
+        let left = machine.handle(.ownerChanged(nil))
+        #expect(left.contains(.resume([1], .failure(PresentationError(.noServer, reason: Machine.serverLeft)))))
+        #expect(machine.trackedToastIDs.isEmpty)
+    }
+
     // MARK: - Every event in every state
 
     /// The states one toast can be in, each reached from a linked machine.

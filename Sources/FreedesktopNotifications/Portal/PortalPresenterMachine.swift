@@ -152,7 +152,7 @@ package struct PortalPresenterMachine: Sendable {
     /// not here is stale (its connection was lost) and changes nothing.
     private var removing: [String: Int] = [:]
 
-    static let portalLeft = "the desktop portal left the bus; toasts come back when it starts"
+    package static let portalLeft = "the desktop portal left the bus; toasts come back when it starts"
 
     /// - Parameters:
     ///   - idPrefix: The start of every portal id this machine makes (then a serial number). Portal ids are per app
