@@ -84,11 +84,12 @@ enum CommandLineParser {
         if beforeDashes.contains(where: { $0.text == "--help" || $0.text == "-?" }) {
             return .help(command)
         }
-        if command != .send, beforeDashes.contains(where: { $0.text == "-h" }) {
+        if command != .send, command != .progress, beforeDashes.contains(where: { $0.text == "-h" }) {
             return .help(command)
         }
         switch command {
         case .send: return .send(try parseSend(rest))
+        case .progress: return .progress(try parseProgress(rest))
         case .close: return .close(try parseClose(rest))
         case .later:
             let split = try SplitArguments(rest, specs: Specs.later, command: "later")
@@ -314,6 +315,33 @@ enum CommandLineParser {
 
     /// Parses `send`'s command line in `dialect`: toastkit's (notify-send's plus toastkit's options), or that of
     /// the tool toastkit stands in for (``Dialects``).
+    /// A percentage from 0 to 100 (`40`, `12.5%`), or `indeterminate` (`-`): what `--progress` and the lines of
+    /// `toastkit progress` take; nil for anything else.
+    static func progress(_ value: String) -> ToastProgress? {
+        if value == "indeterminate" || value == "-" { return .indeterminate }
+        let number = value.hasSuffix("%") ? String(value.dropLast()) : value
+        guard let percent = Double(number), percent.isFinite, (0...100).contains(percent) else { return nil }
+        return .fraction(percent / 100)
+    }
+
+    /// `toastkit progress`: `send`'s options, without the ones that wait for the toast's end or give the progress.
+    static func parseProgress(_ arguments: ArraySlice<Argument>) throws(CommandFailure) -> SendOptions {
+        let options = try parseSend(arguments)
+        guard options.progress == nil else {
+            throw .usage("progress: the progress comes from standard input, one line each (\"40\", \"40 Copying\")")
+        }
+        guard !options.waits else {
+            throw .usage(
+                "progress: --wait, and actions without --on-action, wait for the toast's end: give --on-action, or run "
+                    + "toastkit wait --id ID after progress")
+        }
+        guard options.due == nil else { throw .usage("progress: --in and --at cannot be used: it shows at once") }
+        guard options.message != .standardInput else {
+            throw .usage("progress: standard input gives the steps; the message comes as an argument or with each step")
+        }
+        return options
+    }
+
     static func parseSend(_ arguments: ArraySlice<Argument>, dialect: CommandDialect = .toastkit)
         throws(CommandFailure) -> SendOptions
     {
@@ -503,15 +531,10 @@ enum CommandLineParser {
                 options.due = due
             case "progress":
                 let value = try option.text()
-                if value == "indeterminate" || value == "-" {
-                    options.progress = .indeterminate
-                } else {
-                    let number = value.hasSuffix("%") ? String(value.dropLast()) : value
-                    guard let percent = Double(number), percent.isFinite, (0...100).contains(percent) else {
-                        throw .data("\(flag) \(value): expected a percentage from 0 to 100, or indeterminate")
-                    }
-                    options.progress = .fraction(percent / 100)
+                guard let progress = Self.progress(value) else {
+                    throw .data("\(flag) \(value): expected a percentage from 0 to 100, or indeterminate")
                 }
+                options.progress = progress
             case "terminal": options.terminal = options.terminal ?? "auto"
             case "terminal-code":
                 let value = try option.text()

@@ -14,6 +14,7 @@ enum HelpText {
         case .wait?: wait
         case .list?: list
         case .run?: run
+        case .progress?: progress
         case .doctor?: doctor
         case .agent?: agent
         case .notifySend?: DialectOutput.help(for: .notifySend)
@@ -56,6 +57,7 @@ enum HelpText {
             wait            Wait for the end of a toast sent earlier with --id (through the agent).
             list            List the live toasts (through the agent) and the ones kept for Later.
             run             Run a command, then show a toast of how it ended (status, time, last lines).
+            progress        One toast that follows a task's progress, read from standard input.
             doctor          Say whether a toast can be shown from here, and if not, what to do.
             agent           Run the per-user toast agent (started on demand by send).
 
@@ -244,6 +246,34 @@ enum HelpText {
 
         EXIT CODES: CMD's (127 when it cannot be found, 126 when it cannot be run); with --pid 0 once it ended;
         64 usage error; 65 no such process.
+
+        """
+
+    static let progress = """
+        OVERVIEW: Show one toast that follows a task: each line of standard input is a step, a percentage and,
+        when it changes, the message ("40", "40 Copying photos", "indeterminate Searching"). The newest step is
+        shown at most every 50 ms (faster lines merge) and replaces the one before: a bar where the server draws
+        one (dunst, mako, swaync, xfce), a text bar in the message elsewhere. When the input ends, the toast
+        becomes a normal toast with the last message, for its duration (-d), through the agent as with send.
+        A line that is not a step is skipped with a warning.
+
+        USAGE: toastkit progress [send options] TITLE [MESSAGE]
+
+        ARGUMENTS:
+          TITLE             The toast's title.
+          MESSAGE           The message until a step gives one.
+
+        OPTIONS:
+          The options of `toastkit send` (see toastkit send --help), except --progress (standard input gives
+          it), --wait, --in and --at, actions without --on-action, and a message read from standard input.
+          --id ID           The toast to replace (default: a new one for this run).
+          --help            Show this help.
+
+        EXAMPLES:
+          for i in 25 50 75 100; do sleep 1; echo "$i"; done | toastkit progress -s normal "Backing up"
+          (pv -n backup.tar > /media/usb/backup.tar) 2>&1 | toastkit progress -d 10 "Copying" "backup.tar"
+
+        EXIT CODES: those of toastkit send without --wait, for the final toast (see toastkit send --help).
 
         """
 

@@ -29,6 +29,8 @@ enum Invocation: Sendable, Equatable {
     case doctor(json: Bool)
     /// `toastkit run`.
     case run(RunOptions)
+    /// `toastkit progress`: `send`'s options for the toast that follows the lines of standard input.
+    case progress(SendOptions)
     /// A command of the tool toastkit stands in for that shows no notification (dunstify's `-C`, `-c`, `-s`).
     case toolCommand(ToolCommand, CommandDialect)
 
@@ -66,6 +68,7 @@ enum Command: String, Sendable, CaseIterable {
     case wait
     case list
     case run
+    case progress
     case doctor
     case agent
     case notifySend = "notify-send"

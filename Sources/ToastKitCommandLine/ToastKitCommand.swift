@@ -60,6 +60,9 @@ public enum ToastKitCommand {
         if case .run(let options) = invocation {
             exit(RunCommand(options: options, environment: environment).run())
         }
+        if case .progress(let options) = invocation {
+            exit(ProgressCommand(options: options, environment: environment).run())
+        }
         do throws(CommandFailure) {
             if let code = try executeWithoutTasks(invocation, environment: environment) {
                 exit(DialectOutput.exitCode(Output.finalCode(code), dialect: dialect))
@@ -108,6 +111,11 @@ public enum ToastKitCommand {
                 return RunCommand(options: options, environment: CommandEnvironment(environment, backend: backend))
                     .run()
             }
+            if case .progress(let options) = invocation {
+                return ProgressCommand(
+                    options: options, environment: CommandEnvironment(environment, backend: backend)
+                ).run()
+            }
             return Output.finalCode(
                 try await execute(invocation, environment: CommandEnvironment(environment, backend: backend))
             )
@@ -120,7 +128,7 @@ public enum ToastKitCommand {
 
     /// Runs the commands that need no task — they print, or hand one thing to the server and exit — on the
     /// calling thread; nil for the others.
-    private static func executeWithoutTasks(_ invocation: Invocation, environment: CommandEnvironment)
+    static func executeWithoutTasks(_ invocation: Invocation, environment: CommandEnvironment)
         throws(CommandFailure) -> ExitCode?
     {
         switch invocation {
@@ -159,8 +167,9 @@ public enum ToastKitCommand {
         switch invocation {
         case .help, .version, .close, .capabilities, .serverInfo, .list, .doctor, .toolCommand:
             preconditionFailure("\(invocation) runs without tasks")
-        case .run:
-            preconditionFailure("run returns its command's own status, from main() and run(arguments:environment:)")
+        case .run, .progress:
+            preconditionFailure(
+                "run and progress run on the calling thread, from main() and run(arguments:environment:)")
         case .agent(let options):
             return try await AgentCommand.run(options, environment: environment)
         case .wait(let id, let json):

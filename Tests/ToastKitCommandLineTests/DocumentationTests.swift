@@ -45,7 +45,7 @@ import ToastKitAgent
         (.send, Specs.send), (.close, Specs.close), (.later, Specs.later), (.capabilities, Specs.jsonOnly),
         (.serverInfo, Specs.jsonOnly), (.listen, Specs.jsonOnly), (.wait, Specs.wait), (.list, Specs.jsonOnly),
         (.doctor, Specs.jsonOnly),
-        (.agent, Specs.agent), (.run, Specs.run), (.notifySend, Dialects.notifySend),
+        (.agent, Specs.agent), (.run, Specs.run), (.progress, Specs.send), (.notifySend, Dialects.notifySend),
         (.dunstify, Dialects.dunstify + Dialects.dunstifyCommands),
     ]
 

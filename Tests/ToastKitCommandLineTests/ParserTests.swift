@@ -142,11 +142,11 @@ import ToastKitAgent
     @Test func usageErrors() {
         expectFailure(
             [], .usage,
-            "toastkit: missing command (send, close, later, capabilities, server-info, listen, wait, list, run, doctor, agent); see toastkit --help"
+            "toastkit: missing command (send, close, later, capabilities, server-info, listen, wait, list, run, progress, doctor, agent); see toastkit --help"
         )
         expectFailure(
             ["sned"], .usage,
-            #"toastkit: unknown command "sned" (send, close, later, capabilities, server-info, listen, wait, list, run, doctor, agent); see toastkit --help"#
+            #"toastkit: unknown command "sned" (send, close, later, capabilities, server-info, listen, wait, list, run, progress, doctor, agent); see toastkit --help"#
         )
         expectFailure(["send"], .usage, "toastkit: send: missing TITLE; see toastkit send --help")
         expectFailure(
@@ -185,7 +185,7 @@ import ToastKitAgent
             ["listen", "--xml"], .usage, "toastkit: listen: unknown option --xml; see toastkit listen --help")
         expectFailure(
             ["help", "nope"], .usage,
-            #"toastkit: help: unknown command "nope" (send, close, later, capabilities, server-info, listen, wait, list, run, doctor, agent)"#
+            #"toastkit: help: unknown command "nope" (send, close, later, capabilities, server-info, listen, wait, list, run, progress, doctor, agent)"#
         )
     }
 

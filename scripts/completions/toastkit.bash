@@ -9,13 +9,13 @@ _toastkit() {
         words=("${COMP_WORDS[@]}")
         cword=$COMP_CWORD
     fi
-    local commands="send close later capabilities server-info listen wait list doctor run agent notify-send dunstify help"
+    local commands="send close later capabilities server-info listen wait list doctor run progress agent notify-send dunstify help"
     if [ "$cword" -eq 1 ]; then
         mapfile -t COMPREPLY < <(compgen -W "$commands --help --version" -- "$cur")
         return
     fi
     case "${words[1]}" in
-    send)
+    send | progress)
         case "$prev" in
         -s | --status) mapfile -t COMPREPLY < <(compgen -W "normal success warning error notification" -- "$cur"); return ;;
         -u | --urgency) mapfile -t COMPREPLY < <(compgen -W "low normal critical" -- "$cur"); return ;;

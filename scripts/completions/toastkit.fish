@@ -1,5 +1,5 @@
 # fish completion for toastkit(1)
-set -l commands send close later capabilities server-info listen wait list doctor run agent notify-send dunstify help
+set -l commands send close later capabilities server-info listen wait list doctor run progress agent notify-send dunstify help
 complete -c toastkit -f
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a send -d 'Show a toast'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a close -d 'Close a toast by --id or server number'
@@ -9,6 +9,7 @@ complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a server-in
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a listen -d 'Watch notification traffic'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a wait -d 'Wait for the end of a toast by --id'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a run -d 'Run a command, then a toast of how it ended'
+complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a progress -d 'One toast that follows a task, from standard input'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a list -d 'List live toasts and Later ones'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a doctor -d 'Can a toast be shown here? What to do'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a agent -d 'Run the per-user toast agent'
@@ -17,9 +18,9 @@ complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a dunstify 
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -a help -d 'Help for a command'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -l help -d 'Show help'
 complete -c toastkit -n "not __fish_seen_subcommand_from $commands" -l version -d 'Print the version'
-complete -c toastkit -n "__fish_seen_subcommand_from help" -a "send close later capabilities server-info listen wait list doctor run agent notify-send dunstify"
+complete -c toastkit -n "__fish_seen_subcommand_from help" -a "send close later capabilities server-info listen wait list doctor run progress agent notify-send dunstify"
 
-set -l send "__fish_seen_subcommand_from send"
+set -l send "__fish_seen_subcommand_from send progress"
 complete -c toastkit -n $send -s s -l status -x -a "normal success warning error notification" -d 'Status preset'
 complete -c toastkit -n $send -s i -l icon -r -F -d 'Theme icon name or image file'
 complete -c toastkit -n $send -l id -x -d 'String id that replaces across runs'

@@ -1,0 +1,190 @@
+// `toastkit progress`: one toast that follows a task, read from standard input a line at a time — a percentage and,
+// if it changes, the message ("40", "40 Copying photos", "indeterminate Searching") — shown through the usual `send`
+// path, the newest line at most every ``ProgressCommand/interval``; when the input ends, the toast becomes a normal
+// toast with the last message.
+import Dispatch
+import FoundationEssentials
+import Glibc
+import Synchronization
+import ToastKit
+import ToastKitAgent
+
+/// Reads the lines, coalesces them and shows each step; the last one always.
+struct ProgressCommand {
+    let options: SendOptions
+    let environment: CommandEnvironment
+
+    /// The shortest time between two shown steps: lines that come faster merge into the newest (a `cp` piped
+    /// through `pv` prints many a second; a server draws a few dozen).
+    static let interval = Duration.milliseconds(50)
+
+    /// One line of the input.
+    struct Step: Equatable {
+        var progress: ToastProgress
+        /// The new message, when the line gives one.
+        var message: String?
+    }
+
+    /// What a line says: a step, nothing (a blank line), or why it is not one.
+    static func step(of line: String) -> Result<Step?, LineError> {
+        let text = line.drop { $0.isWhitespace }
+        guard !text.isEmpty else { return .success(nil) }
+        let word = text.prefix { !$0.isWhitespace }
+        guard let progress = CommandLineParser.progress(String(word)) else {
+            return .failure(LineError(word: String(word)))
+        }
+        let rest = String(
+            text.dropFirst(word.count).drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        return .success(Step(progress: progress, message: rest.isEmpty ? nil : rest))
+    }
+
+    /// A line whose first word is not a percentage.
+    struct LineError: Error, Equatable {
+        let word: String
+    }
+
+    /// Shows the toast at each step, then as a normal toast; returns the exit code of the last `send` (the final
+    /// toast's).
+    func run() -> Int32 {
+        var base: SendOptions
+        do throws(CommandFailure) {
+            base = try options.sent()
+        } catch {
+            Output.error(error.message)
+            return error.code.rawValue
+        }
+        // One id for every step, so each replaces the one before (also when the agent shows it).
+        if base.id == nil { base.id = "toastkit-progress-\(UUID().uuidString.lowercased())" }
+        // The terminal cannot replace a notification: it gets the final one only.
+        let showsSteps = !TerminalDelivery.applies(to: base, environment: environment)
+        var reader = LineReader(descriptor: STDIN_FILENO)
+        var message: String? = if case .text(let text) = base.message { text } else { nil }
+        var pending: Step?
+        var lastShown: ContinuousClock.Instant?
+        var number = 0
+        while true {
+            // With a step to show, the wait ends when it is due; with none (or none shown before the end), it lasts.
+            var wait: Duration?
+            if pending != nil, showsSteps {
+                wait = lastShown.map { max(.zero, $0 + Self.interval - .now) } ?? .zero
+            }
+            let lines: [String]?
+            do {
+                lines = try reader.next(waiting: wait)
+            } catch {
+                Output.error("progress: standard input: \(error)")
+                break
+            }
+            guard let lines else { break }  // the end of the input
+            for line in lines {
+                number += 1
+                switch Self.step(of: line) {
+                case .success(let step?):
+                    pending = step
+                    if let text = step.message { message = text }
+                case .success(nil):
+                    break
+                case .failure(let error):
+                    Output.error(
+                        "warning: progress: line \(number): \"\(error.word)\" is not a percentage from 0 to 100 "
+                            + "or indeterminate; skipped")
+                }
+            }
+            if let step = pending, showsSteps, lastShown.map({ .now >= $0 + Self.interval }) ?? true {
+                pending = nil
+                lastShown = .now
+                var shown = base
+                shown.progress = step.progress
+                shown.message = message.map { .text($0) }
+                shown.printID = false
+                shown.json = false
+                // A step that cannot be shown is not the end: the next one, or the final toast, says so.
+                _ = show(shown, step: true)
+            }
+        }
+        var final = base
+        final.progress = nil
+        final.message = message.map { .text($0) }
+        return show(final, step: false).rawValue
+    }
+
+    /// Shows `options` as `send` would and returns its code; a failure is printed (as a warning for a step).
+    private func show(_ options: SendOptions, step: Bool) -> ExitCode {
+        do throws(CommandFailure) {
+            if let code = try ToastKitCommand.executeWithoutTasks(.send(options), environment: environment) {
+                return code
+            }
+            // The portal: the library's presenter runs on tasks, and this thread waits for them.
+            let outcome = Mutex<Result<ExitCode, CommandFailure>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            let environment = self.environment
+            Task {
+                let result: Result<ExitCode, CommandFailure>
+                do throws(CommandFailure) {
+                    result = .success(try await ToastKitCommand.execute(.send(options), environment: environment))
+                } catch {
+                    result = .failure(error)
+                }
+                outcome.withLock { $0 = result }
+                done.signal()
+            }
+            done.wait()
+            return try outcome.withLock { $0! }.get()
+        } catch {
+            Output.error(step ? "warning: progress: a step was not shown: \(error.message)" : error.message)
+            return error.code
+        }
+    }
+}
+
+/// Lines of a file descriptor as they come, each once whole (a last line without a newline comes at the end).
+struct LineReader {
+    let descriptor: Int32
+    private var buffer: [UInt8] = []
+    private var ended = false
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    /// The whole lines that came within `waiting` (nil: as long as it takes for one), maybe none; nil at the end of
+    /// the input, once every line was returned.
+    mutating func next(waiting: Duration?) throws(ReadError) -> [String]? {
+        if ended { return nil }
+        var lines: [String] = []
+        var timeout: Int32 = waiting.map { Int32(clamping: Int64(($0 / .milliseconds(1)).rounded(.up))) } ?? -1
+        while lines.isEmpty {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, timeout)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw ReadError(errno: errno)
+            }
+            if ready == 0 { return lines }  // the time is up
+            var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+            let count = read(descriptor, &chunk, chunk.count)
+            if count < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw ReadError(errno: errno)
+            }
+            if count == 0 {
+                ended = true
+                if !buffer.isEmpty { lines.append(String(decoding: buffer, as: UTF8.self)) }
+                buffer = []
+                return lines.isEmpty ? nil : lines
+            }
+            buffer += chunk[..<count]
+            while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                lines.append(String(decoding: buffer[..<newline], as: UTF8.self))
+                buffer.removeSubrange(...newline)
+            }
+            // What is already there is read at once; only the first wait is as long as asked.
+            timeout = 0
+        }
+        return lines
+    }
+
+    /// Standard input could not be read.
+    struct ReadError: Error, CustomStringConvertible {
+        let errno: Int32
+        var description: String { String(cString: strerror(errno)) }
+    }
+}
