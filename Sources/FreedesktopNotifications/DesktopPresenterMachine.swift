@@ -624,7 +624,11 @@ extension DesktopPresenterMachine: LedgerMachine {
         for id in held { ledger.waitingForLink.insert(id) }
     }
     mutating func connectionWillEnd() { forgetServer() }
-    func detached() -> Self { DesktopPresenterMachine(configuration: configuration) }
+    func detached() -> Self {
+        var fresh = DesktopPresenterMachine(configuration: configuration)
+        fresh.nextCall = nextCall
+        return fresh
+    }
 
     static func step(_ action: Action) -> PresenterStep<UInt32>? {
         switch action {

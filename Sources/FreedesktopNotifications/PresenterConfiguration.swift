@@ -38,8 +38,8 @@ public struct PresenterConfiguration: Sendable {
     /// The shortest time between two `Notify` calls that update one toast on the notification server. Updates that
     /// come faster (a progress counter in a loop) merge: the newest goes out when the time is up, and the last one
     /// always does. A server spends 10–22 ms of CPU drawing each notification (docs/benchmarks.md, P6), so the
-    /// default, 25 ms, is about what it can draw; a toast's first `Notify`, and its close, never wait. Zero turns the
-    /// bound off (updates are then bounded only by round trips: one `Notify` on its way per toast).
+    /// default, 25 ms, is about what it can draw; a toast's first `Notify`, and its close, never wait. Zero (or less)
+    /// turns the bound off (updates are then bounded only by round trips: one `Notify` on its way per toast).
     public var minimumUpdateInterval: Duration
     /// Which service shows the toasts: the notification server, the notification portal, or the one that fits the
     /// process (``NotificationBackend/automatic``, the default). `ToastCenter()` and `toastkit send` follow it; the

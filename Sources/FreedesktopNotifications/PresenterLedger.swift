@@ -68,7 +68,7 @@ struct PresenterLedger<Ready: Hashable & Sendable, Toast: TrackedToast>: Sendabl
     }
 
     var link = Link.none
-    private(set) var generation: UInt64 = 0
+    fileprivate(set) var generation: UInt64 = 0
     /// The unique name of the service, when known.
     var owner: String?
     var toasts: [String: Toast] = [:]
@@ -109,6 +109,12 @@ struct PresenterLedger<Ready: Hashable & Sendable, Toast: TrackedToast>: Sendabl
         } else {
             toasts[id] = toast
         }
+    }
+
+    /// Whether `toast`, ended while its content waited for the link, keeps its waiters until the link is made or
+    /// fails.
+    func awaitsLink(_ toast: Toast, id: String) -> Bool {
+        !toast.wanted && toast.serviceID == nil && waitingForLink.contains(id)
     }
 
     /// Whether the next invariant scan is due (every event while few toasts are tracked, then spread over more).
@@ -166,13 +172,14 @@ extension LedgerMachine {
         if let generation = ledger.connectIfNeeded() { out.append(Self.action(.connect(generation: generation))) }
     }
 
-    /// Someone waits until the service has answered everything for toast `id`.
+    /// Someone waits until the service has answered everything for toast `id` (for one ended while the link was
+    /// made: until the link's outcome is known, as its other waiters).
     mutating func awaitAccepted(id: String, waiter: PresenterWaiterID, into out: inout [Action]) {
         guard var toast = ledger.toasts[id] else {
             out.append(Self.action(.resume([waiter], .failure(ledger.failures[id] ?? .notPresented(id)))))
             return
         }
-        if toast.isSettled {
+        if toast.isSettled, !ledger.awaitsLink(toast, id: id) {
             out.append(Self.action(.resume([waiter], toast.result(id: id))))
         } else {
             toast.waiters.append(waiter)
@@ -244,13 +251,15 @@ extension LedgerMachine {
     }
 
     /// The presenter was detached from its center: every waiter for a toast is told, and everything is forgotten
-    /// but who waits for everything to settle.
+    /// but who waits for everything to settle, the time and the numbers already given (a late answer to a link or a
+    /// call of before never passes for one of after).
     mutating func reset(into out: inout [Action]) {
         let waiters = ledger.toasts.values.flatMap(\.waiters)
         if !waiters.isEmpty { out.append(Self.action(.resume(waiters, .failure(.notPresented("(detached)"))))) }
         var fresh = detached()
         fresh.ledger.settleWaiters = ledger.settleWaiters
         fresh.ledger.now = ledger.now
+        fresh.ledger.generation = ledger.generation
         self = fresh
     }
 
@@ -290,8 +299,7 @@ extension LedgerMachine {
     mutating func settle(_ id: String, _ toast: Toast, into out: inout [Action]) {
         var toast = toast
         willSettle(id, &toast)
-        let awaitsLink = !toast.wanted && toast.serviceID == nil && ledger.waitingForLink.contains(id)
-        if toast.isSettled, !awaitsLink, !toast.waiters.isEmpty {
+        if toast.isSettled, !ledger.awaitsLink(toast, id: id), !toast.waiters.isEmpty {
             out.append(Self.action(.resume(toast.waiters, toast.result(id: id))))
             toast.waiters = []
         }

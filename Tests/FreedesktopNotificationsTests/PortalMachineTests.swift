@@ -66,6 +66,14 @@ import ToastModel
         }
     }
 
+    @Test func aDetachedMachineNeverAddsAnIDTwice() throws {
+        var machine = Self.linked()
+        _ = machine.handle(.reset, now: Self.t0)
+        #expect(machine.handle(Self.show("a"), now: Self.t0) == [.connect(generation: 2)])
+        let sent = machine.handle(.linkReady(generation: 2, version: 1, owner: Self.portal), now: Self.t0)
+        #expect(sent.adds.map(\.portalID) == ["p2"], "p1 was added (and removed) before the detach")
+    }
+
     // MARK: - Adding and replacing
 
     @Test func theFirstToastConnectsThenAddsUnderAFreshID() throws {
@@ -366,7 +374,7 @@ import ToastModel
         #expect(machine.handle(.reset, now: Self.t0) == [.resume([4], .failure(.notPresented("(detached)")))])
         #expect(machine.handle(.addAnswered(id: "a", call: add.call, .success(Self.portal)), now: Self.t0).isEmpty)
         #expect(machine.trackedToastIDs.isEmpty)
-        #expect(machine.handle(Self.show("b"), now: Self.t0) == [.connect(generation: 1)])
+        #expect(machine.handle(Self.show("b"), now: Self.t0) == [.connect(generation: 2)], "a new link, numbered on")
     }
 
     // MARK: - Every event in every state

@@ -538,9 +538,25 @@ import ToastModel
         #expect(machine.handle(.show(Self.presentation("u"))) == [.connect(generation: 1)])
         #expect(machine.handle(.awaitAccepted(id: "u", waiter: 1)).isEmpty)
         #expect(machine.handle(.close(id: "u")).isEmpty, "its waiter waits for the link's outcome")
+        #expect(machine.handle(.awaitAccepted(id: "u", waiter: 2)).isEmpty, "and so does one who comes after")
         let left = machine.handle(.ownerChanged(nil))
-        #expect(left.contains(.resume([1], .failure(PresentationError(.noServer, reason: Machine.serverLeft)))))
+        #expect(left.contains(.resume([1, 2], .failure(PresentationError(.noServer, reason: Machine.serverLeft)))))
         #expect(machine.trackedToastIDs.isEmpty)
+    }
+
+    @Test func aDetachedMachineNeverTakesALateAnswerOfBeforeForOneOfAfter() throws {
+        var machine = Self.linked()
+        let before = try #require(machine.handle(.show(Self.presentation("x"))).notifyCall)
+        _ = machine.handle(.reset)
+        #expect(machine.handle(.show(Self.presentation("x"))) == [.connect(generation: 2)], "a new link, numbered on")
+        #expect(machine.handle(.linkReady(generation: 1, capabilities: Self.dunst, owner: Self.server)).isEmpty)
+        let after = try #require(
+            machine.handle(.linkReady(generation: 2, capabilities: Self.dunst, owner: Self.server)).notifyCall)
+        #expect(after != before)
+        let late = machine.handle(
+            .notifyAnswered(id: "x", call: before, .failure(PresentationError(.busUnavailable, reason: "gone"))))
+        #expect(late.isEmpty, "the old connection's failure is not the new toast's")
+        #expect(machine.notifyCallsInFlight == 1)
     }
 
     // MARK: - Every event in every state

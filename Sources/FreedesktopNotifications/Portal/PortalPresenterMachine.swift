@@ -429,8 +429,12 @@ extension PortalPresenterMachine: LedgerMachine {
         for id in ledger.toasts.keys { ledger.toasts[id]?.shown = nil }
     }
 
+    /// Its portal ids go on from where they were: an id is never added twice (NOTES P26), not after a detach either.
     func detached() -> Self {
-        PortalPresenterMachine(configuration: configuration, idPrefix: idPrefix, settleTime: settleTime)
+        var fresh = PortalPresenterMachine(configuration: configuration, idPrefix: idPrefix, settleTime: settleTime)
+        fresh.nextCall = nextCall
+        fresh.nextPortalID = nextPortalID
+        return fresh
     }
 
     static func step(_ action: Action) -> PresenterStep<String>? {
