@@ -10,15 +10,14 @@ cpu µs/call is this process's user+system time (os.times) per call. Prints the 
 scripts/bench.sh installs desktop-notifier from PyPI into a virtual environment and runs this with its python.
 Usage: desktop-notifier-loop.py [--calls N] [--window W] [--warmup N] [--json]   (the bus: DBUS_SESSION_BUS_ADDRESS)
 """
-import argparse
 import asyncio
 import importlib.metadata
-import json
 import logging
 import os
 import time
 
 from desktop_notifier import DesktopNotifier
+from p2_peer import arguments, cpu_us, figures, report
 
 
 class Failures(logging.Handler):
@@ -30,16 +29,6 @@ class Failures(logging.Handler):
 
     def emit(self, record):
         self.messages.append(record.getMessage())
-
-
-def cpu_us():
-    t = os.times()
-    return (t.user + t.system) * 1e6
-
-
-def percentile(values, q):
-    rank = min(max(int(-(-q * len(values) // 1)), 1), len(values))
-    return values[rank - 1]
 
 
 async def send(notifier, k):
@@ -54,13 +43,7 @@ async def sequential(notifier, calls, latency):
         await send(notifier, k)
         if latency:
             lat.append((time.perf_counter() - s) * 1e6)
-    elapsed, cpu = time.perf_counter() - t0, cpu_us() - c0
-    result = {"calls_per_s": calls / elapsed, "cpu_us_per_call": cpu / calls}
-    if latency:
-        lat.sort()
-        result["median_us"] = percentile(lat, 0.5)
-        result["p99_us"] = percentile(lat, 0.99)
-    return result
+    return figures(calls, time.perf_counter() - t0, cpu_us() - c0, lat)
 
 
 async def pipelined(notifier, calls, window):
@@ -75,8 +58,7 @@ async def pipelined(notifier, calls, window):
 
     c0, t0 = cpu_us(), time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(min(window, calls))))
-    elapsed, cpu = time.perf_counter() - t0, cpu_us() - c0
-    return {"calls_per_s": calls / elapsed, "cpu_us_per_call": cpu / calls}
+    return figures(calls, time.perf_counter() - t0, cpu_us() - c0)
 
 
 async def run(a):
@@ -90,12 +72,7 @@ async def run(a):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--calls", type=int, default=10000)
-    ap.add_argument("--window", type=int, default=64)
-    ap.add_argument("--warmup", type=int, default=1000)
-    ap.add_argument("--json", action="store_true")
-    a = ap.parse_args()
+    a = arguments("desktop-notifier-loop.py")
     if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
         raise SystemExit("desktop-notifier-loop: no bus: set DBUS_SESSION_BUS_ADDRESS")
     failures = Failures()
@@ -103,17 +80,7 @@ def main():
     seq, pipe = asyncio.run(run(a))
     if failures.messages:
         raise SystemExit(f"desktop-notifier-loop: {len(failures.messages)} send(s) failed: {failures.messages[0]}")
-    version = importlib.metadata.version("desktop-notifier")
-    if a.json:
-        print(json.dumps({
-            "client": f"desktop-notifier {version}", "server": "org.freedesktop.Notifications", "method": "Notify",
-            "calls": a.calls, "window": a.window, "warmup": a.warmup,
-            "sequential": {k: round(seq[k], 1) for k in ("calls_per_s", "median_us", "p99_us", "cpu_us_per_call")},
-            "pipelined": {k: round(pipe[k], 1) for k in ("calls_per_s", "cpu_us_per_call")},
-        }, separators=(",", ":")))
-    else:
-        print(f"desktop-notifier {version}: sequential {seq['calls_per_s']:.1f} calls/s (median "
-              f"{seq['median_us']:.1f} µs, p99 {seq['p99_us']:.1f} µs); pipelined {pipe['calls_per_s']:.1f} calls/s")
+    report(a, f"desktop-notifier {importlib.metadata.version('desktop-notifier')}", seq, pipe)
 
 
 if __name__ == "__main__":

@@ -9,28 +9,16 @@ cpu µs/call is this process's user+system time (os.times) per call. Prints the 
 Run it with Debian's /usr/bin/python3 (pyenv's python3 has no dbus module; NOTES.md P8).
 Usage: python-notify-loop.py [--address ADDR] [--calls N] [--window W] [--warmup N] [--json]
 """
-import argparse
-import json
-import os
 import time
 
 import dbus
 import dbus.mainloop.glib
 from gi.repository import GLib
+from p2_peer import arguments, cpu_us, figures, report
 
 IFACE = "org.freedesktop.Notifications"
 PATH = "/org/freedesktop/Notifications"
 SIG = "susssasa{sv}i"
-
-
-def cpu_us():
-    t = os.times()
-    return (t.user + t.system) * 1e6
-
-
-def percentile(values, q):
-    rank = min(max(int(-(-q * len(values) // 1)), 1), len(values))
-    return values[rank - 1]
 
 
 class Loop:
@@ -53,13 +41,7 @@ class Loop:
                 raise SystemExit("python-notify-loop: Notify answered id 0")
             if latency:
                 lat.append((time.perf_counter() - s) * 1e6)
-        elapsed, cpu = time.perf_counter() - t0, cpu_us() - c0
-        result = {"calls_per_s": calls / elapsed, "cpu_us_per_call": cpu / calls}
-        if latency:
-            lat.sort()
-            result["median_us"] = percentile(lat, 0.5)
-            result["p99_us"] = percentile(lat, 0.99)
-        return result
+        return figures(calls, time.perf_counter() - t0, cpu_us() - c0, lat)
 
     def pipelined(self, calls, window):
         loop = GLib.MainLoop()
@@ -89,17 +71,11 @@ class Loop:
         elapsed, cpu = time.perf_counter() - t0, cpu_us() - c0
         if state["error"]:
             raise SystemExit(f"python-notify-loop: {state['error']}")
-        return {"calls_per_s": calls / elapsed, "cpu_us_per_call": cpu / calls}
+        return figures(calls, elapsed, cpu)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--address", default=os.environ.get("DBUS_SESSION_BUS_ADDRESS"))
-    ap.add_argument("--calls", type=int, default=10000)
-    ap.add_argument("--window", type=int, default=64)
-    ap.add_argument("--warmup", type=int, default=1000)
-    ap.add_argument("--json", action="store_true")
-    a = ap.parse_args()
+    a = arguments("python-notify-loop.py", address=True)
     if not a.address:
         raise SystemExit("python-notify-loop: no bus: set DBUS_SESSION_BUS_ADDRESS or pass --address")
 
@@ -111,16 +87,7 @@ def main():
         loop.pipelined(a.warmup, a.window)
     seq = loop.sequential(a.calls, True)
     pipe = loop.pipelined(a.calls, a.window)
-    if a.json:
-        print(json.dumps({
-            "client": "python3-dbus", "server": IFACE, "method": "Notify", "calls": a.calls, "window": a.window,
-            "warmup": a.warmup,
-            "sequential": {k: round(seq[k], 1) for k in ("calls_per_s", "median_us", "p99_us", "cpu_us_per_call")},
-            "pipelined": {k: round(pipe[k], 1) for k in ("calls_per_s", "cpu_us_per_call")},
-        }, separators=(",", ":")))
-    else:
-        print(f"python3-dbus: sequential {seq['calls_per_s']:.1f} calls/s (median {seq['median_us']:.1f} µs, "
-              f"p99 {seq['p99_us']:.1f} µs); pipelined {pipe['calls_per_s']:.1f} calls/s")
+    report(a, "python3-dbus", seq, pipe)
 
 
 if __name__ == "__main__":
