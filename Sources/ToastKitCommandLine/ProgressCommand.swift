@@ -55,8 +55,12 @@ struct ProgressCommand {
         }
         // One id for every step, so each replaces the one before (also when the agent shows it).
         if base.id == nil { base.id = "toastkit-progress-\(UUID().uuidString.lowercased())" }
-        // The terminal cannot replace a notification: it gets the final one only.
+        // The terminal cannot replace a notification: it gets the final one only. Through the portal, `--id` does not
+        // reach from one process to the next: one presenter, here, shows every step and the final toast.
         let showsSteps = !TerminalDelivery.applies(to: base, environment: environment)
+        let portal =
+            showsSteps && environment.backendChoice.backend == .portal
+            ? PortalSession(options: base, environment: environment) : nil
         var reader = LineReader(descriptor: STDIN_FILENO)
         var message: String? = if case .text(let text) = base.message { text } else { nil }
         var pending: Step?
@@ -98,13 +102,20 @@ struct ProgressCommand {
                 shown.message = message.map { .text($0) }
                 shown.printID = false
                 shown.json = false
-                // A step that cannot be shown is not the end: the next one, or the final toast, says so.
-                _ = show(shown, step: true)
+                if let portal {
+                    // Shown until the next step replaces it, however long that takes.
+                    shown.duration = .duration(.indefinite)
+                    portal.show(shown)
+                } else {
+                    // A step that cannot be shown is not the end: the next one, or the final toast, says so.
+                    _ = show(shown, step: true)
+                }
             }
         }
         var final = base
         final.progress = nil
         final.message = message.map { .text($0) }
+        if let portal { return portal.finish(final).rawValue }
         return show(final, step: false).rawValue
     }
 
@@ -114,24 +125,93 @@ struct ProgressCommand {
             if let code = try ToastKitCommand.executeWithoutTasks(.send(options), environment: environment) {
                 return code
             }
-            // The portal: the library's presenter runs on tasks, and this thread waits for them.
-            let outcome = Mutex<Result<ExitCode, CommandFailure>?>(nil)
-            let done = DispatchSemaphore(value: 0)
+            // The portal (when steps are not shown): the library's presenter runs on tasks; this thread waits.
             let environment = self.environment
-            Task {
-                let result: Result<ExitCode, CommandFailure>
-                do throws(CommandFailure) {
-                    result = .success(try await ToastKitCommand.execute(.send(options), environment: environment))
-                } catch {
-                    result = .failure(error)
-                }
-                outcome.withLock { $0 = result }
-                done.signal()
+            return try waitForTasks { () async throws(CommandFailure) in
+                try await ToastKitCommand.execute(.send(options), environment: environment)
             }
-            done.wait()
-            return try outcome.withLock { $0! }.get()
         } catch {
             Output.error(step ? "warning: progress: a step was not shown: \(error.message)" : error.message)
+            return error.code
+        }
+    }
+}
+
+/// Runs `work` on a task and waits on this thread (never one of the pool's) for its outcome.
+private func waitForTasks(_ work: @escaping @Sendable () async throws(CommandFailure) -> ExitCode)
+    throws(CommandFailure) -> ExitCode
+{
+    let outcome = Mutex<Result<ExitCode, CommandFailure>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        let result: Result<ExitCode, CommandFailure>
+        do throws(CommandFailure) {
+            result = .success(try await work())
+        } catch {
+            result = .failure(error)
+        }
+        outcome.withLock { $0 = result }
+        done.signal()
+    }
+    done.wait()
+    return try outcome.withLock { $0! }.get()
+}
+
+/// `toastkit progress` through the notification portal: one center and presenter for the whole run, so each step
+/// replaces the one before (a fresh portal id, the old one removed) and the final toast replaces the last step.
+private final class PortalSession: Sendable {
+    let center: ToastCenter
+    let portal: PortalNotificationPresenter
+    let environment: CommandEnvironment
+
+    init(options: SendOptions, environment: CommandEnvironment) {
+        self.environment = environment
+        var configuration = SendCommand(options: options, environment: environment).configuration
+        configuration.backend = environment.backend
+        portal = PortalNotificationPresenter(configuration: configuration)
+        center = ToastCenter(
+            defaultDuration: .standardDefault, maxVisible: 1, presenter: ObservingPresenter(portal), laterStore: nil,
+            labels: options.labels)
+        center.toastStyle(CommandLineStyle(options: options))
+        center.onEvent = { event in
+            if case .degraded(_, let reason) = event { Output.error("warning: \(reason)") }
+        }
+        if options.duration != nil {
+            Output.error(
+                "warning: the notification portal has no timeout: the final toast stays as long as the notification "
+                    + "server keeps it, not the time given with -d/-t")
+        }
+    }
+
+    /// Presents a step (a failure to show it is reported with the final toast).
+    func show(_ options: SendOptions) {
+        do throws(CommandFailure) {
+            center.present(try SendCommand(options: options, environment: environment).makeMessage())
+        } catch {
+            Output.error("warning: progress: a step was not shown: \(error.message)")
+        }
+    }
+
+    /// Presents the final toast and returns once the portal has it and every earlier step is removed.
+    func finish(_ options: SendOptions) -> ExitCode {
+        let command = SendCommand(options: options, environment: environment)
+        do throws(CommandFailure) {
+            let message = try command.makeMessage()
+            center.present(message)
+            let (center, portal) = (self.center, self.portal)
+            return try waitForTasks { () async throws(CommandFailure) in
+                do {
+                    command.announce(id: message.id, .portal(try await portal.accepted(message.id)))
+                } catch let error as PresentationError {
+                    throw BusAccess.failure(error)
+                } catch {
+                    throw CommandFailure(.software, "internal error: \(error)")
+                }
+                await center.flush()
+                return .success
+            }
+        } catch {
+            Output.error(error.message)
             return error.code
         }
     }

@@ -71,6 +71,38 @@ extension OneAtATime {
             }
         }
 
+        /// `toastkit progress` through the portal: each step under a fresh id that replaces (removes) the one before,
+        /// the bar as text in the body (the portal draws none), then the final toast without it.
+        @Test func theProgressCommandThroughThePortal() async throws {
+            try await withPortal { desktop, _, watcher in
+                let process = try ToolProcess.start(
+                    ["--backend", "portal", "progress", "--id", "copia", "Copiando", "12 fotos"].map { Array($0.utf8) },
+                    environment: desktop.toolEnvironment)
+                func nextAdd() async throws -> (id: String, body: String?) {
+                    let add = try await watcher.next("AddNotification") {
+                        $0.member == "AddNotification" && $0.interface == "org.freedesktop.portal.Notification"
+                    }
+                    let arguments = try add.arguments("sa{sv}")
+                    let fields = arguments[1].variantDictionaryValue ?? [:]
+                    return (arguments[0].stringValue ?? "", fields["body"]?.stringValue)
+                }
+                process.writeInput(Array("50 Copiando 6 de 12\n".utf8))
+                let step = try await nextAdd()
+                #expect(step.body == "Copiando 6 de 12\n▰▰▰▰▰▱▱▱▱▱ 50 %")
+                process.feed(Array("100 Copiadas\n".utf8))
+                let final = try await nextAdd()
+                #expect(final.body == "Copiadas", "a normal toast at the end")
+                #expect(final.id != step.id, "a portal id is never added twice")
+                let removed = try await watcher.next("RemoveNotification") {
+                    $0.member == "RemoveNotification" && $0.interface == "org.freedesktop.portal.Notification"
+                }
+                #expect(try removed.arguments("s")[0].stringValue == step.id, "the step is replaced")
+                let run = await process.finish()
+                #expect(run.status == 0, "\(run.error)")
+                #expect(!run.error.contains("--id"), "no warning that --id does not replace: it does, here")
+            }
+        }
+
         @Test func noPortalIsExit69NamingWhatWasTried() async throws {
             let desktop = try await NotificationEnvironment.start(server: .dunst)
             defer { desktop.stop() }

@@ -66,6 +66,12 @@ final class ToolProcess: Sendable {
         return ToolProcess(pid: pid, stdin: stdin, stdout: stdout, stderr: stderr)
     }
 
+    /// Writes `bytes` (a few lines: less than a pipe holds) to the child's stdin and leaves it open.
+    func writeInput(_ bytes: [UInt8]) {
+        let written = bytes.withUnsafeBytes { write(stdin.writeEnd, $0.baseAddress!, $0.count) }
+        precondition(written == bytes.count, "a short write to the child's stdin: \(written) of \(bytes.count)")
+    }
+
     /// Writes `bytes` to the child's stdin on a thread of its own, then closes it.
     func feed(_ bytes: [UInt8]?) {
         let stdin = self.stdin
