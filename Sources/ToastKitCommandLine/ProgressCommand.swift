@@ -2,10 +2,8 @@
 // if it changes, the message ("40", "40 Copying photos", "indeterminate Searching") — shown through the usual `send`
 // path, the newest line at most every ``ProgressCommand/interval``; when the input ends, the toast becomes a normal
 // toast with the last message.
-import Dispatch
 import FoundationEssentials
 import Glibc
-import Synchronization
 import ToastKit
 import ToastKitAgent
 
@@ -122,39 +120,12 @@ struct ProgressCommand {
     /// Shows `options` as `send` would and returns its code; a failure is printed (as a warning for a step).
     private func show(_ options: SendOptions, step: Bool) -> ExitCode {
         do throws(CommandFailure) {
-            if let code = try ToastKitCommand.executeWithoutTasks(.send(options), environment: environment) {
-                return code
-            }
-            // The portal (when steps are not shown): the library's presenter runs on tasks; this thread waits.
-            let environment = self.environment
-            return try waitForTasks { () async throws(CommandFailure) in
-                try await ToastKitCommand.execute(.send(options), environment: environment)
-            }
+            return try SendCommand.runHere(options, environment: environment)
         } catch {
             Output.error(step ? "warning: progress: a step was not shown: \(error.message)" : error.message)
             return error.code
         }
     }
-}
-
-/// Runs `work` on a task and waits on this thread (never one of the pool's) for its outcome.
-private func waitForTasks(_ work: @escaping @Sendable () async throws(CommandFailure) -> ExitCode)
-    throws(CommandFailure) -> ExitCode
-{
-    let outcome = Mutex<Result<ExitCode, CommandFailure>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        let result: Result<ExitCode, CommandFailure>
-        do throws(CommandFailure) {
-            result = .success(try await work())
-        } catch {
-            result = .failure(error)
-        }
-        outcome.withLock { $0 = result }
-        done.signal()
-    }
-    done.wait()
-    return try outcome.withLock { $0! }.get()
 }
 
 /// `toastkit progress` through the notification portal: one center and presenter for the whole run, so each step

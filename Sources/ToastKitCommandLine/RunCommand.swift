@@ -183,13 +183,16 @@ struct RunCommand {
         send.appName = options.appName ?? "toastkit"
         send.duration = .duration(options.duration)
         send.language = options.language
-        let agentAllowed = environment.variable("TOASTKIT_NO_AGENT").map { $0.isEmpty || $0 == "0" } ?? true
+        // The output action is carried out by the agent once run has gone: not through the portal, which has none.
+        let agentAllowed =
+            environment.variable("TOASTKIT_NO_AGENT").map { $0.isEmpty || $0 == "0" } ?? true
+            && environment.backendChoice.backend != .portal
         if let log, agentAllowed {
             send.actions = [ActionOption(id: "output", label: send.labels[.output])]
             send.onAction = ["output": ["xdg-open", log]]
         }
         do throws(CommandFailure) {
-            _ = try SendCommand(options: try send.sent(), environment: environment).runWithoutWaitingPreferringAgent()
+            _ = try SendCommand.runHere(try send.sent(), environment: environment)
         } catch {
             Output.error("run: the toast was not shown: \(error.message)")
         }

@@ -1,6 +1,8 @@
 import DBus
+import Dispatch
 import FoundationEssentials
 import Glibc
+import Synchronization
 import ToastKit
 import ToastKitAgent
 
@@ -285,4 +287,36 @@ extension SendOptions {
         }
         return options
     }
+}
+
+extension SendCommand {
+    /// `send` without `--wait`, for a command that runs on its own thread (`run`, `progress`): on this thread for the
+    /// notification server, the agent and the terminal, as `send` does; through the portal, on tasks this thread
+    /// waits for.
+    static func runHere(_ options: SendOptions, environment: CommandEnvironment) throws(CommandFailure) -> ExitCode {
+        if let code = try ToastKitCommand.executeWithoutTasks(.send(options), environment: environment) { return code }
+        return try waitForTasks { () async throws(CommandFailure) in
+            try await ToastKitCommand.execute(.send(options), environment: environment)
+        }
+    }
+}
+
+/// Runs `work` on a task and waits on this thread (never one of the pool's) for its outcome.
+func waitForTasks(_ work: @escaping @Sendable () async throws(CommandFailure) -> ExitCode)
+    throws(CommandFailure) -> ExitCode
+{
+    let outcome = Mutex<Result<ExitCode, CommandFailure>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        let result: Result<ExitCode, CommandFailure>
+        do throws(CommandFailure) {
+            result = .success(try await work())
+        } catch {
+            result = .failure(error)
+        }
+        outcome.withLock { $0 = result }
+        done.signal()
+    }
+    done.wait()
+    return try outcome.withLock { $0! }.get()
 }

@@ -103,6 +103,23 @@ extension OneAtATime {
             }
         }
 
+        /// `toastkit run` through the portal: its toast goes to the portal like send's (it went to the notification
+        /// server's path), without the output action, which only the agent carries out.
+        @Test func theRunCommandsToastThroughThePortal() async throws {
+            try await withPortal { desktop, _, watcher in
+                let run = try await toastkit(
+                    ["--backend", "portal", "run", "--", "true"], environment: desktop.toolEnvironment)
+                #expect(run.status == 0, "\(run.error)")
+                let add = try await watcher.next("AddNotification") {
+                    $0.member == "AddNotification" && $0.interface == "org.freedesktop.portal.Notification"
+                }
+                let fields = try add.arguments("sa{sv}")[1].variantDictionaryValue ?? [:]
+                #expect(fields["title"] == .string("true"))
+                #expect(fields["body"]?.stringValue?.hasPrefix("exit 0 after ") == true, "\(fields)")
+                #expect(fields["buttons"] == nil, "no Show output: nobody would carry it out")
+            }
+        }
+
         @Test func noPortalIsExit69NamingWhatWasTried() async throws {
             let desktop = try await NotificationEnvironment.start(server: .dunst)
             defer { desktop.stop() }
