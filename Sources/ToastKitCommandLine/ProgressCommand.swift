@@ -56,9 +56,15 @@ struct ProgressCommand {
         // The terminal cannot replace a notification: it gets the final one only. Through the portal, `--id` does not
         // reach from one process to the next: one presenter, here, shows every step and the final toast.
         let showsSteps = !TerminalDelivery.applies(to: base, environment: environment)
-        let portal =
-            showsSteps && environment.backendChoice.backend == .portal
-            ? PortalSession(options: base, environment: environment) : nil
+        let throughPortal = environment.backendChoice.backend == .portal
+        if throughPortal, !base.onAction.isEmpty {
+            // As send says: nobody would carry the actions out.
+            let failure = CommandFailure.unavailable(
+                "--on-action needs the toast agent, which is not used with the notification portal")
+            Output.error(failure.message)
+            return failure.code.rawValue
+        }
+        let portal = showsSteps && throughPortal ? PortalSession(options: base, environment: environment) : nil
         var reader = LineReader(descriptor: STDIN_FILENO)
         var message: String? = if case .text(let text) = base.message { text } else { nil }
         var pending: Step?

@@ -100,6 +100,14 @@ extension OneAtATime {
                 let run = await process.finish()
                 #expect(run.status == 0, "\(run.error)")
                 #expect(!run.error.contains("--id"), "no warning that --id does not replace: it does, here")
+                let refused = try await toastkit(
+                    ["--backend", "portal", "progress", "-A", "ok=OK", "--on-action", "ok=true", "Copiando"],
+                    environment: desktop.toolEnvironment, stdin: Array("50\n".utf8))
+                #expect(refused.status == 69, "an action nobody would carry out is refused, as send refuses it")
+                #expect(
+                    refused.error
+                        == "toastkit: --on-action needs the toast agent, which is not used with the notification portal\n"
+                )
             }
         }
 
