@@ -222,10 +222,10 @@ public final class NotificationEnvironment: Sendable {
     /// Stops everything this desktop started (newest first, each with whatever it left behind), the buses, and
     /// removes the run folder, on a thread of its own: it returns at once. A test's `defer` runs on one of the
     /// process's few pool threads, and waiting there for Xvfb and a server to exit, while dozens of suites start,
-    /// starved the other tests' async work. Safe to call more than once.
+    /// starved the other tests' async work. The process finishes what is left of it when it exits
+    /// (``BackgroundStops``). Safe to call more than once.
     public func stop() {
-        let work = stopping()
-        Thread { work() }.start()
+        BackgroundStops.start(stopping())
     }
 
     /// ``stop()``, returning once everything has exited: for whoever checks that nothing is left (it blocks: call it
