@@ -42,15 +42,7 @@ extension SendCommand {
         let signals = SignalWatcher()
         center.present(message)
         guard options.waits else {
-            do {
-                announce(id: id, .portal(try await portal.accepted(id)))
-            } catch let error as PresentationError {
-                throw BusAccess.failure(error)
-            } catch {
-                throw CommandFailure(.software, "internal error: \(error)")
-            }
-            // Reports (a degraded icon) reach the center, and the center's events the output, before the exit.
-            await center.flush()
+            try await announceWhenAccepted(id, portal: portal, center: center)
             return .success
         }
         let acceptance = Task { () -> Result<ServiceID, PresentationError> in
@@ -70,5 +62,20 @@ extension SendCommand {
             onAccepted: { accepted in announce(id: id, accepted) })
         waiter.throughPortal = true
         return await waiter.wait(events: events, signals: signals.signals, acceptance: acceptance).code
+    }
+
+    /// Without `--wait`: waits until the portal accepted toast `id` and prints what `-p` or `--json` ask for, then
+    /// until the center's reports (a degraded icon) reached the output and the portal removed what it replaced.
+    func announceWhenAccepted(_ id: String, portal: PortalNotificationPresenter, center: ToastCenter)
+        async throws(CommandFailure)
+    {
+        do {
+            announce(id: id, .portal(try await portal.accepted(id)))
+        } catch let error as PresentationError {
+            throw BusAccess.failure(error)
+        } catch {
+            throw CommandFailure(.software, "internal error: \(error)")
+        }
+        await center.flush()
     }
 }

@@ -25,14 +25,11 @@ struct ProgressCommand {
 
     /// What a line says: a step, nothing (a blank line), or why it is not one.
     static func step(of line: String) -> Result<Step?, LineError> {
-        let text = line.drop { $0.isWhitespace }
+        let text = trimmed(line)
         guard !text.isEmpty else { return .success(nil) }
-        let word = text.prefix { !$0.isWhitespace }
-        guard let progress = CommandLineParser.progress(String(word)) else {
-            return .failure(LineError(word: String(word)))
-        }
-        let rest = String(
-            text.dropFirst(word.count).drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        let word = String(text.prefix { !$0.isWhitespace })
+        guard let progress = CommandLineParser.progress(word) else { return .failure(LineError(word: word)) }
+        let rest = trimmed(String(text.dropFirst(word.count)))
         return .success(Step(progress: progress, message: rest.isEmpty ? nil : rest))
     }
 
@@ -177,14 +174,7 @@ private final class PortalSession: Sendable {
             center.present(message)
             let (center, portal) = (self.center, self.portal)
             return try waitForTasks { () async throws(CommandFailure) in
-                do {
-                    command.announce(id: message.id, .portal(try await portal.accepted(message.id)))
-                } catch let error as PresentationError {
-                    throw BusAccess.failure(error)
-                } catch {
-                    throw CommandFailure(.software, "internal error: \(error)")
-                }
-                await center.flush()
+                try await command.announceWhenAccepted(message.id, portal: portal, center: center)
                 return .success
             }
         } catch {
@@ -198,6 +188,8 @@ private final class PortalSession: Sendable {
 struct LineReader {
     let descriptor: Int32
     private var buffer: [UInt8] = []
+    /// What one `read` fills, kept from one call to the next.
+    private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     private var ended = false
 
     init(descriptor: Int32) { self.descriptor = descriptor }
@@ -216,7 +208,6 @@ struct LineReader {
                 throw ReadError(errno: errno)
             }
             if ready == 0 { return lines }  // the time is up
-            var chunk = [UInt8](repeating: 0, count: 64 * 1024)
             let count = read(descriptor, &chunk, chunk.count)
             if count < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }

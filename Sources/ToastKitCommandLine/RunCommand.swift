@@ -244,8 +244,8 @@ private final class CopyJob: Sendable {
     }
 }
 
-/// `text` without the spaces, tabs and newlines around it.
-private func trimmed(_ text: String) -> String {
+/// `text` without the spaces, tabs and newlines around it (`run`'s output lines, `progress`'s input lines).
+func trimmed(_ text: String) -> String {
     let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
     return String(text.drop(while: blank).reversed().drop(while: blank).reversed())
 }

@@ -1,8 +1,6 @@
 import DBus
-import Dispatch
 import FoundationEssentials
 import Glibc
-import Synchronization
 import ToastKit
 import ToastKitAgent
 
@@ -299,24 +297,4 @@ extension SendCommand {
             try await ToastKitCommand.execute(.send(options), environment: environment)
         }
     }
-}
-
-/// Runs `work` on a task and waits on this thread (never one of the pool's) for its outcome.
-func waitForTasks(_ work: @escaping @Sendable () async throws(CommandFailure) -> ExitCode)
-    throws(CommandFailure) -> ExitCode
-{
-    let outcome = Mutex<Result<ExitCode, CommandFailure>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        let result: Result<ExitCode, CommandFailure>
-        do throws(CommandFailure) {
-            result = .success(try await work())
-        } catch {
-            result = .failure(error)
-        }
-        outcome.withLock { $0 = result }
-        done.signal()
-    }
-    done.wait()
-    return try outcome.withLock { $0! }.get()
 }

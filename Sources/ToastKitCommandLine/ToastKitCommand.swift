@@ -72,22 +72,17 @@ public enum ToastKitCommand {
             exit(DialectOutput.exitCode(error.code, dialect: dialect))
         }
         // The rest waits for signals or the server's answers: a task on the shared pool, the main thread waits.
-        let code = Mutex(ExitCode.software.rawValue)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let result: Int32
-            do throws(CommandFailure) {
-                result = DialectOutput.exitCode(
-                    Output.finalCode(try await execute(invocation, environment: environment)), dialect: dialect)
-            } catch {
-                Output.error(error.message)
-                result = DialectOutput.exitCode(error.code, dialect: dialect)
+        let code: Int32
+        do throws(CommandFailure) {
+            let result = try waitForTasks { () async throws(CommandFailure) in
+                try await execute(invocation, environment: environment)
             }
-            code.withLock { $0 = result }
-            done.signal()
+            code = DialectOutput.exitCode(Output.finalCode(result), dialect: dialect)
+        } catch {
+            Output.error(error.message)
+            code = DialectOutput.exitCode(error.code, dialect: dialect)
         }
-        done.wait()
-        exit(code.withLock { $0 })
+        exit(code)
     }
 
     /// Runs the command and returns its exit code; everything it prints goes to stdout and stderr directly.
@@ -233,4 +228,25 @@ struct CommandEnvironment: Sendable {
         }
         return variables
     }
+}
+
+/// Runs `work` on a task and waits on this thread (the main thread, or one of a command's own: never one of the
+/// pool's) for its outcome.
+func waitForTasks(_ work: @escaping @Sendable () async throws(CommandFailure) -> ExitCode)
+    throws(CommandFailure) -> ExitCode
+{
+    let outcome = Mutex<Result<ExitCode, CommandFailure>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        let result: Result<ExitCode, CommandFailure>
+        do throws(CommandFailure) {
+            result = .success(try await work())
+        } catch {
+            result = .failure(error)
+        }
+        outcome.withLock { $0 = result }
+        done.signal()
+    }
+    done.wait()
+    return try outcome.withLock { $0! }.get()
 }

@@ -9,14 +9,16 @@ enum BackgroundStops {
     private struct State {
         var next: UInt64 = 0
         var pending: [UInt64: @Sendable () -> Void] = [:]
-        var running = 0
         var finishesAtExit = false
     }
 
     private static let state = Mutex(State())
+    /// Entered for each stop, left by whoever carries it out: its own thread, or the exit.
+    private static let unfinished = DispatchGroup()
 
     /// Runs `work` on a thread of its own now, or at the process's exit if that thread has not taken it by then.
     static func start(_ work: @escaping @Sendable () -> Void) {
+        unfinished.enter()
         let (id, register) = state.withLock { state in
             state.next += 1
             state.pending[state.next] = work
@@ -25,14 +27,9 @@ enum BackgroundStops {
         }
         if register { atexit { BackgroundStops.finish() } }
         Thread {
-            let work = state.withLock { state -> (@Sendable () -> Void)? in
-                guard let work = state.pending.removeValue(forKey: id) else { return nil }
-                state.running += 1
-                return work
-            }
-            guard let work else { return }
+            guard let work = state.withLock({ $0.pending.removeValue(forKey: id) }) else { return }
             work()
-            state.withLock { $0.running -= 1 }
+            unfinished.leave()
         }.start()
     }
 
@@ -43,8 +40,10 @@ enum BackgroundStops {
             defer { state.pending = [:] }
             return Array(state.pending.values)
         }
-        for work in pending { work() }
-        let deadline = ContinuousClock.now + .seconds(60)
-        while state.withLock({ $0.running }) > 0, ContinuousClock.now < deadline { usleep(10_000) }
+        for work in pending {
+            work()
+            unfinished.leave()
+        }
+        _ = unfinished.wait(timeout: .now() + 60)
     }
 }
