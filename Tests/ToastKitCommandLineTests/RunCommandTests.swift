@@ -85,7 +85,16 @@ import ToastKitAgent
 
     @Test func pidWaitsForAProcessThatIsAlreadyRunning() async throws {
         try await withFakeServer { environment, server in
-            let sleeper = try ChildProcess.spawn("/bin/sleep", ["30"], environment: [:], fileDescriptors: [:])
+            // A process that says it runs, once its own program runs: right after posix_spawn the kernel may not have
+            // given it its name yet (the parent is released before the exec sets it), and run would read the name of
+            // the test's thread.
+            let input = try PipePair()
+            let output = try PipePair()
+            let sleeper = try ChildProcess.spawn(
+                "/bin/sh", ["-c", "echo started; read line"], environment: [:],
+                fileDescriptors: [0: input.readEnd, 1: output.writeEnd])
+            output.closeWriteEnd()
+            #expect(try await onOwnThread { output.readLine() } == "started")
             let process = try ToolProcess.start(
                 ["run", "--pid", "\(sleeper.pid)"].map { Array($0.utf8) }, environment: environment.environment)
             sleeper.signal(SIGTERM)
@@ -93,7 +102,7 @@ import ToastKitAgent
             _ = sleeper.wait()
             #expect(result.status == 0, "\(result.error)")
             let notify = try #require(server.notifications.last)
-            #expect(notify.arguments.summary == "sleep (\(sleeper.pid))")
+            #expect(notify.arguments.summary == "sh (\(sleeper.pid))")
             #expect(notify.arguments.body.hasPrefix("ended after "), "\(notify.arguments.body)")
             let gone = try await toastkit(["run", "--pid", "\(sleeper.pid)"], environment: environment.environment)
             #expect(gone.status == 65)
