@@ -127,6 +127,22 @@ public final class BlockingNotificationSender {
         }
     }
 
+    /// The server's Do Not Disturb state, read with one call where the server has it on D-Bus (off where it has none
+    /// to read, or when the call fails: nothing is held back on a guess).
+    public func doNotDisturb() -> ToastDoNotDisturb {
+        guard let information = capabilities.information, let query = DoNotDisturbQuery.forServer(information) else {
+            let name = capabilities.information?.name ?? "the server"
+            return ToastDoNotDisturb(isOn: false, source: "\(name) has no Do Not Disturb to read over D-Bus")
+        }
+        let reply: Result<DBusMessage, DBusError>
+        do throws(DBusError) {
+            reply = .success(try connection.call(query.call, timeout: configuration.callTimeout))
+        } catch {
+            reply = .failure(error)
+        }
+        return query.reading(from: reply).toastDoNotDisturb
+    }
+
     /// Sends `CloseNotification(serverID)` and waits for the server's answer.
     public func close(serverID: UInt32) throws(PresentationError) {
         do throws(DBusError) {

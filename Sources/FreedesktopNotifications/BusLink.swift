@@ -32,7 +32,7 @@ struct BusLink: Sendable {
     /// arrives, in order, on the connection's I/O thread (where the answers to calls arrive too); `lost` gets the
     /// connection's end.
     static func open(
-        configuration: PresenterConfiguration, service: BusName, serviceRule: MatchRule,
+        configuration: PresenterConfiguration, service: BusName, serviceRule: MatchRule, otherRules: [MatchRule] = [],
         deliver: @escaping @Sendable (Signal) -> Void,
         lost: @escaping @Sendable (DBusConnection, DBusError) -> Void
     ) async throws -> BusLink {
@@ -41,6 +41,7 @@ struct BusLink: Sendable {
             if configuration.listensForSignals {
                 var rules = [serviceRule, .nameOwnerChanged(of: service)]
                 if configuration.pausesWhileScreenLocked { rules.append(ScreenSaver.activeChangedRule) }
+                rules += otherRules
                 // On the I/O thread, in order with the replies: no task between the bus and the machine.
                 _ = try await connection.signals(matchingAny: rules) { arrived in
                     // The connection's end is reported by `lost`.

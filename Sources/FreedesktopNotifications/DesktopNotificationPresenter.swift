@@ -125,6 +125,9 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     public func reportsDelivered() async {
         await shell.reportsDelivered()
     }
+
+    /// Whether it follows and reports Do Not Disturb (``PresenterConfiguration/followsDoNotDisturb``).
+    public var reportsDoNotDisturb: Bool { configuration.followsDoNotDisturb }
 }
 
 /// What is the notification server's own, for the shared shell: `org.freedesktop.Notifications`, its signals, what
@@ -142,11 +145,15 @@ struct DesktopBackend: PresenterBackend {
             path: NotificationsClient.path)
     }
 
+    var otherRules: [MatchRule] { configuration.followsDoNotDisturb ? DoNotDisturbQuery.changeRules : [] }
+
     func event(for signal: BusLink.Signal) -> DesktopPresenterMachine.Event? {
         switch signal {
-        case .ownerChanged(let owner): .ownerChanged(owner)
-        case .screenSaverChanged(let active): .screenSaverChanged(active: active)
-        case .service(let message): NotificationSignal(message).map { .signal($0, sender: message.sender) }
+        case .ownerChanged(let owner): return .ownerChanged(owner)
+        case .screenSaverChanged(let active): return .screenSaverChanged(active: active)
+        case .service(let message):
+            if let signal = NotificationSignal(message) { return .signal(signal, sender: message.sender) }
+            return DoNotDisturbQuery.isChange(message) ? .doNotDisturbMayHaveChanged : nil
         }
     }
 
@@ -155,15 +162,45 @@ struct DesktopBackend: PresenterBackend {
     }
 
     /// What the server can do and who it is: `GetCapabilities`, `GetServerInformation` and (when listening)
-    /// `GetNameOwner`, all in flight together.
+    /// `GetNameOwner`, all in flight together; then, when followed, its Do Not Disturb state.
     func ready(_ link: BusLink, generation: UInt64) async -> DesktopPresenterMachine.Event {
         let timeout = configuration.callTimeout
         do {
             async let capabilities = Self.readCapabilities(on: link.connection, timeout: timeout)
             async let owner = link.owner(of: service)
-            return .linkReady(generation: generation, capabilities: try await capabilities, owner: try await owner)
+            let read = try await capabilities
+            var doNotDisturb: ToastDoNotDisturb?
+            if configuration.followsDoNotDisturb {
+                doNotDisturb = await readDoNotDisturb(of: read.information, on: link)
+            }
+            return .linkReady(
+                generation: generation, capabilities: read, owner: try await owner, doNotDisturb: doNotDisturb)
         } catch {
             return .linkFailed(generation: generation, failure(error))
+        }
+    }
+
+    /// The Do Not Disturb state of the server `information` names, read on `link`: off when it has none to read
+    /// over D-Bus (GNOME, MATE and LXQt keep it in settings files; `toastkit doctor` reads those).
+    private func readDoNotDisturb(of information: ServerInformation?, on link: BusLink) async -> ToastDoNotDisturb {
+        await withCheckedContinuation { continuation in
+            readDoNotDisturb(of: information, on: link) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// As above, with the answer on the connection's I/O thread.
+    private func readDoNotDisturb(
+        of information: ServerInformation?, on link: BusLink?,
+        answered: @escaping @Sendable (ToastDoNotDisturb) -> Void
+    ) {
+        guard let information, let query = DoNotDisturbQuery.forServer(information) else {
+            let name = information?.name ?? "the server"
+            return answered(ToastDoNotDisturb(isOn: false, source: "\(name) has no Do Not Disturb to read over D-Bus"))
+        }
+        BusLink.call(query.call, on: link, timeout: configuration.callTimeout) { reply in
+            let reading = query.reading(
+                from: reply.mapError { $0 as? DBusError ?? DBusError(name: .failed, message: "\($0)") })
+            answered(reading.toastDoNotDisturb)
         }
     }
 
@@ -202,6 +239,8 @@ struct DesktopBackend: PresenterBackend {
             close(serverID, on: link) { answer(.closeAnswered(id: id, call: call)) }
         case .discard(let serverID):
             close(serverID, on: link) {}
+        case .readDoNotDisturb(let generation, let information):
+            readDoNotDisturb(of: information, on: link) { answer(.doNotDisturbRead(generation: generation, $0)) }
         case .connect, .resume, .report, .wake:
             break  // the shell's own
         }

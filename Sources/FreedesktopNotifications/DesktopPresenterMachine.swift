@@ -63,8 +63,18 @@ package struct DesktopPresenterMachine: Sendable {
         case awaitAccepted(id: String, waiter: WaiterID)
         /// Someone waits until every toast is settled: no call on its way, nothing waiting for the link.
         case awaitSettled(waiter: WaiterID)
-        /// The link asked for with ``Action/connect(generation:)`` is up and knows what the server can do.
-        case linkReady(generation: UInt64, capabilities: ServerCapabilities, owner: String?)
+        /// The link asked for with ``Action/connect(generation:)`` is up and knows what the server can do, and its
+        /// Do Not Disturb state (nil when not followed).
+        case linkReady(
+            generation: UInt64, capabilities: ServerCapabilities, owner: String?, doNotDisturb: ToastDoNotDisturb? = nil
+        )
+        /// The presenter was attached to a center, which waits for a Do Not Disturb report when it is followed.
+        case attached
+        /// A signal said the server's Do Not Disturb may have changed (a property or setting of it changed).
+        case doNotDisturbMayHaveChanged
+        /// The Do Not Disturb state read on the link of `generation`
+        /// (``Action/readDoNotDisturb(generation:information:)``).
+        case doNotDisturbRead(generation: UInt64, ToastDoNotDisturb)
         /// The link asked for could not be made, or the server could not say what it can do.
         case linkFailed(generation: UInt64, PresentationError)
         /// The server answered the `Notify` sent as `call`.
@@ -103,6 +113,9 @@ package struct DesktopPresenterMachine: Sendable {
         case resume([WaiterID], Result<UInt32, PresentationError>)
         /// Feed ``Event/tick`` at this time (a time on the clock of the events) or soon after.
         case wake(at: Duration)
+        /// Read the Do Not Disturb state of the server `information` names; report it as
+        /// ``Event/doNotDisturbRead(generation:_:)``.
+        case readDoNotDisturb(generation: UInt64, information: ServerInformation?)
     }
 
     enum InFlight: Sendable {
@@ -177,6 +190,12 @@ package struct DesktopPresenterMachine: Sendable {
     private var waitingForCloses = WaitingIDs()
     /// Toasts whose next update waits for its interval, and when it may go.
     private var waitingForInterval: [String: Duration] = [:]
+    /// The Do Not Disturb state of the current link's server, once read.
+    private var doNotDisturb: ToastDoNotDisturb?
+    /// What the center was told last (nil: nothing yet since it attached).
+    private var reportedDoNotDisturb: ToastDoNotDisturb?
+    /// Attached to a center that waits for the first Do Not Disturb report: not settled until it is made.
+    private var centerAwaitsDoNotDisturb = false
 
     package static let serverLeft = "the notification server left the bus; toasts come back when a server starts"
 
@@ -276,9 +295,27 @@ package struct DesktopPresenterMachine: Sendable {
             ledger.settleWaiters.append(waiter)
         case .awaitAccepted(let id, let waiter):
             awaitAccepted(id: id, waiter: waiter, into: &out)
-        case .linkReady(let generation, let capabilities, let owner):
+        case .linkReady(let generation, let capabilities, let owner, let reading):
+            // Told before the toasts that waited for the link go out: the center holds back what it must first.
+            if ledger.link == .connecting(generation), let reading { doNotDisturbRead(reading, into: &out) }
             linkReady(generation: generation, capabilities, owner: owner, into: &out)
+        case .attached:
+            guard configuration.followsDoNotDisturb else { break }
+            reportedDoNotDisturb = nil
+            centerAwaitsDoNotDisturb = true
+            if let doNotDisturb, ledger.ready != nil { doNotDisturbRead(doNotDisturb, into: &out) }
+        case .doNotDisturbMayHaveChanged:
+            guard configuration.followsDoNotDisturb, let ready = ledger.ready else { break }
+            out.append(.readDoNotDisturb(generation: ledger.generation, information: ready.information))
+        case .doNotDisturbRead(let generation, let reading):
+            guard generation == ledger.generation, ledger.ready != nil else { break }
+            doNotDisturbRead(reading, into: &out)
         case .linkFailed(let generation, let error):
+            if centerAwaitsDoNotDisturb, ledger.link == .connecting(generation) {
+                // The center waits for a first word: nothing could be read, so nothing is held back.
+                doNotDisturbRead(
+                    ToastDoNotDisturb(isOn: false, source: "not read: \(error.reason)"), into: &out)
+            }
             linkFailed(generation: generation, error, into: &out)
         case .notifyAnswered(let id, let call, let result):
             answered(id, call: call, result, into: &out)
@@ -299,6 +336,11 @@ package struct DesktopPresenterMachine: Sendable {
             received(signal, from: sender, into: &out)
         case .ownerChanged(let newOwner):
             ownerChanged(newOwner, into: &out)
+            if configuration.followsDoNotDisturb, newOwner != nil, reportedDoNotDisturb != nil {
+                // The new server's state is read now, before a toast goes to it (toasts held for the old server's
+                // are not on the presenter: nothing else would link to the new one and read it).
+                connectIfNeeded(into: &out)
+            }
         case .screenSaverChanged(let active):
             screenSaverChanged(active: active, into: &out)
         case .tick:
@@ -311,8 +353,20 @@ package struct DesktopPresenterMachine: Sendable {
         case .reset:
             reset(into: &out)
         }
+        // The center waits for a first word on Do Not Disturb: whatever ended the link meanwhile (its server left,
+        // the connection was lost), a new one reads it, or fails and says it could not.
+        if centerAwaitsDoNotDisturb, ledger.link == .none { connectIfNeeded(into: &out) }
         finish(into: &out)
         return out
+    }
+
+    /// Keeps the server's Do Not Disturb state and tells the center when it differs from what it was told.
+    private mutating func doNotDisturbRead(_ reading: ToastDoNotDisturb, into out: inout [Action]) {
+        doNotDisturb = reading
+        centerAwaitsDoNotDisturb = false
+        guard reading != reportedDoNotDisturb else { return }
+        reportedDoNotDisturb = reading
+        out.append(.report(.doNotDisturbChanged(reading)))
     }
 
     /// Checks the counters kept by hand against the state they count, and the id map against the toasts; a
@@ -351,9 +405,10 @@ package struct DesktopPresenterMachine: Sendable {
         #endif
     }
 
-    /// No call on its way and no toast waiting for the link.
+    /// No call on its way, no toast waiting for the link, and the center told the Do Not Disturb state it waits for.
     package var isSettled: Bool {
         callsInFlight == 0 && ledger.waitingForLink.isEmpty && waitingForCloses.isEmpty && waitingForInterval.isEmpty
+            && !centerAwaitsDoNotDisturb
     }
 
     // MARK: - Sending
@@ -567,6 +622,7 @@ package struct DesktopPresenterMachine: Sendable {
     /// Forgets every server id, token and held signal, and the updates that waited for their interval: they belonged
     /// to a server that is gone (a new one gets each toast at once).
     mutating func forgetServer() {
+        doNotDisturb = nil
         toastForServerID = [:]
         tokens = [:]
         dropOrphans()
@@ -636,7 +692,7 @@ extension DesktopPresenterMachine: LedgerMachine {
         case .report(let report): .report(report)
         case .resume(let waiters, let result): .resume(waiters, result)
         case .wake(let at): .wake(at: at)
-        case .notify, .close, .discard: nil
+        case .notify, .close, .discard, .readDoNotDisturb: nil
         }
     }
 
@@ -648,4 +704,5 @@ extension DesktopPresenterMachine: LedgerMachine {
     static func connectionLost(_ error: PresentationError) -> Event { .connectionLost(error) }
     static var tick: Event? { .tick }
     static var reset: Event { .reset }
+    static var attached: Event? { .attached }
 }

@@ -1,4 +1,5 @@
 public import DBus
+public import ToastModel
 
 /// Whether the desktop holds back or hides toasts now ("do not disturb"), as far as the server lets it be read.
 public enum DoNotDisturbState: String, Sendable, Hashable, Codable {
@@ -140,5 +141,42 @@ public struct DoNotDisturbQuery: Sendable {
         self.call = call
         self.source = source
         self.decode = decode
+    }
+}
+
+extension DoNotDisturbReading {
+    /// The reading as the model takes it: on, or off (unknown counts as off: nothing is held back on a guess).
+    public var toastDoNotDisturb: ToastDoNotDisturb {
+        var effect = self.effect
+        if state == .on, let said = effect {
+            effect = said + (criticalBypasses ? "; critical toasts still pop up" : "; critical toasts too")
+        }
+        return ToastDoNotDisturb(isOn: state == .on, source: source, serverEffect: effect)
+    }
+}
+
+extension DoNotDisturbQuery {
+    /// The signals that say a server's Do Not Disturb may have changed, each naming its sender: dunst's and Plasma's
+    /// `PropertiesChanged` (dunst sends it only when the pause is set over D-Bus, as `dunstctl` does; not for
+    /// SIGUSR1), SwayNotificationCenter's `Subscribe`, xfconf's `PropertyChanged` for xfce4-notifyd. mako says
+    /// nothing; its modes are read when the presenter links to it.
+    static let changeRules: [MatchRule] = [
+        MatchRule(
+            sender: NotificationsClient.busName, interface: "org.freedesktop.DBus.Properties",
+            member: "PropertiesChanged", path: NotificationsClient.path),
+        MatchRule(sender: "org.erikreider.swaync.cc", interface: "org.erikreider.swaync.cc", member: "Subscribe"),
+        MatchRule(
+            sender: "org.xfce.Xfconf", interface: "org.xfce.Xfconf", member: "PropertyChanged",
+            arguments: [0: "xfce4-notifyd"]),
+    ]
+
+    /// Whether `message` is one of the ``changeRules`` signals.
+    static func isChange(_ message: DBusMessage) -> Bool {
+        switch (message.interface, message.member) {
+        case ("org.freedesktop.DBus.Properties", "PropertiesChanged"), ("org.erikreider.swaync.cc", "Subscribe"),
+            ("org.xfce.Xfconf", "PropertyChanged"):
+            true
+        default: false
+        }
     }
 }

@@ -45,6 +45,12 @@ public struct PresenterConfiguration: Sendable {
     /// process (``NotificationBackend/automatic``, the default). `ToastCenter()` and `toastkit send` follow it; the
     /// presenter classes themselves always use their own service.
     public var backend: NotificationBackend
+    /// Follow the desktop's Do Not Disturb where the server lets it be read (dunst, Plasma, SwayNotificationCenter,
+    /// mako, xfce4-notifyd): the presenter reads it when it links to a server, follows its changes, and reports it
+    /// to the center, which then holds, drops or sends toasts by their ``ToastModel/ToastMessage/doNotDisturb``
+    /// policy. The center hands the presenter nothing until the first reading (one more round trip to the server on
+    /// the first toast). True by default.
+    public var followsDoNotDisturb = true
 
     /// Creates a configuration; the app name defaults to the program's name.
     public init(

@@ -46,6 +46,8 @@ protocol PresenterMachine: Sendable {
     static var tick: Event? { get }
     /// The presenter was detached from its center: forget everything.
     static var reset: Event { get }
+    /// The presenter was attached to a center (nil for a machine that does not care).
+    static var attached: Event? { get }
 }
 
 /// What differs between the desktop server and the portal, for the shared shell: the service's names, how its
@@ -60,6 +62,8 @@ protocol PresenterBackend: Sendable {
     var service: BusName { get }
     /// The rule for the service's own signals.
     var serviceRule: MatchRule { get }
+    /// Rules for other signals the backend follows (each naming its sender), when listening.
+    var otherRules: [MatchRule] { get }
 
     /// The machine's event for what arrived on the link, if it is one.
     func event(for signal: BusLink.Signal) -> Machine.Event?
@@ -114,6 +118,7 @@ final class PresenterShell<Backend: PresenterBackend>: Sendable {
     /// Keeps the center's sink.
     func connect(_ events: ToastPresenterEvents) {
         state.withLock { $0.events = events }
+        if let attached = Machine.attached { handle(attached) }
     }
 
     /// Forgets the center and closes the connection.
@@ -245,7 +250,8 @@ final class PresenterShell<Backend: PresenterBackend>: Sendable {
         let weak = Weak(self)
         let backend = self.backend
         let link = try await BusLink.open(
-            configuration: backend.configuration, service: backend.service, serviceRule: backend.serviceRule
+            configuration: backend.configuration, service: backend.service, serviceRule: backend.serviceRule,
+            otherRules: backend.otherRules
         ) { signal in
             if let event = backend.event(for: signal) { weak.value?.handle(event) }
         } lost: { connection, reason in

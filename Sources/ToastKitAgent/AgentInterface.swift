@@ -121,11 +121,12 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         package static let due = "due"  // d: seconds since 1970 (a scheduled toast)
         package static let snooze = "snooze"  // d: seconds after which the Later action brings the toast back
         package static let progress = "progress"  // d: a fraction from 0 to 1, or s "indeterminate"
+        package static let doNotDisturb = "dnd"  // s: hold, drop, show
 
         package static let all: Set<String> = [
             id, title, message, status, icon, iconFile, duration, actions, tap, appName, appIcon, urgency, category,
             hints, transient, replaceID, onAction, awaitShown, workingDirectory, environment, plainText,
-            dialect, due, snooze, progress,
+            dialect, due, snooze, progress, doNotDisturb,
         ]
     }
 
@@ -168,6 +169,7 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         if awaitShown { entries.append((Key.awaitShown, .boolean(true))) }
         if let due = options.due { entries.append((Key.due, .double(due))) }
         if let snooze = options.snooze { entries.append((Key.snooze, .double(snooze))) }
+        if let policy = options.doNotDisturb { entries.append((Key.doNotDisturb, .string(policy.rawValue))) }
         switch options.progress {
         case .fraction(let value)?: entries.append((Key.progress, .double(value)))
         case .indeterminate?: entries.append((Key.progress, .string("indeterminate")))
@@ -304,6 +306,12 @@ package struct AgentRequest: Sendable, Equatable, Codable {
             else { throw AgentRequestError("due must be a time in seconds since 1970 (d), not \(due)") }
             options.due = seconds
         }
+        if let policy = entries[Key.doNotDisturb] {
+            guard case .string(let name) = policy, let value = ToastDoNotDisturbPolicy(rawValue: name) else {
+                throw AgentRequestError("dnd must be \"hold\", \"drop\" or \"show\" (s), not \(policy)")
+            }
+            options.doNotDisturb = value
+        }
         if let progress = entries[Key.progress] {
             switch progress {
             case .double(let value) where value.isFinite && value >= 0 && value <= 1:
@@ -403,7 +411,7 @@ package struct AgentRequestError: Error, Sendable, CustomStringConvertible {
 
 /// How a toast ended, as the agent's `Wait` answers and its `Event` signal says: the outcome's name and details.
 package struct AgentOutcome: Sendable, Equatable {
-    /// `action`, `dismissed`, `expired`, `closed`, `replaced`, `deferred` or `failed`.
+    /// `action`, `dismissed`, `expired`, `closed`, `replaced`, `deferred`, `suppressed` or `failed`.
     package var name: String
     /// `action` (s), `activation_token` (s), `server_id` (u), `reason` (s), `kept` (b, for deferred), `invalid` (b).
     package var details: [String: DBusValue]
@@ -433,6 +441,7 @@ package struct AgentOutcome: Sendable, Equatable {
         case .closedByApp: name = "closed"
         case .replaced: name = "replaced"
         case .deferred: name = "deferred"
+        case .suppressed: name = "suppressed"
         case .failed(let failure):
             name = "failed"
             switch failure {
@@ -456,6 +465,7 @@ package struct AgentOutcome: Sendable, Equatable {
             if let detail = details["detail"]?.stringValue { (.dismissed, detail) } else { (.closedByApp, nil) }
         case "replaced": (.replaced, nil)
         case "deferred": (.deferred, nil)
+        case "suppressed": (.suppressed, nil)
         default: nil
         }
     }
@@ -485,5 +495,37 @@ extension AgentRequest {
             indefinite: ToastOptions.duration(for: options).map { $0 == .indefinite } ?? true,
             question: !options.actions.isEmpty || options.tap != nil, waited: awaitShown,
             replacesServerID: options.replaceID != nil, desktopEntry: desktopEntry, appName: options.appName)
+    }
+}
+
+extension AgentInterface {
+    /// A ``ToastSuppression`` in a `Present` answer and a `suppressed` event: `dnd` (s: held, dropped, sent_anyway),
+    /// `dnd_source` (s), `dnd_effect` (s, when known).
+    package static func details(of suppression: ToastSuppression) -> [(String, DBusValue)] {
+        let kind =
+            switch suppression.kind {
+            case .held: "held"
+            case .dropped: "dropped"
+            case .sentAnyway: "sent_anyway"
+            }
+        return [("dnd", .string(kind)), ("dnd_source", .string(suppression.source))]
+            + (suppression.serverEffect.map { [("dnd_effect", .string($0))] } ?? [])
+    }
+
+    /// The suppression in `details` (a `Present` answer or a `suppressed` event), if any.
+    package static func suppression(in details: [String: DBusValue]) -> ToastSuppression? {
+        guard let name = details["dnd"]?.stringValue else { return nil }
+        let kind: ToastSuppression.Kind? =
+            switch name {
+            case "held": .held
+            case "dropped": .dropped
+            case "sent_anyway": .sentAnyway
+            default: nil
+            }
+        guard let kind else { return nil }
+        let state = ToastDoNotDisturb(
+            isOn: true, source: details["dnd_source"]?.stringValue ?? "",
+            serverEffect: details["dnd_effect"]?.stringValue)
+        return ToastSuppression(kind: kind, state: state)
     }
 }

@@ -90,6 +90,8 @@ package final class AgentLanes: Sendable {
             /// Which lane presenter last showed each toast.
             var owners: [String: ObjectIdentifier] = [:]
             var connected = false
+            /// The presenter's last Do Not Disturb report, for a lane that opens after it.
+            var doNotDisturb: ToastDoNotDisturb?
         }
         private let routes = Mutex(Routes())
 
@@ -98,12 +100,16 @@ package final class AgentLanes: Sendable {
         }
 
         func connect(_ lane: LanePresenter, _ events: ToastPresenterEvents) {
-            let first = routes.withLock { routes in
+            let (first, doNotDisturb) = routes.withLock { routes in
                 routes.sinks[ObjectIdentifier(lane)] = events
                 defer { routes.connected = true }
-                return !routes.connected
+                return (!routes.connected, routes.doNotDisturb)
             }
-            guard first else { return }
+            guard first else {
+                // Its center waits for a first report, which the presenter made when the first lane opened.
+                if let doNotDisturb { events.doNotDisturbChanged(doNotDisturb) }
+                return
+            }
             presenter.connect(ToastPresenterEvents { [weak self] report in self?.route(report) })
         }
 
@@ -133,9 +139,10 @@ package final class AgentLanes: Sendable {
                 switch report {
                 case .actionInvoked(let id, _, _), .closed(let id, _): id
                 case .failed(let id, _, _), .degraded(let id, _): id
-                case .reshowRequested, .pauseRequested, .resumeRequested: nil
+                case .reshowRequested, .pauseRequested, .resumeRequested, .doNotDisturbChanged: nil
                 }
             let sinks = routes.withLock { routes -> [ToastPresenterEvents] in
+                if case .doNotDisturbChanged(let state) = report { routes.doNotDisturb = state }
                 if let toastID {
                     guard let owner = routes.owners[toastID], let sink = routes.sinks[owner] else { return [] }
                     return [sink]
@@ -174,4 +181,5 @@ package final class LanePresenter: ToastPresenter {
         shared.presenter.timerChanged(id: id, remaining: remaining, isRunning: isRunning)
     }
     package func flush() async { await shared.presenter.flush() }
+    package var reportsDoNotDisturb: Bool { shared.presenter.reportsDoNotDisturb }
 }

@@ -97,6 +97,7 @@ package final class ObservingPresenter: ToastPresenter {
     /// command line's one toast is then on the server, or closed there, and exiting loses nothing. (The server's
     /// id alone is not that: a toast whose time ran out before it was sent is closed after `Notify` is answered.)
     package func flush() async { await desktop.flush() }
+    package var reportsDoNotDisturb: Bool { desktop.reportsDoNotDisturb }
 
     package func close(id: String, reason: ToastCloseReason) {
         desktop.close(id: id, reason: reason)

@@ -51,6 +51,8 @@ package struct SavedRequest: Codable, Sendable, Equatable {
     /// `--progress`: a fraction from 0 to 1; `indeterminate` for under way without a measure.
     package var progress: Double?
     package var indeterminateProgress: Bool?
+    /// `--dnd`: `hold`, `drop` or `show`; nil for the dialect's default.
+    package var dnd: String?
 
     package enum CodingKeys: String, CodingKey {
         case title, message, status, icon, seconds, indefinite, actions, tap, urgency, category, hints, transient
@@ -65,7 +67,7 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         case plainText = "plain_text"
         case dialect
         case workingDirectory = "working_directory"
-        case snooze, progress
+        case snooze, progress, dnd
         case indeterminateProgress = "indeterminate_progress"
     }
 
@@ -105,6 +107,7 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         onAction = request.onAction.isEmpty ? nil : request.onAction
         awaitShown = request.awaitShown ? true : nil
         snooze = options.snooze
+        dnd = options.doNotDisturb?.rawValue
         switch options.progress {
         case .fraction(let value)?: progress = value
         case .indeterminate?: indeterminateProgress = true
@@ -181,6 +184,12 @@ package struct SavedRequest: Codable, Sendable, Equatable {
             options.progress = .fraction(progress)
         } else if indeterminateProgress == true {
             options.progress = .indeterminate
+        }
+        if let dnd {
+            guard let policy = ToastDoNotDisturbPolicy(rawValue: dnd) else {
+                throw Invalid(description: "dnd \"\(dnd)\"")
+            }
+            options.doNotDisturb = policy
         }
         if let snooze {
             guard snooze.isFinite, snooze > 0, snooze <= ToastDuration.maximumSeconds else {

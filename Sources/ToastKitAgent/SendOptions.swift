@@ -120,6 +120,12 @@ package struct SendOptions: Sendable, Equatable, Codable {
     package var snooze: Double?
     /// `--progress PERCENT|indeterminate`: how far the task has come.
     package var progress: ToastProgress?
+    /// `--dnd hold|drop|show`: what the toast does while Do Not Disturb is on; nil for the dialect's default
+    /// (``doNotDisturbPolicy``).
+    package var doNotDisturb: ToastDoNotDisturbPolicy?
+    /// Whether `send` without `--wait` keeps quiet about Do Not Disturb (the steps of `toastkit progress`: its final
+    /// toast says it once). Not an option.
+    package var quietAboutDoNotDisturb = false
     /// Whose command line this is: the client's parsing, output and exit codes; for the agent, whether a toast
     /// without any text is allowed (dunstify sends one, for an icon-only OSD).
     package var dialect: CommandDialect = .toastkit
@@ -160,5 +166,13 @@ package struct Hint: Sendable, Equatable, Codable {
     package init(name: String, value: ToastHintValue) {
         self.name = name
         self.value = value
+    }
+}
+
+extension SendOptions {
+    /// What the toast does while Do Not Disturb is on: `--dnd`, else `hold` for toastkit and `show` for notify-send
+    /// and dunstify, which hand every notification to the server whatever its state.
+    package var doNotDisturbPolicy: ToastDoNotDisturbPolicy {
+        doNotDisturb ?? (dialect == .toastkit ? .hold : .show)
     }
 }

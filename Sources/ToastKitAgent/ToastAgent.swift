@@ -34,6 +34,8 @@ package final class ToastAgent: Sendable {
         var live: [String: Live] = [:]
         /// How recently ended toasts ended, with the agent's details (bounded).
         var ended = Recents<AgentOutcome>()
+        /// How Do Not Disturb held back recent toasts, for their `Present` answer (bounded).
+        var suppressed = Recents<ToastSuppression>()
         /// Callers already checked: unique name → same user.
         var callers: [String: Bool] = [:]
         /// The rules: lanes, the live bound, the calls in hand, the idle exit (``AgentMachine``).
@@ -505,12 +507,14 @@ package final class ToastAgent: Sendable {
             await leaving.eventsDelivered()
         }
         center.present(toast)
-        await center.eventsDelivered()
+        // A lane just opened waits for the presenter's first word on Do Not Disturb before it shows anything.
+        await center.doNotDisturbKnown()
         state.withLock { $0.live[id]?.presenting -= 1 }
         if !isOnPresenter(id, in: center) {
-            // Behind its application's front toast (or already over): answer now, or once it is shown when the
-            // sender needs the server's id.
-            guard request.awaitShown, state.withLock({ $0.live[id] != nil }) else {
+            // Behind its application's front toast, held for Do Not Disturb, or already over: answer now, or once it
+            // is shown when the sender needs the server's id (never for a held one: that may be hours).
+            guard request.awaitShown, state.withLock({ $0.live[id] != nil }), !center.heldToastIDs.contains(id)
+            else {
                 return [.string(id), .variantDictionary(queuedOrEnded(id))]
             }
             await shown(id)
@@ -568,11 +572,13 @@ package final class ToastAgent: Sendable {
     /// it is over.
     private func queuedOrEnded(_ id: String) -> [(String, DBusValue)] {
         let (live, ended) = state.withLock { ($0.live[id] != nil, $0.ended[id]) }
+        let suppression = state.withLock { $0.suppressed[id] }.map(AgentInterface.details(of:)) ?? []
         if live {
             let warnings = style.takeWarnings(for: id)
             return [("queued", .boolean(true))] + (warnings.isEmpty ? [] : [("warnings", .strings(warnings))])
+                + suppression
         }
-        return [("ended", .string(ended?.name ?? "closed"))]
+        return [("ended", .string(ended?.name ?? "closed"))] + suppression
     }
 
     /// Returns once toast `id` is on the presenter or has ended.
@@ -707,6 +713,11 @@ package final class ToastAgent: Sendable {
             switch event {
             case .degraded(let id?, let reason):
                 style.warn(reason, for: id)
+            case .suppressed(let id, let suppression):
+                state.withLock { $0.suppressed.remember(suppression, for: id) }
+                announce(id, "suppressed", Dictionary(uniqueKeysWithValues: AgentInterface.details(of: suppression)))
+                // A `Present` waiting for it to be shown answers now: it is held (for as long as Do Not Disturb lasts).
+                if suppression.kind == .held { resumeShownWaiters(id) }
             case .actionInvoked(let id, "later", _) where state.withLock({ $0.live[id]?.request.options.snooze }) != nil:
                 // `-A later=10m`: the toast goes now and comes back by itself (its end is recorded as deferred).
                 snooze(id)
@@ -728,6 +739,20 @@ package final class ToastAgent: Sendable {
                 announce(id, "action", ["action": .string(actionID), "activation_token": .string(token ?? "")])
             case .shown(let id):
                 resumeShownWaiters(id)
+                // Shown after Do Not Disturb held it: a waiting `send` starts its clock again.
+                let wasHeld = state.withLock { state in
+                    guard state.suppressed[id]?.kind == .held else { return false }
+                    state.suppressed.forget(id)
+                    return true
+                }
+                if wasHeld {
+                    // With its server id once the server has it, for the `presented` line of a waiting `send`.
+                    let desktop = self.desktop
+                    Task { [weak self] in
+                        let serverID = try? await desktop.accepted(id)
+                        self?.announce(id, "shown", serverID.map { ["server_id": .uint32($0)] } ?? [:])
+                    }
+                }
                 // Its timer starts now: what a restarted agent must know.
                 let entry = center(holding: id)?.entryState(of: id)
                 saver.changed(.timer(id, remaining: entry?.remaining?.seconds, running: entry?.isRunning ?? false))
@@ -735,7 +760,9 @@ package final class ToastAgent: Sendable {
                 // A replacement (`send --id` again) has already put the new toast in `live`: keep it. So does an end
                 // that comes while a new presentation of the id is on its way (an older one expired meanwhile).
                 let ending = state.withLock { state -> (AgentOutcome, [AgentMachine.Action], Bool)? in
-                    let replaced = outcome == .replaced || (state.live[id]?.presenting ?? 0) > 0
+                    // (A toast dropped for Do Not Disturb ends during its own presentation: that is its end.)
+                    let replaced =
+                        outcome == .replaced || (outcome != .suppressed && (state.live[id]?.presenting ?? 0) > 0)
                     if replaced, state.live[id] == nil { return nil }
                     let live = replaced ? state.live[id] : state.live.removeValue(forKey: id)
                     // A snooze is a Later that comes back: its senders see it deferred.

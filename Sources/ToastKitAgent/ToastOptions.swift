@@ -30,7 +30,8 @@ package enum ToastOptions {
             duration: duration(for: options) ?? .indefinite,
             tapAction: options.tap.map { Self.action($0, tap: true, snoozes: snoozes) },
             swipeActions: options.actions.isEmpty ? nil : swipe,
-            progress: options.progress)
+            progress: options.progress,
+            doNotDisturb: options.doNotDisturbPolicy)
         do {
             try message.validate()
         } catch {

@@ -535,6 +535,12 @@ enum CommandLineParser {
                     throw .data("\(flag) \(value): expected a percentage from 0 to 100, or indeterminate")
                 }
                 options.progress = progress
+            case "dnd":
+                let value = try option.text()
+                guard let policy = ToastDoNotDisturbPolicy(rawValue: value) else {
+                    throw .usage("\(flag) \(value): expected hold, drop or show")
+                }
+                options.doNotDisturb = policy
             case "terminal": options.terminal = options.terminal ?? "auto"
             case "terminal-code":
                 let value = try option.text()
@@ -723,6 +729,7 @@ enum Specs {
         OptionSpec(short: nil, long: "terminal", takesValue: false),
         OptionSpec(short: nil, long: "in", takesValue: true),
         OptionSpec(short: nil, long: "progress", takesValue: true),
+        OptionSpec(short: nil, long: "dnd", takesValue: true),
         OptionSpec(short: nil, long: "at", takesValue: true),
         OptionSpec(short: nil, long: "terminal-code", takesValue: true),
         OptionSpec(short: nil, long: "plain", takesValue: false),

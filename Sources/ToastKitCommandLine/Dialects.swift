@@ -196,7 +196,7 @@ enum DialectOutput {
     static func exitCode(_ code: ExitCode, dialect: CommandDialect) -> Int32 {
         guard dialect != .toastkit else { return code.rawValue }
         switch code {
-        case .success, .dismissed, .expired, .closed, .deferred: return 0
+        case .success, .dismissed, .expired, .closed, .deferred, .suppressed: return 0
         // notify-send closes the notification on Ctrl-C and exits 0; dunstify dies of it.
         case .interrupted: return dialect == .notifySend ? 0 : code.rawValue
         case .terminated: return code.rawValue

@@ -14,6 +14,8 @@ enum ExitCode: Int32, Sendable, CaseIterable {
     case closed = 4
     /// The person chose the built-in Later action; the toast is kept (`toastkit later`).
     case deferred = 5
+    /// Do Not Disturb was on and `--dnd drop` asked to drop the toast: it was never shown.
+    case suppressed = 6
     /// EX_USAGE: the command line is malformed.
     case usage = 64
     /// EX_DATAERR: a value is not valid.

@@ -30,6 +30,7 @@ enum HelpText {
           3     expired
           4     closed by another program, by `toastkit close`, or by the server without a reason
           5     deferred: the Later action was chosen (see `toastkit later`)
+          6     dropped for Do Not Disturb (--dnd drop): never shown
           64    usage error: unknown option, missing or conflicting arguments
           65    bad input data: an invalid value or hint, UTF-8 or a NUL byte
           69    no session bus, no notification server, or the server failed (or left for good while waiting)
@@ -129,6 +130,11 @@ enum HelpText {
                                     then lives only as long as this command waits.
               --progress PERCENT    How far the task has come (0-100, or indeterminate): a bar where the
                                     server draws one (dunst, mako, swaync), a text bar in the message elsewhere.
+              --dnd hold|drop|show  While the desktop's Do Not Disturb is on (read on dunst, Plasma, swaync,
+                                    mako, xfce4-notifyd): hold the toast until it ends (the default; the agent
+                                    holds it after this command exits), drop it (exit 6), or send it anyway
+                                    (the server decides). Each says so: a `suppressed` event, a note on
+                                    stderr. notify-send and dunstify send anyway, as the real tools do.
               --in DURATION         Show it later: after DURATION (90s, 10m, 1h30m). The agent keeps it, also
                                     across restarts and logins; `list` shows it, `close --id` cancels it.
               --at TIME             Show it at TIME: 17:00 (today or tomorrow), 2026-12-24 09:00, or with Z
@@ -143,7 +149,7 @@ enum HelpText {
                                     a duration ends on time whatever the server does; if the server leaves,
                                     another is awaited for 10 s, then the exit is 69.
               --json                One JSON object per line for each event: presented, action, closed,
-                                    deferred, failed.
+                                    deferred, suppressed (how: held, dropped, sent_anyway), failed.
           -p, --print-id            Print the server's notification id at once (with --wait, before the
                                     action's id).
           -a, --app-name NAME       The application name (default: toastkit).

@@ -38,10 +38,13 @@ struct LaterCommand {
             throw CommandFailure(.ioError, "cannot take the toasts out of the Later store: \(error)")
         }
         guard !taken.isEmpty else { return .success }
-        let desktop = DesktopNotificationPresenter(
-            configuration: PresenterConfiguration(appName: application, callTimeout: .seconds(10)))
+        // Shown because the person asked for them now: whatever Do Not Disturb says.
+        var configuration = PresenterConfiguration(appName: application, callTimeout: .seconds(10))
+        configuration.followsDoNotDisturb = false
+        let desktop = DesktopNotificationPresenter(configuration: configuration)
         let center = ToastCenter(maxVisible: taken.count, presenter: desktop, laterStore: store)
         for record in taken { center.present(record.makeMessage()) }
+        await center.doNotDisturbKnown()
         for (index, record) in taken.enumerated() {
             let serverID: UInt32
             do {

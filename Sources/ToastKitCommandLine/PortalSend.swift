@@ -45,7 +45,7 @@ extension SendCommand {
             try await announceWhenAccepted(id, portal: portal, center: center)
             return .success
         }
-        let acceptance = Task { () -> Result<ServiceID, PresentationError> in
+        let acceptance = { @Sendable () async -> Result<ServiceID, PresentationError> in
             do {
                 return .success(.portal(try await portal.accepted(id)))
             } catch let error as PresentationError {

@@ -103,6 +103,10 @@ struct ProgressCommand {
                 shown.message = message.map { .text($0) }
                 shown.printID = false
                 shown.json = false
+                // A step means nothing later: while Do Not Disturb is on it is dropped, quietly (the final toast is
+                // held, and says so), unless --dnd asks otherwise.
+                if shown.doNotDisturb == nil { shown.doNotDisturb = .drop }
+                shown.quietAboutDoNotDisturb = true
                 if let portal {
                     // Shown until the next step replaces it, however long that takes.
                     shown.duration = .duration(.indefinite)

@@ -17,6 +17,8 @@ struct SendCommand {
             appIcon: options.appIcon.flatMap { $0.isEmpty ? nil : $0 },
             callTimeout: .seconds(10))
         configuration.maximumMessageLength = MessageInput.limit
+        // notify-send and dunstify send whatever Do Not Disturb says, and say nothing of it: nothing to read.
+        configuration.followsDoNotDisturb = options.doNotDisturbPolicy != .show || options.dialect == .toastkit
         return configuration
     }
 
@@ -32,6 +34,18 @@ struct SendCommand {
             sender = try BlockingNotificationSender(configuration: configuration)
         } catch {
             throw BusAccess.failure(error)
+        }
+        if configuration.followsDoNotDisturb {
+            let state = sender.doNotDisturb()
+            if state.isOn {
+                // No process stays to hold it (the agent is not used): dropped, or handed to the server, whose
+                // own Do Not Disturb then decides.
+                let kind: ToastSuppression.Kind = message.doNotDisturb == .drop ? .dropped : .sentAnyway
+                tell(
+                    ToastSuppression(kind: kind, state: state), id: message.id
+                )
+                if kind == .dropped { return .suppressed }
+            }
         }
         func show(replacing serverID: UInt32) throws(CommandFailure) -> UInt32 {
             do {
@@ -133,7 +147,7 @@ struct SendCommand {
         let signals = SignalWatcher()
 
         center.present(message)
-        let acceptance = Task { () -> Result<ServiceID, PresentationError> in
+        let acceptance = { @Sendable () async -> Result<ServiceID, PresentationError> in
             do {
                 return .success(.server(try await desktop.accepted(id)))
             } catch let error as PresentationError {
@@ -181,6 +195,18 @@ struct SendCommand {
             try session.save(currentServer: nil)
         } catch {
             Output.error("warning: cannot forget --id \(key): \(error)")
+        }
+    }
+
+    /// Prints how Do Not Disturb held back toast `id` when `send` does not wait: the `suppressed` JSON event with
+    /// `--json`, and the note on standard error.
+    func tell(_ suppression: ToastSuppression, id: String) {
+        guard !options.quietAboutDoNotDisturb else { return }
+        Waiter.tell(suppression) { event, fields in
+            guard options.json else { return }
+            var object: JSONObject = ["event": .string(event), "id": .string(id)]
+            for (key, value) in fields { object[key] = value }
+            Output.json(object)
         }
     }
 

@@ -8,8 +8,8 @@ import ToastKitAgent
 ///
 /// - **The duration holds.** A toast with a duration ends at most ``slack`` after its time has run, even when the
 ///   server is gone, hung, or slower than the duration (the center stops a toast's clock while no server shows
-///   it; this clock does not). It stops only while the screen is locked (the center's pause), and once an action
-///   is invoked (the action decides the outcome).
+///   it; this clock does not). It stops only while the screen is locked (the center's pause), while the center
+///   holds the toast for Do Not Disturb, and once an action is invoked (the action decides the outcome).
 /// - **A server that leaves** is waited for at most ``serverAbsence``: the toast comes back on a new server (the
 ///   center shows it again), or the wait ends with exit 69.
 struct WaitLimits: Sendable, Equatable {
@@ -33,6 +33,16 @@ struct WaitLimits: Sendable, Equatable {
     private var runningSince: Duration?
     /// When the server left, while no server shows the toast.
     private var serverGoneSince: Duration?
+    /// What stops the toast's time now.
+    private var stops: Set<Stop> = []
+
+    /// What stops a toast's time.
+    enum Stop: Sendable, Hashable {
+        /// The screen is locked.
+        case screenLocked
+        /// The center holds the toast until Do Not Disturb ends.
+        case heldForDoNotDisturb
+    }
 
     /// Limits for a toast of `duration` (nil: indefinite) whose time starts at `now`.
     init(duration: Duration?, now: Duration) {
@@ -42,14 +52,26 @@ struct WaitLimits: Sendable, Equatable {
 
     /// The screen was locked: the toast's time stops.
     mutating func pause(now: Duration) {
+        stop(.screenLocked, now: now)
+    }
+
+    /// The screen was unlocked.
+    mutating func resume(now: Duration) {
+        go(.screenLocked, now: now)
+    }
+
+    /// `stop` begins: the toast's time stops until every stop has ended.
+    mutating func stop(_ stop: Stop, now: Duration) {
+        stops.insert(stop)
         guard let since = runningSince else { return }
         if let remaining { self.remaining = max(.zero, remaining - (now - since)) }
         runningSince = nil
     }
 
-    /// The screen was unlocked.
-    mutating func resume(now: Duration) {
-        if runningSince == nil { runningSince = now }
+    /// `stop` ended: the toast's time runs again unless something else stops it.
+    mutating func go(_ stop: Stop, now: Duration) {
+        stops.remove(stop)
+        if stops.isEmpty, runningSince == nil { runningSince = now }
     }
 
     /// The server left the bus (or failed in a way a new server can fix).
@@ -125,11 +147,13 @@ struct Waiter {
     /// - Parameters:
     ///   - events: The center's events, subscribed to before the toast was presented.
     ///   - signals: SIGINT and SIGTERM as they arrive.
-    ///   - acceptance: The server's answer to the toast's first `Notify` (``DesktopNotificationPresenter/accepted(_:)``).
+    ///   - acceptance: Awaits the server's answer to the toast's first `Notify`
+    ///     (``DesktopNotificationPresenter/accepted(_:)``); started when the center hands the toast to the presenter
+    ///     (at once, or when Do Not Disturb ends).
     func wait(
         events: AsyncStream<ToastEvent>,
         signals: AsyncStream<Int32>,
-        acceptance: Task<Result<ServiceID, PresentationError>, Never>
+        acceptance accept: @escaping @Sendable () async -> Result<ServiceID, PresentationError>
     ) async -> Ending {
         let clock = ContinuousClock()
         let origin = clock.now
@@ -141,12 +165,14 @@ struct Waiter {
             Task { for await event in events { continuation.yield(.event(event)) } },
             Task { for await signal in signals { continuation.yield(.signal(signal)) } },
             Task { for await report in reports { continuation.yield(.report(report)) } },
-            Task { _ = continuation.yield(.accepted(await acceptance.value)) },
         ]
         var timer: Task<Void, Never>?
+        /// The wait for the server's answer, once the toast went to the presenter.
+        var acceptance: Task<Result<ServiceID, PresentationError>, Never>?
         defer {
             for forwarder in forwarders { forwarder.cancel() }
             timer?.cancel()
+            acceptance?.cancel()
         }
 
         var limits = WaitLimits(duration: duration, now: now())
@@ -179,6 +205,7 @@ struct Waiter {
             let deadline = clock.now + Self.closeGrace
             let presenter = self.presenter
             await Self.wait(until: deadline) { await presenter.flush() }
+            guard let acceptance else { return nil }
             let first = await Self.wait(until: deadline) { await acceptance.value }
             if case .success(let id)? = first { accepted(id) }
             return first
@@ -245,6 +272,20 @@ struct Waiter {
                     emit("action", ["action": .string(actionID), "activation_token": .optional(token)])
                 } else {
                     Output.line(TerminalText.escape(actionID))
+                }
+            case .event(.suppressed(let toast, let suppression)) where toast == id:
+                Self.tell(suppression, emit: emit)
+                if suppression.kind == .held {
+                    limits.stop(.heldForDoNotDisturb, now: now())
+                    arm()
+                }
+            case .event(.shown(let toast)) where toast == id:
+                limits.go(.heldForDoNotDisturb, now: now())
+                arm()
+                if acceptance == nil {
+                    let started = Task { await accept() }
+                    acceptance = started
+                    Task { _ = continuation.yield(.accepted(await started.value)) }
                 }
             case .event(.presenterFailed(let toast, let reason)) where toast == nil || toast == id:
                 Output.error("warning: \(reason)")
@@ -316,6 +357,9 @@ struct Waiter {
         case .deferred:
             emit("deferred", [:])
             return .deferred
+        case .suppressed:
+            // The `suppressed` event (kind `dropped`) came first and said why.
+            return .suppressed
         case .failed(let failure):
             let reason: String
             let code: ExitCode
@@ -331,6 +375,18 @@ struct Waiter {
             Output.error(reason)
             return code
         }
+    }
+
+    /// Prints a ``ToastEvent/suppressed(id:suppression:)``: the `suppressed` JSON event, or (without `--json`) one
+    /// line on standard error, so a script learns that the person has not seen the toast (yet).
+    static func tell(_ suppression: ToastSuppression, emit: (String, KeyValuePairs<String, JSONValue>) -> Void) {
+        emit(
+            "suppressed",
+            [
+                "how": .string(suppression.kind.jsonName), "source": .string(suppression.source),
+                "effect": .optional(suppression.serverEffect),
+            ])
+        Output.error("note: \(suppression.line)")
     }
 
     /// Runs `work` and returns its result, or nil once `deadline` has passed (the work then goes on unobserved;
@@ -388,6 +444,30 @@ enum ServiceID: Sendable, Equatable {
         switch self {
         case .server(let id): String(id)
         case .portal(let id): id
+        }
+    }
+}
+
+extension ToastSuppression {
+    /// The line `toastkit` prints on standard error for it (without `--json` too).
+    var line: String {
+        let state = "Do Not Disturb is on (\(source))"
+        switch kind {
+        case .held: return "\(state): the toast waits until it ends"
+        case .dropped: return "\(state): the toast was dropped (--dnd drop)"
+        case .sentAnyway:
+            return "\(state): the toast was sent to the server anyway" + (serverEffect.map { "; \($0)" } ?? "")
+        }
+    }
+}
+
+extension ToastSuppression.Kind {
+    /// The kind as the `suppressed` JSON event's `how` names it.
+    var jsonName: String {
+        switch self {
+        case .held: "held"
+        case .dropped: "dropped"
+        case .sentAnyway: "sent_anyway"
         }
     }
 }

@@ -216,6 +216,7 @@ struct World {
             case .report(let report): carryOut(stack.handle(report, now: now))
             case .resume: break
             case .wake(let at): wakes.append(at)
+            case .readDoNotDisturb: break  // the machine's configuration here does not follow it
             }
         }
     }

@@ -127,5 +127,34 @@ extension OneAtATime {
                 #expect(try await desktop.waitForPopups(1) != nil, "the first one is on screen")
             }
         }
+
+        /// Plasma's Do Not Disturb is its `Inhibited` property: on while a connection holds an `Inhibit`, off when it
+        /// leaves the bus. A waiting `send` holds its toast meanwhile and shows it when Plasma says (in
+        /// `PropertiesChanged`) that it is off again; nothing reached Plasma before.
+        @Test func onPlasmaAToastWaitsForTheEndOfAnInhibition() async throws {
+            try await on(.plasma) { desktop, watcher in
+                let inhibitor = try await desktop.bus.connect()
+                defer { inhibitor.close() }
+                _ = try await inhibitor.call(
+                    DBusMethodCall(
+                        destination: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications",
+                        interface: "org.freedesktop.Notifications", member: "Inhibit",
+                        arguments: [.string("toastkit-test"), .string("a test"), .variantDictionary([])]))
+                let send = try ToolProcess.start(
+                    ["send", "--wait", "--json", "-d", "2", "--id", "quiet", "En silencio"].map { Array($0.utf8) },
+                    environment: desktop.toolEnvironment)
+                let held = await send.nextLine()
+                #expect(
+                    held.hasPrefix(#"{"event":"suppressed","id":"quiet","server_id":null,"how":"held","#), "\(held)")
+                #expect(held.contains(#""source":"Plasma: org.freedesktop.Notifications.Inhibited""#), "\(held)")
+                #expect(watcher.seen(where: { $0.member == "Notify" }).isEmpty, "nothing reached Plasma")
+                inhibitor.close()
+                let (notify, id) = try await watcher.nextNotifyAndReply()
+                #expect(notify.summary == "En silencio")
+                #expect(await send.nextLine() == #"{"event":"presented","id":"quiet","server_id":\#(id)}"#)
+                let end = await send.finish()
+                #expect(end.status == 3, "\(end.error)")
+            }
+        }
     }
 }

@@ -25,10 +25,11 @@ _toastkit() {
         -A | --action) mapfile -t COMPREPLY < <(compgen -W "later dismiss" -- "$cur"); return ;;
         --in | --at | --progress) return ;;
         --terminal-code) mapfile -t COMPREPLY < <(compgen -W "99 777 9 plain" -- "$cur"); return ;;
+        --dnd) mapfile -t COMPREPLY < <(compgen -W "hold drop show" -- "$cur"); return ;;
         --id | --tap | --confirm | --on-action | -a | --app-name | -c | --category | -r | --replace-id | -t | --expire-time) return ;;
         esac
         mapfile -t COMPREPLY < <(compgen -W "-s --status -i --icon --id -d --duration -A --action --tap --confirm --on-action --shell
-            --no-agent --progress --in --at --terminal --terminal-code -w --wait --json -a --app-name -n --app-icon -u --urgency -c --category -h --hint -e --transient
+            --no-agent --progress --dnd --in --at --terminal --terminal-code -w --wait --json -a --app-name -n --app-icon -u --urgency -c --category -h --hint -e --transient
             -p --print-id -r --replace-id -t --expire-time --plain --lang --default --help" -- "$cur")
         ;;
     notify-send)

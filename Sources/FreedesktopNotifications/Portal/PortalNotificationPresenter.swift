@@ -170,6 +170,8 @@ struct PortalBackend: PresenterBackend {
     var service: BusName { NotificationPortalClient.busName }
     var serviceRule: MatchRule { NotificationPortalClient.actionInvokedRule }
 
+    var otherRules: [MatchRule] { [] }
+
     func event(for signal: BusLink.Signal) -> PortalPresenterMachine.Event? {
         switch signal {
         case .ownerChanged(let owner): .ownerChanged(owner)

@@ -455,4 +455,5 @@ extension PortalPresenterMachine: LedgerMachine {
     static func connectionLost(_ error: PresentationError) -> Event { .connectionLost(error) }
     static var tick: Event? { .tick }
     static var reset: Event { .reset }
+    static var attached: Event? { nil }
 }

@@ -13,6 +13,10 @@ struct AgentPresented: Sendable, Equatable {
     var warnings: [String]
     /// When a scheduled toast (`--in`, `--at`) is due, in seconds since 1970.
     var scheduled: Double?
+    /// How Do Not Disturb held the toast back, if it did.
+    var suppression: ToastSuppression?
+    /// How the toast ended before `Present` answered, if it did.
+    var ended: String?
 
     init(reply: DBusMessage) throws(CommandFailure) {
         do throws(DBusError) {
@@ -22,6 +26,8 @@ struct AgentPresented: Sendable, Equatable {
             serverID = shown["server_id"]?.uint32Value
             warnings = shown["warnings"]?.stringsValue ?? []
             scheduled = shown["scheduled"]?.doubleValue
+            suppression = AgentInterface.suppression(in: shown)
+            ended = shown["ended"]?.stringValue
         } catch {
             throw CommandFailure(.software, "the toast agent answered Present with \(error.message)")
         }
@@ -133,6 +139,10 @@ extension SendCommand {
             return .success
         }
         if let serverID = presented.serverID { announce(id: presented.id, serverID: serverID) }
+        if let suppression = presented.suppression {
+            tell(suppression, id: presented.id)
+            if presented.ended == "suppressed" { return .suppressed }
+        }
         return .success
     }
 
@@ -360,6 +370,17 @@ struct AgentWaiting {
                         Output.error("warning: \(reason)")
                     }
                 case "server-back": limits.serverReturned()
+                case "suppressed" where toast == id:
+                    if let suppression = AgentInterface.suppression(in: details) {
+                        Waiter.tell(suppression, emit: state.emit)
+                        if suppression.kind == .held { limits.stop(.heldForDoNotDisturb, now: now()) }
+                    }
+                case "shown" where toast == id:
+                    limits.go(.heldForDoNotDisturb, now: now())
+                    if state.serverID == nil, let serverID = details["server_id"]?.uint32Value {
+                        state.serverID = serverID
+                        announce(serverID)
+                    }
                 case "paused": limits.pause(now: now())
                 case "resumed": limits.resume(now: now())
                 case "action" where toast == id: limits.actionInvoked()

@@ -74,6 +74,8 @@ extension SendCommand {
         } catch {
             throw .data(error.message)
         }
+        // Held back by Do Not Disturb: the agent holds it, or drops it, and says so.
+        if toast.doNotDisturb != .show, sender.doNotDisturb().isOn { return .notHere }
         let presentation = try Self.presentation(
             for: toast, style: CommandLineStyle(options: request.options), labels: options.labels)
         let shown: BlockingNotificationSender.Shown

@@ -34,9 +34,17 @@ extension ToastCenter {
     /// Returns once everything handed to the presenter so far is done there, and what it reported meanwhile
     /// (failures, degradations) has been delivered as events too. The handlers are not waited for.
     private func flushPresenter() async {
-        await drained()
-        await presenter?.flush()
-        await drained()
+        // A presenter that reports Do Not Disturb is handed nothing before its first report: once that came, what
+        // it let through is flushed too.
+        var awaitedDoNotDisturb = state.withLock { $0.stack.isAwaitingDoNotDisturb }
+        while true {
+            await drained()
+            await presenter?.flush()
+            await drained()
+            let awaiting = state.withLock { $0.stack.isAwaitingDoNotDisturb }
+            guard awaitedDoNotDisturb, !awaiting else { return }
+            awaitedDoNotDisturb = false
+        }
     }
 
     /// ``flush()``, giving up after `timeout` on the center's clock.

@@ -78,6 +78,8 @@ extension ToastCenter {
             restoreLater()
         case .awaitOutcome(let id, let key, let continuation):
             awaitOutcome(id, key: key, continuation)
+        case .resume(let continuations):
+            for continuation in continuations { continuation.resume() }
         }
     }
 

@@ -187,8 +187,31 @@ public final class ToastCenter: Sendable {
     /// Whether timers are paused, by the app or by the presenter (screen locked).
     public var isPaused: Bool { state.withLock { $0.stack.isPaused } }
 
-    /// The ids of live toasts, front first.
+    /// The ids of live toasts, front first, then those held until Do Not Disturb ends.
     public var liveToastIDs: [String] { state.withLock { $0.stack.liveToastIDs } }
+
+    /// The desktop's Do Not Disturb state as the presenter last reported it (``ToastDoNotDisturb/off`` when it
+    /// never did). Its changes reach the toasts they hold back as ``ToastEvent/suppressed(id:suppression:)``.
+    public var doNotDisturb: ToastDoNotDisturb { state.withLock { $0.stack.doNotDisturb } }
+
+    /// The ids of toasts held until Do Not Disturb ends, in arrival order.
+    public var heldToastIDs: [String] { state.withLock { $0.stack.heldToastIDs } }
+
+    /// Returns once the center is not waiting for its presenter's first Do Not Disturb report (at once when it is
+    /// not), with the events of that report delivered: a toast presented before is then on the presenter, held,
+    /// waiting behind others, or over. A presenter that reports Do Not Disturb
+    /// (``ToastPresenter/reportsDoNotDisturb``) is handed nothing before that report.
+    public func doNotDisturbKnown() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            mutateAndDrain { state, _ in
+                if state.stack.isAwaitingDoNotDisturb {
+                    state.doNotDisturbWaiters.append(continuation)
+                } else {
+                    state.outbox.append(.resume([continuation]))
+                }
+            }
+        }
+    }
 
     /// Every toast and confirmation the center holds, front first, with its remaining time now and whether its
     /// timer runs (for a service that lists its toasts, or saves them to carry on after a restart).
@@ -220,7 +243,8 @@ public final class ToastCenter: Sendable {
                 self?.receive(report, generation: generation)
             }
             state.outbox.append(.connect(presenter, events))
-            state.enqueue(state.stack.attachPresenter(now: now))
+            state.enqueue(
+                state.stack.attachPresenter(now: now, awaitingDoNotDisturb: presenter.reportsDoNotDisturb))
         }
     }
 
@@ -279,6 +303,10 @@ public final class ToastCenter: Sendable {
     func mutateAndDrain(_ body: (inout ToastCenterState, Duration) -> Void) {
         let (shouldDrain, staleTimer) = state.withLock { state in
             body(&state, time.now())
+            if !state.doNotDisturbWaiters.isEmpty, !state.stack.isAwaitingDoNotDisturb {
+                state.outbox.append(.resume(state.doNotDisturbWaiters))
+                state.doNotDisturbWaiters = []
+            }
             let stale = rearmTimer(&state)
             return (state.claimDrain(), stale)
         }

@@ -33,6 +33,8 @@ struct ToastCenterState: Sendable {
     var recentOutcomes = Recents<ToastOutcome>()
     /// Waiting for the outbox to be carried out (``ToastCenter/flush()``).
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Waiting for the presenter's first Do Not Disturb report (``ToastCenter/doNotDisturbKnown()``).
+    var doNotDisturbWaiters: [CheckedContinuation<Void, Never>] = []
     /// Where failures go when nobody listens to events.
     var diagnostics: ToastDiagnostics = .standardError
     /// Diagnostics already written, so each kind is written once.
@@ -110,4 +112,6 @@ enum ToastCenterWork: Sendable {
     case restoreLater
     /// Registers an ``ToastCenter/outcome(of:)`` waiter in order with the events around it.
     case awaitOutcome(String, key: UInt64, CheckedContinuation<ToastOutcome, any Error>)
+    /// Resumes ``ToastCenter/doNotDisturbKnown()`` waiters, after the events that came before.
+    case resume([CheckedContinuation<Void, Never>])
 }

@@ -20,6 +20,11 @@ public enum ToastEvent: Sendable, Hashable, Codable {
     /// The presenter could not show a toast for now (for example, no notification server); the center keeps
     /// it and shows it again when the presenter recovers.
     case presenterFailed(id: String?, reason: String)
+    /// Do Not Disturb was on when the toast came: the center holds it, dropped it, or sent it anyway, as its
+    /// ``ToastMessage/doNotDisturb`` policy says. A held toast reports ``shown(id:)`` when Do Not Disturb ends.
+    case suppressed(id: String, suppression: ToastSuppression)
+    /// The desktop's Do Not Disturb came on or went off (as the presenter read it; ``ToastCenter/doNotDisturb``).
+    case doNotDisturbChanged(ToastDoNotDisturb)
     /// The store of ``ToastAction/later`` toasts had a problem. Nothing was deleted.
     case laterStoreProblem(LaterStoreProblem)
     /// The toast ended. Exactly one per presentation.
@@ -35,11 +40,11 @@ public enum ToastEvent: Sendable, Hashable, Codable {
     public var toastID: String? {
         switch self {
         case .presented(let id), .shown(let id), .updated(let id), .actionInvoked(let id, _, _),
-            .ended(let id, _):
+            .ended(let id, _), .suppressed(let id, _):
             id
         case .degraded(let id, _), .presenterFailed(let id, _):
             id
-        case .laterStoreProblem:
+        case .laterStoreProblem, .doNotDisturbChanged:
             nil
         }
     }

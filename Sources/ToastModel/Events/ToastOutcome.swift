@@ -17,6 +17,8 @@ public enum ToastOutcome: Sendable, Hashable, Codable {
     case replaced
     /// The person chose ``ToastAction/later``; it is kept and comes back later (M6).
     case deferred
+    /// Do Not Disturb was on and the toast's policy was ``ToastDoNotDisturbPolicy/drop``: it was never shown.
+    case suppressed
     /// It could not be shown.
     case failed(ToastFailure)
 

@@ -101,13 +101,14 @@ extension ToastAction: Codable {
 
 extension ToastMessage: Codable {
     private enum CodingKeys: String, CodingKey {
-        case id, status, title, message, icon, duration, tapAction, swipeActions, progress
+        case id, status, title, message, icon, duration, tapAction, swipeActions, progress, doNotDisturb
     }
 
     /// Decodes `{"id", "status", "title", "message"?, "icon"?, "duration", "tapAction"?, "swipeActions"?,
-    /// "progress"?}` (`progress`: a fraction from 0 to 1, or `"indeterminate"`). Only
-    /// `title` is required, as in ``init(id:status:title:message:icon:duration:tapAction:swipeActions:progress:)``: a missing
-    /// id is a new UUID, a missing status `"normal"`, a missing duration `"automatic"`.
+    /// "progress"?, "doNotDisturb"?}` (`progress`: a fraction from 0 to 1, or `"indeterminate"`; `doNotDisturb`:
+    /// `"hold"`, `"drop"` or `"show"`). Only `title` is required, as in
+    /// ``init(id:status:title:message:icon:duration:tapAction:swipeActions:progress:doNotDisturb:)``: a missing id is a
+    /// new UUID, a missing status `"normal"`, a missing duration `"automatic"`, a missing `doNotDisturb` `"hold"`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -118,7 +119,8 @@ extension ToastMessage: Codable {
             icon: try container.decodeIfPresent(ToastIcon.self, forKey: .icon),
             duration: try container.decodeIfPresent(ToastDuration.self, forKey: .duration) ?? .automatic,
             tapAction: try container.decodeIfPresent(ToastAction.self, forKey: .tapAction),
-            swipeActions: try container.decodeIfPresent(ToastSwipeActions.self, forKey: .swipeActions))
+            swipeActions: try container.decodeIfPresent(ToastSwipeActions.self, forKey: .swipeActions),
+            doNotDisturb: try container.decodeIfPresent(ToastDoNotDisturbPolicy.self, forKey: .doNotDisturb) ?? .hold)
         if container.contains(.progress) {
             if let fraction = try? container.decode(Double.self, forKey: .progress) {
                 guard fraction.isFinite else {
@@ -152,6 +154,7 @@ extension ToastMessage: Codable {
         case .indeterminate?: try container.encode("indeterminate", forKey: .progress)
         case nil: break
         }
+        if doNotDisturb != .hold { try container.encode(doNotDisturb, forKey: .doNotDisturb) }
     }
 }
 

@@ -37,6 +37,9 @@ public struct ToastMessage: Sendable, Hashable, Identifiable {
     public var swipeActions: ToastSwipeActions?
     /// How far the task it tells of has come (a bar where the server draws one); nil for none.
     public var progress: ToastProgress?
+    /// What the toast does while the desktop's Do Not Disturb is on: wait until it ends (the default), drop, or go
+    /// to the server anyway.
+    public var doNotDisturb: ToastDoNotDisturbPolicy
 
     /// Creates a message. Only the title is required.
     public init(
@@ -48,7 +51,8 @@ public struct ToastMessage: Sendable, Hashable, Identifiable {
         duration: ToastDuration = .automatic,
         tapAction: ToastAction? = nil,
         swipeActions: ToastSwipeActions? = nil,
-        progress: ToastProgress? = nil
+        progress: ToastProgress? = nil,
+        doNotDisturb: ToastDoNotDisturbPolicy = .hold
     ) {
         self.id = id
         self.status = status
@@ -59,6 +63,7 @@ public struct ToastMessage: Sendable, Hashable, Identifiable {
         self.tapAction = tapAction
         self.swipeActions = swipeActions
         self.progress = progress
+        self.doNotDisturb = doNotDisturb
     }
 
     /// The actions with their role, in the order the desktop shows them: tap, leading, trailing.

@@ -29,11 +29,18 @@ public protocol ToastPresenter: AnyObject, Sendable {
     /// Returns once everything handed over so far is done on the presenter's side (a notification server has
     /// answered every call), or has failed. ``ToastCenter/flush()`` awaits it.
     func flush() async
+    /// Whether the presenter reports the desktop's Do Not Disturb (``ToastPresenterEvents/doNotDisturbChanged(_:)``)
+    /// soon after ``connect(_:)``, whatever happens (when it cannot read it, it reports it off). Until that first
+    /// report the center hands it no toast, so none slips past Do Not Disturb. False by default.
+    var reportsDoNotDisturb: Bool { get }
 }
 
 extension ToastPresenter {
     /// Does nothing by default.
     public func disconnect() {}
+
+    /// False by default: the center never waits for a Do Not Disturb report.
+    public var reportsDoNotDisturb: Bool { false }
 
     /// Does nothing by default: a presenter that never expires toasts by itself needs no timer changes.
     public func timerChanged(id: String, remaining: Duration?, isRunning: Bool) {}

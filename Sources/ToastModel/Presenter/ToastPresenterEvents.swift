@@ -52,6 +52,12 @@ public struct ToastPresenterEvents: Sendable {
     public func resume() {
         send(.resumeRequested)
     }
+
+    /// Tells the center the desktop's Do Not Disturb state, when first read and on every change: while it is on,
+    /// the center holds, drops or sends new toasts as each one's ``ToastMessage/doNotDisturb`` says.
+    public func doNotDisturbChanged(_ state: ToastDoNotDisturb) {
+        send(.doNotDisturbChanged(state))
+    }
 }
 
 /// One report from a presenter to its center.
@@ -70,6 +76,8 @@ public enum ToastPresenterReport: Sendable, Hashable {
     case pauseRequested
     /// Let the clock run again.
     case resumeRequested
+    /// The desktop's Do Not Disturb state; see ``ToastPresenterEvents/doNotDisturbChanged(_:)``.
+    case doNotDisturbChanged(ToastDoNotDisturb)
 }
 
 /// Why a toast left the screen without the center asking, as the presenter saw it.

@@ -15,6 +15,10 @@
 /// - **Durations (M3).** `.automatic` resolves to ``Configuration/defaultDuration``; `.indefinite` never runs out.
 /// - **One ending (M9).** Every accepted presentation ends with exactly one ``ToastEvent/ended(id:outcome:)``.
 ///   Once an action is invoked, the presentation's outcome is fixed: whatever ends it reports that action.
+/// - **Do Not Disturb.** While the presenter reports it on, a new toast follows its ``ToastMessage/doNotDisturb``
+///   policy: held outside the order (its time does not run) until it ends, then joining the back in arrival order;
+///   ended at once with ``ToastOutcome/suppressed``; or shown as usual. Toasts waiting behind the visible part when
+///   it comes on are held or dropped the same way; toasts on the presenter stay.
 public struct ToastStack: Sendable {
     /// The settings of a stack.
     public struct Configuration: Sendable, Hashable {
@@ -114,6 +118,8 @@ public struct ToastStack: Sendable {
         var pendingAction: String?
         /// Whether the presenter was last told that this entry's timer runs (see ``reconcile(now:into:)``).
         var toldRunning = false
+        /// Whether it was reported as sent to the presenter during Do Not Disturb.
+        var toldSentAnyway = false
 
         var isToast: Bool {
             if case .toast = content { return true }
@@ -141,9 +147,17 @@ public struct ToastStack: Sendable {
     public private(set) var isPausedByApp = false
     /// Whether the presenter paused the timers (for example, screen locked).
     public private(set) var isPausedByPresenter = false
+    /// The Do Not Disturb state the presenter reported last (``ToastDoNotDisturb/off`` until it reports one, and
+    /// again after it is detached).
+    public private(set) var doNotDisturb = ToastDoNotDisturb.off
+    /// Whether the attached presenter has yet to report Do Not Disturb: nothing is shown meanwhile.
+    public private(set) var isAwaitingDoNotDisturb = false
 
     var entries: [Entry] = []
-    /// The ids in `entries`, so presenting a new id needs no scan of a long queue.
+    /// Toasts held while Do Not Disturb is on, in arrival order: outside the order, never on the presenter, their
+    /// time not running. Empty whenever Do Not Disturb is off.
+    private var held: [Entry] = []
+    /// The ids in `entries` and `held`, so presenting a new id needs no scan of a long queue.
     private var entryIDs: Set<String> = []
     /// How many entries were visible after the last reconcile: only those can still be on the presenter.
     private var lastVisibleCount = 0
@@ -171,20 +185,25 @@ public struct ToastStack: Sendable {
     /// Whether a toast with `id` is live (shown, covered or waiting; a confirmation left after its toast ended is
     /// not).
     public func isLive(_ id: String) -> Bool {
-        entryIDs.contains(id) && entries.contains { $0.id == id && $0.isToast }
+        entryIDs.contains(id) && (entries.contains { $0.id == id && $0.isToast } || held.contains { $0.id == id })
     }
 
     /// The ids of live toasts that have actions, front first.
     public var liveToastIDsWithActions: [String] {
-        entries.compactMap { entry in
+        (entries + held).compactMap { entry in
             guard case .toast(let message) = entry.content, !message.actions.isEmpty else { return nil }
             return entry.id
         }
     }
 
-    /// The ids of live toasts, front first (confirmations excluded).
+    /// The ids of live toasts, front first (confirmations excluded), then those held for Do Not Disturb.
     public var liveToastIDs: [String] {
-        entries.filter(\.isToast).map(\.id)
+        entries.filter(\.isToast).map(\.id) + held.map(\.id)
+    }
+
+    /// The ids of toasts held until Do Not Disturb ends, in arrival order.
+    public var heldToastIDs: [String] {
+        held.map(\.id)
     }
 
     /// The ids of entries on the presenter, front first (confirmations included).
@@ -192,16 +211,16 @@ public struct ToastStack: Sendable {
         entries.filter { $0.presenter == .shown }.map(\.id)
     }
 
-    /// Every entry, front first, with its remaining time at `now`.
+    /// Every entry, front first, with its remaining time at `now`; then the toasts held for Do Not Disturb.
     public func entryStates(now: Duration) -> [EntryState] {
-        entries.map { $0.state(at: now) }
+        (entries + held).map { $0.state(at: now) }
     }
 
     /// The toast with `id` (not a confirmation), with its remaining time at `now`; nil when it is not live. The
     /// search stops at the toast: a toast at the front (one that was just shown) costs no scan of the queue.
     public func entryState(of id: String, now: Duration) -> EntryState? {
         guard entryIDs.contains(id) else { return nil }
-        return entries.first { $0.id == id && $0.isToast }?.state(at: now)
+        return (entries.first { $0.id == id && $0.isToast } ?? held.first { $0.id == id })?.state(at: now)
     }
 
     /// Whether timers are paused by the app or the presenter.
@@ -241,23 +260,97 @@ public struct ToastStack: Sendable {
             entry.remaining = remaining
             entry.runningSince = nil
             entry.pendingAction = nil
+            entry.toldSentAnyway = false
             if entry.presenter == .gone { entry.presenter = .off }
             entries.insert(entry, at: 0)
             out.append(.event(.presented(id: message.id)))
             if entry.presenter == .shown { pendingUpdate = (entry.serial, true) }
         } else {
-            entries.append(Entry(id: message.id, serial: nextSerial, content: .toast(message), remaining: remaining))
-            entryIDs.insert(message.id)
-            out.append(.event(.presented(id: message.id)))
-            if configuration.overflow == .replaceOldest {
-                while entries.count > configuration.maxVisible {
-                    let oldest = entries.dropLast().indices.min { entries[$0].serial < entries[$1].serial }!
-                    end(at: oldest, outcome: .replaced, closeReason: .replaced, into: &out)
-                }
+            if let index = held.firstIndex(where: { $0.id == message.id }) {
+                let old = held.remove(at: index)
+                entryIDs.remove(old.id)
+                out.append(.event(.ended(id: old.id, outcome: .replaced)))
+            }
+            let entry = Entry(id: message.id, serial: nextSerial, content: .toast(message), remaining: remaining)
+            if doNotDisturb.isOn, message.doNotDisturb != .show {
+                holdOrDrop(entry, policy: message.doNotDisturb, into: &out)
+            } else {
+                entries.append(entry)
+                entryIDs.insert(message.id)
+                out.append(.event(.presented(id: message.id)))
+                trimOverflow(into: &out)
             }
         }
         reconcile(now: now, into: &out)
         return out
+    }
+
+    /// Ends the oldest entries beyond the visible part when the overflow policy says so.
+    private mutating func trimOverflow(into out: inout [Output]) {
+        guard configuration.overflow == .replaceOldest else { return }
+        while entries.count > configuration.maxVisible {
+            let oldest = entries.dropLast().indices.min { entries[$0].serial < entries[$1].serial }!
+            end(at: oldest, outcome: .replaced, closeReason: .replaced, into: &out)
+        }
+    }
+
+    /// Holds a toast (not in `entries`, not on the presenter) until Do Not Disturb ends, or drops it.
+    private mutating func holdOrDrop(_ entry: Entry, policy: ToastDoNotDisturbPolicy, into out: inout [Output]) {
+        precondition(doNotDisturb.isOn && entry.presenter == .off && entry.runningSince == nil)
+        switch policy {
+        case .hold:
+            held.append(entry)
+            entryIDs.insert(entry.id)
+            out.append(.event(.presented(id: entry.id)))
+            out.append(.event(.suppressed(id: entry.id, suppression: .init(kind: .held, state: doNotDisturb))))
+        case .drop:
+            out.append(.event(.suppressed(id: entry.id, suppression: .init(kind: .dropped, state: doNotDisturb))))
+            out.append(.event(.ended(id: entry.id, outcome: entry.fixedOutcome ?? .suppressed)))
+        case .show:
+            preconditionFailure("a toast shown during Do Not Disturb is not held")
+        }
+    }
+
+    /// The presenter's Do Not Disturb state changed (or was reported for the first time). Coming on, toasts not on
+    /// the presenter (waiting behind the visible part, or not shown yet before the first report) are held or dropped
+    /// by their policy; going off, the held toasts join the back in arrival order.
+    private mutating func doNotDisturbChanged(to state: ToastDoNotDisturb, into out: inout [Output]) {
+        let wasOn = doNotDisturb.isOn
+        doNotDisturb = state
+        isAwaitingDoNotDisturb = false
+        if state.isOn != wasOn { out.append(.event(.doNotDisturbChanged(state))) }
+        if state.isOn, !wasOn {
+            var index = 0
+            while index < entries.count {
+                guard entries[index].presenter == .off, entries[index].pendingAction == nil,
+                    case .toast(let message) = entries[index].content, message.doNotDisturb != .show
+                else {
+                    index += 1
+                    continue
+                }
+                let entry = entries.remove(at: index)
+                entryIDs.remove(entry.id)
+                removedSinceReconcile += 1
+                // A toast already announced as presented: holding it again is told, never a second `presented`.
+                if message.doNotDisturb == .hold {
+                    held.append(entry)
+                    entryIDs.insert(entry.id)
+                    out.append(.event(.suppressed(id: entry.id, suppression: .init(kind: .held, state: state))))
+                } else {
+                    holdOrDrop(entry, policy: .drop, into: &out)
+                }
+            }
+        } else if !state.isOn {
+            releaseHeld(into: &out)
+        }
+    }
+
+    /// Puts the held toasts at the back of the order, in arrival order.
+    private mutating func releaseHeld(into out: inout [Output]) {
+        guard !held.isEmpty else { return }
+        entries.append(contentsOf: held)
+        held.removeAll()
+        trimOverflow(into: &out)
     }
 
     /// Closes the toast with `id` for the app (``ToastOutcome/closedByApp``). Unknown ids do nothing.
@@ -266,6 +359,10 @@ public struct ToastStack: Sendable {
         expireDue(now: now, into: &out)
         if let index = entries.firstIndex(where: { $0.id == id }) {
             end(at: index, outcome: .closedByApp, closeReason: .closedByApp, into: &out)
+        } else if let index = held.firstIndex(where: { $0.id == id }) {
+            let entry = held.remove(at: index)
+            entryIDs.remove(entry.id)
+            finish(entry, outcome: .closedByApp, closeReason: nil, into: &out)
         }
         reconcile(now: now, into: &out)
         return out
@@ -276,8 +373,9 @@ public struct ToastStack: Sendable {
         var out: [Output] = []
         expireDue(now: now, into: &out)
         // All at once, front first (ending them one by one from the front would shift the array each time).
-        let all = entries
+        let all = entries + held
         entries.removeAll()
+        held.removeAll()
         entryIDs.removeAll()
         removedSinceReconcile += all.count
         for entry in all { finish(entry, outcome: .closedByApp, closeReason: .closedByApp, into: &out) }
@@ -294,21 +392,26 @@ public struct ToastStack: Sendable {
         setPaused(byApp: false, now: now)
     }
 
-    /// A presenter was attached: the visible entries are shown and the front timer starts.
-    public mutating func attachPresenter(now: Duration) -> [Output] {
+    /// A presenter was attached: the visible entries are shown and the front timer starts. With
+    /// `awaitingDoNotDisturb` (a presenter that reports Do Not Disturb) nothing is shown before its first report.
+    public mutating func attachPresenter(now: Duration, awaitingDoNotDisturb: Bool = false) -> [Output] {
         var out: [Output] = []
         expireDue(now: now, into: &out)
         isPresenterAttached = true
+        isAwaitingDoNotDisturb = awaitingDoNotDisturb
         reconcile(now: now, into: &out)
         return out
     }
 
     /// The presenter is being detached: its toasts are closed with ``ToastCloseReason/detached`` and wait,
-    /// keeping their remaining time.
+    /// keeping their remaining time. Its Do Not Disturb state goes with it: held toasts join the waiting ones.
     public mutating func detachPresenter(now: Duration) -> [Output] {
         var out: [Output] = []
         expireDue(now: now, into: &out)
         isPresenterAttached = false
+        isAwaitingDoNotDisturb = false
+        doNotDisturb = .off
+        releaseHeld(into: &out)
         reconcile(now: now, into: &out)
         return out
     }
@@ -340,6 +443,8 @@ public struct ToastStack: Sendable {
             isPausedByPresenter = true
         case .resumeRequested:
             isPausedByPresenter = false
+        case .doNotDisturbChanged(let state):
+            doNotDisturbChanged(to: state, into: &out)
         }
         reconcile(now: now, into: &out)
         return out
@@ -514,7 +619,7 @@ public struct ToastStack: Sendable {
     /// with thousands of toasts waiting. Debug builds check that invariant with a full scan
     /// (``checkInvariants()``).
     private mutating func reconcile(now: Duration, into out: inout [Output]) {
-        let visibleCount = isPresenterAttached ? min(configuration.maxVisible, entries.count) : 0
+        let visibleCount = self.visibleCount
         let mayBeShown = min(entries.count, max(lastVisibleCount, visibleCount) + 1)
         for index in visibleCount..<max(visibleCount, mayBeShown) {
             if entries[index].presenter == .shown {
@@ -558,7 +663,16 @@ public struct ToastStack: Sendable {
         for index in newlyShown {
             entries[index].toldRunning = tellsRunning(index, visibleCount: visibleCount)
             out.append(.show(snapshot(entries[index], now: now)))
-            if entries[index].isToast { out.append(.event(.shown(id: entries[index].id))) }
+            if entries[index].isToast {
+                if doNotDisturb.isOn, !entries[index].toldSentAnyway {
+                    entries[index].toldSentAnyway = true
+                    out.append(
+                        .event(
+                            .suppressed(
+                                id: entries[index].id, suppression: .init(kind: .sentAnyway, state: doNotDisturb))))
+                }
+                out.append(.event(.shown(id: entries[index].id)))
+            }
             told.insert(index)
         }
         for index in 0..<timed where entries[index].presenter == .shown && !told.contains(index) {
@@ -574,6 +688,12 @@ public struct ToastStack: Sendable {
         #endif
     }
 
+    /// How many entries the presenter is to show: none without a presenter, or before its first Do Not Disturb
+    /// report when it makes them.
+    private var visibleCount: Int {
+        isPresenterAttached && !isAwaitingDoNotDisturb ? min(configuration.maxVisible, entries.count) : 0
+    }
+
     /// Whether the presenter should let the entry at `index` run out on its own: it is the visible front entry,
     /// on the presenter, timed, and nothing paused the center.
     private func tellsRunning(_ index: Int, visibleCount: Int) -> Bool {
@@ -587,10 +707,18 @@ public struct ToastStack: Sendable {
         /// shows was told its timer runs, and the id set matches the entries. Run after every reconcile on short
         /// stacks and on a spread of them on long ones, so the check stays linear overall.
         private func checkInvariants() {
-            let visibleCount = isPresenterAttached ? min(configuration.maxVisible, entries.count) : 0
+            let visibleCount = self.visibleCount
             precondition(lastVisibleCount == visibleCount, "lastVisibleCount \(lastVisibleCount) ≠ \(visibleCount)")
             precondition(
-                entryIDs.count == entries.count, "entryIDs has \(entryIDs.count) ids, entries \(entries.count)")
+                entryIDs.count == entries.count + held.count,
+                "entryIDs has \(entryIDs.count) ids, entries \(entries.count), held \(held.count)")
+            precondition(held.isEmpty || doNotDisturb.isOn, "\(held.count) toasts held while Do Not Disturb is off")
+            for entry in held {
+                precondition(entryIDs.contains(entry.id), "held toast \(entry.id) is missing from entryIDs")
+                precondition(
+                    entry.presenter == .off && entry.runningSince == nil && entry.isToast,
+                    "held toast \(entry.id) is \(entry.presenter), running: \(entry.runningSince != nil)")
+            }
             for (index, entry) in entries.enumerated() {
                 precondition(entryIDs.contains(entry.id), "entry \(entry.id) is missing from entryIDs")
                 precondition(
