@@ -196,6 +196,14 @@ package struct DesktopPresenterMachine: Sendable {
     private var reportedDoNotDisturb: ToastDoNotDisturb?
     /// Attached to a center that waits for the first Do Not Disturb report: not settled until it is made.
     private var centerAwaitsDoNotDisturb = false
+    /// When to read Do Not Disturb again while it is on: not every server says when it ends (mako never does, dunst
+    /// not when resumed by a signal), and the center holds toasts until it hears.
+    private var doNotDisturbRecheck: Duration?
+    /// A signal said Do Not Disturb may have changed while the link was being made: read it again once it is up.
+    private var doNotDisturbChangedWhileLinking = false
+
+    /// How often Do Not Disturb is read again while it is on.
+    package static let doNotDisturbRecheckInterval: Duration = .seconds(2)
 
     package static let serverLeft = "the notification server left the bus; toasts come back when a server starts"
 
@@ -297,21 +305,31 @@ package struct DesktopPresenterMachine: Sendable {
             awaitAccepted(id: id, waiter: waiter, into: &out)
         case .linkReady(let generation, let capabilities, let owner, let reading):
             // Told before the toasts that waited for the link go out: the center holds back what it must first.
-            if ledger.link == .connecting(generation), let reading { doNotDisturbRead(reading, into: &out) }
+            let current = ledger.link == .connecting(generation)
+            if current, let reading { doNotDisturbRead(reading, into: &out) }
             linkReady(generation: generation, capabilities, owner: owner, into: &out)
+            if current, doNotDisturbChangedWhileLinking {
+                doNotDisturbChangedWhileLinking = false
+                out.append(.readDoNotDisturb(generation: generation, information: capabilities.information))
+            }
         case .attached:
             guard configuration.followsDoNotDisturb else { break }
             reportedDoNotDisturb = nil
             centerAwaitsDoNotDisturb = true
             if let doNotDisturb, ledger.ready != nil { doNotDisturbRead(doNotDisturb, into: &out) }
         case .doNotDisturbMayHaveChanged:
-            guard configuration.followsDoNotDisturb, let ready = ledger.ready else { break }
+            guard configuration.followsDoNotDisturb else { break }
+            guard let ready = ledger.ready else {
+                // The reading on its way may be older than the change.
+                if case .connecting = ledger.link { doNotDisturbChangedWhileLinking = true }
+                break
+            }
             out.append(.readDoNotDisturb(generation: ledger.generation, information: ready.information))
         case .doNotDisturbRead(let generation, let reading):
             guard generation == ledger.generation, ledger.ready != nil else { break }
             doNotDisturbRead(reading, into: &out)
         case .linkFailed(let generation, let error):
-            if centerAwaitsDoNotDisturb, ledger.link == .connecting(generation) {
+            if centerAwaitsDoNotDisturb || reportedDoNotDisturb?.isOn == true, ledger.link == .connecting(generation) {
                 // The center waits for a first word: nothing could be read, so nothing is held back.
                 doNotDisturbRead(
                     ToastDoNotDisturb(isOn: false, source: "not read: \(error.reason)"), into: &out)
@@ -346,16 +364,28 @@ package struct DesktopPresenterMachine: Sendable {
         case .tick:
             let due = waitingForInterval.filter { $0.value <= ledger.now }.keys.sorted()
             for id in due { pump(id, into: &out) }
+            if let recheck = doNotDisturbRecheck, recheck <= ledger.now {
+                doNotDisturbRecheck = nil
+                if let ready = ledger.ready {
+                    out.append(.readDoNotDisturb(generation: ledger.generation, information: ready.information))
+                } else {
+                    connectIfNeeded(into: &out)
+                }
+            }
             // The shell keeps one wake-up, for the earliest moment: ask again for the next.
-            if let next = waitingForInterval.values.min() { out.append(.wake(at: next)) }
+            if let next = [waitingForInterval.values.min(), doNotDisturbRecheck].compactMap({ $0 }).min() {
+                out.append(.wake(at: next))
+            }
         case .connectionLost(let error):
             connectionLost(error, into: &out)
         case .reset:
             reset(into: &out)
         }
-        // The center waits for a first word on Do Not Disturb: whatever ended the link meanwhile (its server left,
-        // the connection was lost), a new one reads it, or fails and says it could not.
-        if centerAwaitsDoNotDisturb, ledger.link == .none { connectIfNeeded(into: &out) }
+        // The center waits for a first word on Do Not Disturb, or holds toasts until it ends: whatever ended the link
+        // meanwhile (its server left, the connection was lost), a new one reads it, or fails and says so (off).
+        if centerAwaitsDoNotDisturb || reportedDoNotDisturb?.isOn == true, ledger.link == .none {
+            connectIfNeeded(into: &out)
+        }
         finish(into: &out)
         return out
     }
@@ -364,9 +394,17 @@ package struct DesktopPresenterMachine: Sendable {
     private mutating func doNotDisturbRead(_ reading: ToastDoNotDisturb, into out: inout [Action]) {
         doNotDisturb = reading
         centerAwaitsDoNotDisturb = false
-        guard reading != reportedDoNotDisturb else { return }
-        reportedDoNotDisturb = reading
-        out.append(.report(.doNotDisturbChanged(reading)))
+        if reading != reportedDoNotDisturb {
+            reportedDoNotDisturb = reading
+            out.append(.report(.doNotDisturbChanged(reading)))
+        }
+        if reading.isOn, doNotDisturbRecheck == nil {
+            let at = ledger.now + Self.doNotDisturbRecheckInterval
+            doNotDisturbRecheck = at
+            out.append(.wake(at: at))
+        } else if !reading.isOn {
+            doNotDisturbRecheck = nil
+        }
     }
 
     /// Checks the counters kept by hand against the state they count, and the id map against the toasts; a

@@ -502,30 +502,29 @@ extension AgentInterface {
     /// A ``ToastSuppression`` in a `Present` answer and a `suppressed` event: `dnd` (s: held, dropped, sent_anyway),
     /// `dnd_source` (s), `dnd_effect` (s, when known).
     package static func details(of suppression: ToastSuppression) -> [(String, DBusValue)] {
-        let kind =
-            switch suppression.kind {
-            case .held: "held"
-            case .dropped: "dropped"
-            case .sentAnyway: "sent_anyway"
-            }
-        return [("dnd", .string(kind)), ("dnd_source", .string(suppression.source))]
+        [("dnd", .string(suppression.kind.wireName)), ("dnd_source", .string(suppression.source))]
             + (suppression.serverEffect.map { [("dnd_effect", .string($0))] } ?? [])
     }
 
     /// The suppression in `details` (a `Present` answer or a `suppressed` event), if any.
     package static func suppression(in details: [String: DBusValue]) -> ToastSuppression? {
-        guard let name = details["dnd"]?.stringValue else { return nil }
-        let kind: ToastSuppression.Kind? =
-            switch name {
-            case "held": .held
-            case "dropped": .dropped
-            case "sent_anyway": .sentAnyway
-            default: nil
-            }
-        guard let kind else { return nil }
+        guard let name = details["dnd"]?.stringValue,
+            let kind = ToastSuppression.Kind.allCases.first(where: { $0.wireName == name })
+        else { return nil }
         let state = ToastDoNotDisturb(
             isOn: true, source: details["dnd_source"]?.stringValue ?? "",
             serverEffect: details["dnd_effect"]?.stringValue)
         return ToastSuppression(kind: kind, state: state)
+    }
+}
+
+extension ToastSuppression.Kind {
+    /// The kind's name in the agent's `dnd` field and the `suppressed` JSON event's `how`.
+    package var wireName: String {
+        switch self {
+        case .held: "held"
+        case .dropped: "dropped"
+        case .sentAnyway: "sent_anyway"
+        }
     }
 }

@@ -36,6 +36,8 @@ package final class ToastAgent: Sendable {
         var ended = Recents<AgentOutcome>()
         /// How Do Not Disturb held back recent toasts, for their `Present` answer (bounded).
         var suppressed = Recents<ToastSuppression>()
+        /// The toasts held for Do Not Disturb now: their `shown` event tells a waiting `send` when they go out.
+        var heldIDs: Set<String> = []
         /// Callers already checked: unique name → same user.
         var callers: [String: Bool] = [:]
         /// The rules: lanes, the live bound, the calls in hand, the idle exit (``AgentMachine``).
@@ -548,6 +550,8 @@ package final class ToastAgent: Sendable {
         var shown: [(String, DBusValue)] = [("server_id", .uint32(serverID))]
         let degradations = style.takeWarnings(for: id)
         if !degradations.isEmpty { shown.append(("warnings", .strings(degradations))) }
+        // Sent during Do Not Disturb (`--dnd show`): said as on the direct path.
+        if let suppression = state.withLock({ $0.suppressed[id] }) { shown += AgentInterface.details(of: suppression) }
         return [.string(id), .variantDictionary(shown)]
     }
 
@@ -585,8 +589,9 @@ package final class ToastAgent: Sendable {
     private func shown(_ id: String) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             state.withLock { $0.shownWaiters[id, default: []].append(continuation) }
-            // It may have been shown (or ended) before the waiter was in place.
-            let onPresenter = center(holding: id).map { isOnPresenter(id, in: $0) } ?? true
+            // It may have been shown, held for Do Not Disturb, or ended before the waiter was in place.
+            let onPresenter =
+                center(holding: id).map { isOnPresenter(id, in: $0) || $0.heldToastIDs.contains(id) } ?? true
             if onPresenter { resumeShownWaiters(id) }
         }
     }
@@ -714,7 +719,10 @@ package final class ToastAgent: Sendable {
             case .degraded(let id?, let reason):
                 style.warn(reason, for: id)
             case .suppressed(let id, let suppression):
-                state.withLock { $0.suppressed.remember(suppression, for: id) }
+                state.withLock { state in
+                    state.suppressed.remember(suppression, for: id)
+                    if suppression.kind == .held { state.heldIDs.insert(id) }
+                }
                 announce(id, "suppressed", Dictionary(uniqueKeysWithValues: AgentInterface.details(of: suppression)))
                 // A `Present` waiting for it to be shown answers now: it is held (for as long as Do Not Disturb lasts).
                 if suppression.kind == .held { resumeShownWaiters(id) }
@@ -740,11 +748,7 @@ package final class ToastAgent: Sendable {
             case .shown(let id):
                 resumeShownWaiters(id)
                 // Shown after Do Not Disturb held it: a waiting `send` starts its clock again.
-                let wasHeld = state.withLock { state in
-                    guard state.suppressed[id]?.kind == .held else { return false }
-                    state.suppressed.forget(id)
-                    return true
-                }
+                let wasHeld = state.withLock { $0.heldIDs.remove(id) != nil }
                 if wasHeld {
                     // With its server id once the server has it, for the `presented` line of a waiting `send`.
                     let desktop = self.desktop
@@ -782,10 +786,18 @@ package final class ToastAgent: Sendable {
                     return (ended, actions, false)
                 }
                 guard let (ended, actions, replaced) = ending else { break }
-                if !replaced { resumeShownWaiters(id) }
+                if !replaced {
+                    state.withLock { _ = $0.heldIDs.remove(id) }
+                    resumeShownWaiters(id)
+                }
                 announce(id, "ended", ["outcome": .string(ended.name)].merging(ended.details) { first, _ in first })
                 perform(actions)
             case .presented(let id):
+                // A new presentation: what Do Not Disturb did to an earlier one of the id is not its story.
+                state.withLock { state in
+                    state.suppressed.forget(id)
+                    state.heldIDs.remove(id)
+                }
                 announce(id, "presented", [:])
             default:
                 break

@@ -44,7 +44,6 @@ struct LaterCommand {
         let desktop = DesktopNotificationPresenter(configuration: configuration)
         let center = ToastCenter(maxVisible: taken.count, presenter: desktop, laterStore: store)
         for record in taken { center.present(record.makeMessage()) }
-        await center.doNotDisturbKnown()
         for (index, record) in taken.enumerated() {
             let serverID: UInt32
             do {

@@ -18,7 +18,7 @@ struct SendCommand {
             callTimeout: .seconds(10))
         configuration.maximumMessageLength = MessageInput.limit
         // notify-send and dunstify send whatever Do Not Disturb says, and say nothing of it: nothing to read.
-        configuration.followsDoNotDisturb = options.doNotDisturbPolicy != .show || options.dialect == .toastkit
+        configuration.followsDoNotDisturb = options.dialect == .toastkit
         return configuration
     }
 
@@ -156,23 +156,31 @@ struct SendCommand {
                 return .failure(PresentationError(.refused, reason: "\(error)"))
             }
         }
-        let waiter = Waiter(
+        // The id store's lock, held from reading the remembered id until the new one is written; let go of while Do
+        // Not Disturb holds the toast (other sends with --id must not wait for hours), taken again when it is shown.
+        var lockedSession = remembering?.session
+        var waiter = Waiter(
             id: id, json: options.json, center: center, presenter: presenter,
             duration: try? message.duration.resolved(default: .standardDefault),
             confirmingActions: Set(
                 (options.actions + [options.tap].compactMap { $0 }).filter { $0.confirmation != nil }.map(\.id)),
             onAccepted: { accepted in
                 guard case .server(let serverID) = accepted else { return }
-                if let remembering {
-                    remembering.session.record(remembering.key, serverID: serverID, server: remembering.owner)
+                if let remembering, let session = lockedSession ?? openIDSession(for: remembering.key) {
+                    lockedSession = nil
+                    session.record(remembering.key, serverID: serverID, server: remembering.owner)
                     do {
-                        try remembering.session.save(currentServer: remembering.owner)
+                        try session.save(currentServer: remembering.owner)
                     } catch {
                         Self.cannotRemember(remembering.key, "\(error)")
                     }
                 }
                 announce(id: id, serverID: serverID)
             })
+        waiter.onHeld = {
+            lockedSession?.close()
+            lockedSession = nil
+        }
         let ending = await waiter.wait(events: events, signals: signals.signals, acceptance: acceptance)
         if let remembering {
             // Never accepted: the lock is still held, nothing to write. Accepted: the toast is gone now, and so is

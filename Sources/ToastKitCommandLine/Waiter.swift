@@ -122,6 +122,9 @@ struct Waiter {
     let onAccepted: (ServiceID) -> Void
     /// Whether the toast goes through the notification portal (its JSON events carry `portal_id`, not `server_id`).
     var throughPortal = false
+    /// Called when the center holds the toast for Do Not Disturb (perhaps for hours: what waits for its acceptance
+    /// lets go of what it holds meanwhile).
+    var onHeld: () -> Void = {}
 
     /// How long the command waits, after the toast's end or a signal, for the server to confirm the close.
     static let closeGrace: Duration = .seconds(1)
@@ -278,6 +281,7 @@ struct Waiter {
                 if suppression.kind == .held {
                     limits.stop(.heldForDoNotDisturb, now: now())
                     arm()
+                    onHeld()
                 }
             case .event(.shown(let toast)) where toast == id:
                 limits.go(.heldForDoNotDisturb, now: now())
@@ -377,13 +381,13 @@ struct Waiter {
         }
     }
 
-    /// Prints a ``ToastEvent/suppressed(id:suppression:)``: the `suppressed` JSON event, or (without `--json`) one
-    /// line on standard error, so a script learns that the person has not seen the toast (yet).
+    /// Prints a ``ToastEvent/suppressed(id:suppression:)``: the `suppressed` JSON event (with `--json`) and a note on
+    /// standard error, so a script learns that the person has not seen the toast (yet).
     static func tell(_ suppression: ToastSuppression, emit: (String, KeyValuePairs<String, JSONValue>) -> Void) {
         emit(
             "suppressed",
             [
-                "how": .string(suppression.kind.jsonName), "source": .string(suppression.source),
+                "how": .string(suppression.kind.wireName), "source": .string(suppression.source),
                 "effect": .optional(suppression.serverEffect),
             ])
         Output.error("note: \(suppression.line)")
@@ -457,17 +461,6 @@ extension ToastSuppression {
         case .dropped: return "\(state): the toast was dropped (--dnd drop)"
         case .sentAnyway:
             return "\(state): the toast was sent to the server anyway" + (serverEffect.map { "; \($0)" } ?? "")
-        }
-    }
-}
-
-extension ToastSuppression.Kind {
-    /// The kind as the `suppressed` JSON event's `how` names it.
-    var jsonName: String {
-        switch self {
-        case .held: "held"
-        case .dropped: "dropped"
-        case .sentAnyway: "sent_anyway"
         }
     }
 }

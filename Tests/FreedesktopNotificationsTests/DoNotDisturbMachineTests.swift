@@ -37,7 +37,10 @@ import ToastModel
                 .readDoNotDisturb(generation: 1, information: information)
             ])
         #expect(machine.handle(.doNotDisturbRead(generation: 1, Self.off)).isEmpty, "unchanged: nothing to tell")
-        #expect(machine.handle(.doNotDisturbRead(generation: 1, Self.on)) == [.report(.doNotDisturbChanged(Self.on))])
+        #expect(
+            machine.handle(.doNotDisturbRead(generation: 1, Self.on)) == [
+                .report(.doNotDisturbChanged(Self.on)), .wake(at: .seconds(2)),
+            ])
         #expect(machine.handle(.doNotDisturbRead(generation: 0, Self.off)).isEmpty, "a stale link's answer")
     }
 
@@ -61,5 +64,44 @@ import ToastModel
         var machine = Machine(configuration: configuration)
         #expect(machine.handle(.attached).isEmpty)
         #expect(machine.handle(.doNotDisturbMayHaveChanged).isEmpty)
+    }
+
+    /// mako never says when Do Not Disturb ends, nor dunst when it is resumed by a signal: while it is on, it is read
+    /// again every two seconds, so held toasts are not held for ever.
+    @Test func whileItIsOnItIsReadAgainEveryTwoSeconds() throws {
+        var machine = Machine(configuration: PresenterMachineTests.configuration)
+        let information = try #require(PresenterMachineTests.dunst.information)
+        _ = machine.handle(.attached, now: .zero)
+        let ready = machine.handle(
+            .linkReady(
+                generation: 1, capabilities: PresenterMachineTests.dunst, owner: PresenterMachineTests.server,
+                doNotDisturb: Self.on), now: .zero)
+        #expect(ready == [.report(.doNotDisturbChanged(Self.on)), .wake(at: .seconds(2))])
+        #expect(machine.handle(.tick, now: .seconds(1)) == [.wake(at: .seconds(2))], "not yet: asked again")
+        #expect(
+            machine.handle(.tick, now: .seconds(2)) == [.readDoNotDisturb(generation: 1, information: information)])
+        #expect(machine.handle(.doNotDisturbRead(generation: 1, Self.on), now: .seconds(2)) == [.wake(at: .seconds(4))])
+        #expect(
+            machine.handle(.doNotDisturbRead(generation: 1, Self.off), now: .seconds(3)) == [
+                .report(.doNotDisturbChanged(Self.off))
+            ])
+        #expect(machine.handle(.tick, now: .seconds(4)).isEmpty, "off: no more readings")
+    }
+
+    /// A change signal that comes while the link is being made may be newer than the reading on its way: the state
+    /// is read again once the link is up.
+    @Test func aChangeDuringTheLinkIsReadAgainOnceItIsUp() throws {
+        var machine = Machine(configuration: PresenterMachineTests.configuration)
+        let information = try #require(PresenterMachineTests.dunst.information)
+        _ = machine.handle(.attached)
+        #expect(machine.handle(.doNotDisturbMayHaveChanged).isEmpty)
+        let ready = machine.handle(
+            .linkReady(
+                generation: 1, capabilities: PresenterMachineTests.dunst, owner: PresenterMachineTests.server,
+                doNotDisturb: Self.off))
+        #expect(
+            ready == [
+                .report(.doNotDisturbChanged(Self.off)), .readDoNotDisturb(generation: 1, information: information),
+            ])
     }
 }

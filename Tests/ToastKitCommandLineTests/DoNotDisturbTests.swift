@@ -32,6 +32,12 @@ import Testing
                     == "toastkit: note: Do Not Disturb is on (dunst: org.dunstproject.cmd0.paused): the toast waits "
                     + "until it ends")
             #expect(try await waiting(desktop) == "0", "nothing reached dunst while it is paused")
+            // The held send does not keep the --id store locked: another send --id goes through meanwhile.
+            let other = try await toastkit(
+                ["send", "--id", "other", "--dnd", "show", "-p", "Otra"], environment: desktop.toolEnvironment)
+            #expect(other.status == 0, "\(other.error)")
+            let (otherNotify, _) = try await watcher.nextNotifyAndReply()
+            #expect(otherNotify.summary == "Otra")
             _ = try await desktop.dunstctl("set-paused", "false")
             let (notify, id) = try await watcher.nextNotifyAndReply()
             #expect(notify.summary == "Hola" && notify.expireTimeout == 2000, "its whole duration, from now")

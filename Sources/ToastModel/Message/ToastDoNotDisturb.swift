@@ -43,7 +43,7 @@ public struct ToastDoNotDisturb: Sendable, Hashable, Codable {
 /// How Do Not Disturb held a toast back, for ``ToastEvent/suppressed(id:suppression:)``.
 public struct ToastSuppression: Sendable, Hashable, Codable {
     /// What happened to the toast.
-    public enum Kind: String, Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
         /// The center holds it and shows it when Do Not Disturb ends (``ToastDoNotDisturbPolicy/hold``).
         case held
         /// It ended with ``ToastOutcome/suppressed`` without being shown (``ToastDoNotDisturbPolicy/drop``).

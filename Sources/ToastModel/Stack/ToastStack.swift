@@ -320,26 +320,27 @@ public struct ToastStack: Sendable {
         isAwaitingDoNotDisturb = false
         if state.isOn != wasOn { out.append(.event(.doNotDisturbChanged(state))) }
         if state.isOn, !wasOn {
-            var index = 0
-            while index < entries.count {
-                guard entries[index].presenter == .off, entries[index].pendingAction == nil,
-                    case .toast(let message) = entries[index].content, message.doNotDisturb != .show
+            // One pass (a long queue is not shifted once per toast taken out).
+            var staying: [Entry] = []
+            staying.reserveCapacity(entries.count)
+            for entry in entries {
+                guard entry.presenter == .off, entry.pendingAction == nil, case .toast(let message) = entry.content,
+                    message.doNotDisturb != .show
                 else {
-                    index += 1
+                    staying.append(entry)
                     continue
                 }
-                let entry = entries.remove(at: index)
-                entryIDs.remove(entry.id)
                 removedSinceReconcile += 1
-                // A toast already announced as presented: holding it again is told, never a second `presented`.
+                // Already announced as presented: holding it is told, never a second `presented`.
                 if message.doNotDisturb == .hold {
                     held.append(entry)
-                    entryIDs.insert(entry.id)
                     out.append(.event(.suppressed(id: entry.id, suppression: .init(kind: .held, state: state))))
                 } else {
+                    entryIDs.remove(entry.id)
                     holdOrDrop(entry, policy: .drop, into: &out)
                 }
             }
+            entries = staying
         } else if !state.isOn {
             releaseHeld(into: &out)
         }
@@ -410,6 +411,7 @@ public struct ToastStack: Sendable {
         expireDue(now: now, into: &out)
         isPresenterAttached = false
         isAwaitingDoNotDisturb = false
+        if doNotDisturb.isOn { out.append(.event(.doNotDisturbChanged(.off))) }
         doNotDisturb = .off
         releaseHeld(into: &out)
         reconcile(now: now, into: &out)
@@ -664,7 +666,9 @@ public struct ToastStack: Sendable {
             entries[index].toldRunning = tellsRunning(index, visibleCount: visibleCount)
             out.append(.show(snapshot(entries[index], now: now)))
             if entries[index].isToast {
-                if doNotDisturb.isOn, !entries[index].toldSentAnyway {
+                if doNotDisturb.isOn, !entries[index].toldSentAnyway,
+                    case .toast(let message) = entries[index].content, message.doNotDisturb == .show
+                {
                     entries[index].toldSentAnyway = true
                     out.append(
                         .event(
