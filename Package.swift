@@ -32,13 +32,17 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
         .target(name: "ToastModel", swiftSettings: strict),
         .target(name: "ToastKitTesting", dependencies: ["ToastModel"], swiftSettings: strict),
-        .target(name: "FreedesktopNotifications", dependencies: ["DBus", "ToastModel"], swiftSettings: strict),
+        .target(
+            name: "FreedesktopNotifications", dependencies: ["DBus", "ToastModel", "CSpawn"], swiftSettings: strict),
         .target(name: "ToastKit", dependencies: ["ToastModel", "FreedesktopNotifications"], swiftSettings: strict),
         // The agent's rules and the parts of its service that are not the command line's: the machine, the lanes,
         // the journal's writer, the runner of action commands.
-        .target(name: "ToastKitAgent", dependencies: ["ToastKit", "ToastModel", "CSpawn"], swiftSettings: strict),
         .target(
-            name: "ToastKitCommandLine", dependencies: ["ToastKit", "ToastKitAgent", "DBus"], swiftSettings: strict),
+            name: "ToastKitAgent", dependencies: ["ToastKit", "ToastModel", "FreedesktopNotifications"],
+            swiftSettings: strict),
+        .target(
+            name: "ToastKitCommandLine", dependencies: ["ToastKit", "ToastKitAgent", "FreedesktopNotifications", "DBus"],
+            swiftSettings: strict),
         .executableTarget(name: "ToastKitCLI", dependencies: ["ToastKitCommandLine"], swiftSettings: strict),
         // The getting-started guide's programs, run by the tests as processes of their own (not a product).
         .executableTarget(name: "GuideExamples", dependencies: ["ToastKit"], swiftSettings: strict),

@@ -241,6 +241,10 @@ struct DesktopBackend: PresenterBackend {
             close(serverID, on: link) {}
         case .readDoNotDisturb(let generation, let information):
             readDoNotDisturb(of: information, on: link) { answer(.doNotDisturbRead(generation: generation, $0)) }
+        case .playSound(let id, let sound):
+            configuration.soundPlayer.playInBackground(sound, appName: configuration.appName) { reason in
+                answer(.soundNotPlayed(id: id, reason: reason))
+            }
         case .connect, .resume, .report, .wake:
             break  // the shell's own
         }

@@ -89,6 +89,8 @@ package struct DesktopPresenterMachine: Sendable {
         case screenSaverChanged(active: Bool)
         /// The connection is gone for good.
         case connectionLost(PresentationError)
+        /// The sound asked for with ``Action/playSound(id:_:)`` could not be played, for this reason.
+        case soundNotPlayed(id: String, reason: String)
         /// Time passed: the moment asked for with ``Action/wake(at:)`` (or later) has come.
         case tick
         /// The presenter was detached from its center: forget everything.
@@ -116,15 +118,19 @@ package struct DesktopPresenterMachine: Sendable {
         /// Read the Do Not Disturb state of the server `information` names; report it as
         /// ``Event/doNotDisturbRead(generation:_:)``.
         case readDoNotDisturb(generation: UInt64, information: ServerInformation?)
+        /// Play the toast's sound here, because the server plays none; report a failure as
+        /// ``Event/soundNotPlayed(id:reason:)``.
+        case playSound(id: String, ToastSound)
     }
 
     enum InFlight: Sendable {
-        case notify(call: UInt64, actionKeys: [String: String])
+        /// A `Notify`, with the action keys and the sound it carries, and the sound to play once it is accepted.
+        case notify(call: UInt64, actionKeys: [String: String], sound: ToastSound?, playing: ToastSound?)
         case close(call: UInt64)
 
         var call: UInt64 {
             switch self {
-            case .notify(let call, _), .close(let call): call
+            case .notify(let call, _, _, _), .close(let call): call
             }
         }
     }
@@ -158,6 +164,8 @@ package struct DesktopPresenterMachine: Sendable {
         var lastSentAt: Duration?
         /// Whether its next update waits for its interval (then it is in `waitingForInterval`).
         var held = false
+        /// The sound of the content the server last accepted: an update with the same sound plays nothing again.
+        var soundOnServer: ToastSound?
 
         var serviceID: UInt32? { serverID }
         var hasCallOnItsWay: Bool { inFlight != nil }
@@ -376,6 +384,8 @@ package struct DesktopPresenterMachine: Sendable {
             if let next = [waitingForInterval.values.min(), doNotDisturbRecheck].compactMap({ $0 }).min() {
                 out.append(.wake(at: next))
             }
+        case .soundNotPlayed(let id, let reason):
+            soundNotPlayed(id, reason: reason, into: &out)
         case .connectionLost(let error):
             connectionLost(error, into: &out)
         case .reset:
@@ -470,6 +480,8 @@ package struct DesktopPresenterMachine: Sendable {
                 }
                 if toast.adoptedOnScreen {
                     toast.adoptedOnScreen = false
+                    // The process that sent it played its sound.
+                    toast.soundOnServer = presentation.request.sound
                     if toast.serverID != nil, !capabilities.signalsOnlyToSender || toast.closesOnceSent {
                         // On screen as it is: nothing to send (its timer's changes still are, as for any toast). One
                         // whose time ran out while the link was made is closed now, never sent first.
@@ -508,7 +520,7 @@ package struct DesktopPresenterMachine: Sendable {
                 do {
                     mapped = try NotificationMapping.notify(
                         presentation, replacesID: toast.serverID ?? 0, capabilities: capabilities,
-                        configuration: configuration)
+                        configuration: configuration, soundIsNew: presentation.request.sound != toast.soundOnServer)
                 } catch let error {
                     ledger.toasts[id] = toast
                     fail(id, PresentationError(.invalidInput, reason: error.description), into: &out)
@@ -516,7 +528,9 @@ package struct DesktopPresenterMachine: Sendable {
                 }
                 reportDegradations(mapped.degradations, of: id, &toast, into: &out)
                 nextCall += 1
-                toast.inFlight = .notify(call: nextCall, actionKeys: mapped.actionKeys)
+                toast.inFlight = .notify(
+                    call: nextCall, actionKeys: mapped.actionKeys, sound: presentation.request.sound,
+                    playing: mapped.localSound)
                 toast.everSent = true
                 toast.lastSentAt = ledger.now
                 notifiesInFlight += 1
@@ -555,7 +569,8 @@ package struct DesktopPresenterMachine: Sendable {
     private mutating func answered(
         _ id: String, call: UInt64, _ result: Result<NotifyReply, PresentationError>, into out: inout [Action]
     ) {
-        guard var toast = ledger.toasts[id], case .notify(call, let actionKeys) = toast.inFlight else {
+        guard var toast = ledger.toasts[id], case .notify(call, let actionKeys, let sound, let playing) = toast.inFlight
+        else {
             // Forgotten meanwhile (the presenter was reset): nobody wants what this created.
             if case .success(let reply) = result, owner == nil || reply.sender == nil || reply.sender == owner {
                 out.append(.discard(serverID: reply.serverID))
@@ -578,6 +593,9 @@ package struct DesktopPresenterMachine: Sendable {
             toast.serverID = reply.serverID
             toast.actionKeys = actionKeys
             toast.lastFailure = nil
+            toast.soundOnServer = sound
+            // Never while Do Not Disturb is on (a toast that shows anyway comes quietly).
+            if let playing, doNotDisturb?.isOn != true { out.append(.playSound(id: id, playing)) }
             if toast.closesOnceSent {
                 toast.closesOnceSent = false
                 toast.dirty = false
@@ -730,7 +748,7 @@ extension DesktopPresenterMachine: LedgerMachine {
         case .report(let report): .report(report)
         case .resume(let waiters, let result): .resume(waiters, result)
         case .wake(let at): .wake(at: at)
-        case .notify, .close, .discard, .readDoNotDisturb: nil
+        case .notify, .close, .discard, .readDoNotDisturb, .playSound: nil
         }
     }
 

@@ -73,6 +73,22 @@ public struct ServerCapabilities: Sendable, Hashable {
     }
 }
 
+extension ServerCapabilities {
+    /// Whether the server itself plays `sound` when sent as a hint (`sound-name` or `sound-file`): where it lists
+    /// the `sound` capability and means it. notification-daemon lists it and plays nothing; MATE's daemon plays only
+    /// files; dunst, mako, SwayNotificationCenter 0.7, LXQt, Plasma 5 and xfce4-notifyd as Debian builds it (without
+    /// libcanberra) list no `sound` and play nothing (`../shared/research/rich-features.md` §3). Elsewhere the
+    /// presenter plays it itself.
+    public func playsSound(_ sound: ToastSound) -> Bool {
+        switch (information?.name, information?.vendor, sound) {
+        case (_, _, .silent): true
+        case ("Notification Daemon", "MATE", .file): true
+        case ("Notification Daemon", _, _): false
+        default: has("sound")
+        }
+    }
+}
+
 /// The `Notify` call for one toast, with what had to be left out and how to read action keys back.
 public struct MappedNotification: Sendable, Hashable {
     /// The call to send.
@@ -81,22 +97,28 @@ public struct MappedNotification: Sendable, Hashable {
     public var degradations: [String]
     /// Wire action key → presenter action key, where they differ (icon-named actions).
     public var actionKeys: [String: String]
+    /// The sound the presenter plays itself once the server accepted the call, because the server plays none.
+    public var localSound: ToastSound?
 }
 
 /// Turns a ``ToastModel/ToastRequest`` into a `Notify` call for a server with given capabilities (pure; no I/O).
 public enum NotificationMapping {
     /// Maps a presentation: its request, with the server's timeout from the toast's timer
     /// (``serverTimeout(for:)``). Throws a ``ToastModel/ToastValidationError`` naming the field for input no server can take
-    /// (a NUL byte, an image whose bytes don't match its size).
+    /// (a NUL byte, an image whose bytes don't match its size). `soundIsNew` says whether the request's sound is new
+    /// for the notification (its first `Notify`, or an update that asks for another sound): only then does it go out
+    /// as a hint, or come back as ``MappedNotification/localSound``.
     public static func notify(
         _ presentation: ToastPresentation,
         replacesID: UInt32 = 0,
         capabilities: ServerCapabilities,
-        configuration: PresenterConfiguration
+        configuration: PresenterConfiguration,
+        soundIsNew: Bool = true
     ) throws(ToastValidationError) -> MappedNotification {
         try notify(
             presentation.request, expireTimeout: serverTimeout(for: presentation.toast), replacesID: replacesID,
-            capabilities: capabilities, configuration: configuration, progress: presentation.toast.progress)
+            capabilities: capabilities, configuration: configuration, progress: presentation.toast.progress,
+            soundIsNew: soundIsNew)
     }
 
     /// What the server is told about expiry, so that it never contradicts the center: the remaining time while
@@ -106,14 +128,16 @@ public enum NotificationMapping {
     }
 
     /// Maps `request` with an explicit `expire_timeout` (`nil`: never). Throws a ``ToastModel/ToastValidationError`` naming
-    /// the field for input no server can take (a NUL byte, an image whose bytes don't match its size).
+    /// the field for input no server can take (a NUL byte, an image whose bytes don't match its size); `soundIsNew` as
+    /// above.
     public static func notify(
         _ request: ToastRequest,
         expireTimeout: Duration?,
         replacesID: UInt32 = 0,
         capabilities: ServerCapabilities,
         configuration: PresenterConfiguration,
-        progress: ToastProgress? = nil
+        progress: ToastProgress? = nil,
+        soundIsNew: Bool = true
     ) throws(ToastValidationError) -> MappedNotification {
         var degradations: [String] = []
         var summary = request.summary
@@ -168,9 +192,23 @@ public enum NotificationMapping {
             try checkText(category, field: "category")
             hints["category"] = .string(category)
         }
-        if let sound = request.soundName {
-            try checkText(sound, field: "sound")
-            hints["sound-name"] = .string(sound)
+        // The sound goes only with a Notify whose sound is new for the notification: GNOME plays it again on every
+        // update that carries it.
+        var localSound: ToastSound?
+        switch request.sound {
+        case .silent?:
+            hints["suppress-sound"] = .boolean(true)
+        case let sound? where soundIsNew:
+            try checkText(sound.text, field: "sound")
+            if !capabilities.playsSound(sound) {
+                localSound = sound
+            } else if case .file(let path) = sound {
+                hints["sound-file"] = .string(path)
+            } else {
+                hints["sound-name"] = .string(sound.text)
+            }
+        case _?, nil:
+            break
         }
         if request.isTransient { hints["transient"] = .boolean(true) }
         if let entry = configuration.desktopEntry {
@@ -253,7 +291,8 @@ public enum NotificationMapping {
         let call = NotifyCall(
             appName: appName, replacesID: replacesID, appIcon: appIcon, summary: summary, body: body,
             actions: actions, hints: hints, expireTimeout: timeout)
-        return MappedNotification(call: call, degradations: degradations, actionKeys: actionKeys)
+        return MappedNotification(
+            call: call, degradations: degradations, actionKeys: actionKeys, localSound: localSound)
     }
 
     /// A NUL byte would be cut off by libdbus (or by the server's C string handling): refuse it, naming the field.

@@ -51,6 +51,9 @@ public struct PresenterConfiguration: Sendable {
     /// policy. The center hands the presenter nothing until the first reading (one more round trip to the server on
     /// the first toast). True by default.
     public var followsDoNotDisturb = true
+    /// How a toast's sound is played where the server plays none (``SoundPlayer/automatic``: libcanberra or a player
+    /// program). Sounds are played once, when a toast first appears with them, never while Do Not Disturb is on.
+    public var soundPlayer = SoundPlayer.automatic
 
     /// Creates a configuration; the app name defaults to the program's name.
     public init(

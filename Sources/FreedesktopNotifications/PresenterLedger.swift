@@ -275,6 +275,15 @@ extension LedgerMachine {
         }
     }
 
+    /// Reports that the sound of toast `id` could not be played (once per reason while the toast is tracked).
+    mutating func soundNotPlayed(_ id: String, reason: String, into out: inout [Action]) {
+        guard var toast = ledger.toasts[id] else {
+            return out.append(Self.action(.report(.degraded(toastID: id, reason: reason))))
+        }
+        reportDegradations([reason], of: id, &toast, into: &out)
+        ledger.toasts[id] = toast
+    }
+
     /// Reports that toast `id` could not be shown. A failure a service appearing later can fix leaves the toast
     /// wanted (the center keeps it and asks again); any other ends it in the center, so whatever it still has on
     /// the service goes and it is forgotten, remembering why.

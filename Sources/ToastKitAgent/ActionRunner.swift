@@ -1,4 +1,5 @@
 import Dispatch
+import FreedesktopNotifications
 import Glibc
 import Synchronization
 import ToastModel

@@ -122,11 +122,12 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         package static let snooze = "snooze"  // d: seconds after which the Later action brings the toast back
         package static let progress = "progress"  // d: a fraction from 0 to 1, or s "indeterminate"
         package static let doNotDisturb = "dnd"  // s: hold, drop, show
+        package static let sound = "sound"  // s: a sound-theme name, an absolute file path, or "silent"
 
         package static let all: Set<String> = [
             id, title, message, status, icon, iconFile, duration, actions, tap, appName, appIcon, urgency, category,
             hints, transient, replaceID, onAction, awaitShown, workingDirectory, environment, plainText,
-            dialect, due, snooze, progress, doNotDisturb,
+            dialect, due, snooze, progress, doNotDisturb, sound,
         ]
     }
 
@@ -170,6 +171,7 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         if let due = options.due { entries.append((Key.due, .double(due))) }
         if let snooze = options.snooze { entries.append((Key.snooze, .double(snooze))) }
         if let policy = options.doNotDisturb { entries.append((Key.doNotDisturb, .string(policy.rawValue))) }
+        if let sound = options.sound { entries.append((Key.sound, .string(sound.text))) }
         switch options.progress {
         case .fraction(let value)?: entries.append((Key.progress, .double(value)))
         case .indeterminate?: entries.append((Key.progress, .string("indeterminate")))
@@ -311,6 +313,13 @@ package struct AgentRequest: Sendable, Equatable, Codable {
                 throw AgentRequestError("dnd must be \"hold\", \"drop\" or \"show\" (s), not \(policy)")
             }
             options.doNotDisturb = value
+        }
+        if let sound = entries[Key.sound] {
+            guard case .string(let text) = sound, let value = ToastSound(text: text) else {
+                throw AgentRequestError(
+                    "sound must be a sound-theme name, an absolute file path or \"silent\" (s), not \(sound)")
+            }
+            options.sound = value
         }
         if let progress = entries[Key.progress] {
             switch progress {

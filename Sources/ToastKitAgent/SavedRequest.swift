@@ -53,6 +53,8 @@ package struct SavedRequest: Codable, Sendable, Equatable {
     package var indeterminateProgress: Bool?
     /// `--dnd`: `hold`, `drop` or `show`; nil for the dialect's default.
     package var dnd: String?
+    /// `--sound`: a sound-theme name, an absolute file path, or `silent`.
+    package var sound: String?
 
     package enum CodingKeys: String, CodingKey {
         case title, message, status, icon, seconds, indefinite, actions, tap, urgency, category, hints, transient
@@ -67,7 +69,7 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         case plainText = "plain_text"
         case dialect
         case workingDirectory = "working_directory"
-        case snooze, progress, dnd
+        case snooze, progress, dnd, sound
         case indeterminateProgress = "indeterminate_progress"
     }
 
@@ -108,6 +110,7 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         awaitShown = request.awaitShown ? true : nil
         snooze = options.snooze
         dnd = options.doNotDisturb?.rawValue
+        sound = options.sound?.text
         switch options.progress {
         case .fraction(let value)?: progress = value
         case .indeterminate?: indeterminateProgress = true
@@ -190,6 +193,10 @@ package struct SavedRequest: Codable, Sendable, Equatable {
                 throw Invalid(description: "dnd \"\(dnd)\"")
             }
             options.doNotDisturb = policy
+        }
+        if let sound {
+            guard let value = ToastSound(text: sound) else { throw Invalid(description: "sound \"\(sound)\"") }
+            options.sound = value
         }
         if let snooze {
             guard snooze.isFinite, snooze > 0, snooze <= ToastDuration.maximumSeconds else {

@@ -123,6 +123,8 @@ package struct SendOptions: Sendable, Equatable, Codable {
     /// `--dnd hold|drop|show`: what the toast does while Do Not Disturb is on; nil for the dialect's default
     /// (``doNotDisturbPolicy``).
     package var doNotDisturb: ToastDoNotDisturbPolicy?
+    /// `--sound NAME|FILE|default|silent`: the sound to play when the toast first appears (a file path is absolute).
+    package var sound: ToastSound?
     /// Whether `send` without `--wait` keeps quiet about Do Not Disturb (the steps of `toastkit progress`: its final
     /// toast says it once). Not an option.
     package var quietAboutDoNotDisturb = false

@@ -31,7 +31,8 @@ package enum ToastOptions {
             tapAction: options.tap.map { Self.action($0, tap: true, snoozes: snoozes) },
             swipeActions: options.actions.isEmpty ? nil : swipe,
             progress: options.progress,
-            doNotDisturb: options.doNotDisturbPolicy)
+            doNotDisturb: options.doNotDisturbPolicy,
+            sound: options.sound)
         do {
             try message.validate()
         } catch {

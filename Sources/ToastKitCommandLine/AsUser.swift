@@ -1,4 +1,5 @@
 import DBus
+import FreedesktopNotifications
 import Glibc
 import ToastKit
 import ToastKitAgent

@@ -1,3 +1,4 @@
+import Glibc
 import ToastKit
 import ToastKitAgent
 
@@ -315,6 +316,13 @@ enum CommandLineParser {
 
     /// Parses `send`'s command line in `dialect`: toastkit's (notify-send's plus toastkit's options), or that of
     /// the tool toastkit stands in for (``Dialects``).
+    /// The folder this process runs in (`/` when it cannot be read).
+    static var workingDirectory: String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return "/" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// A percentage from 0 to 100 (`40`, `12.5%`), or `indeterminate` (`-`): what `--progress` and the lines of
     /// `toastkit progress` take; nil for anything else.
     static func progress(_ value: String) -> ToastProgress? {
@@ -535,6 +543,14 @@ enum CommandLineParser {
                     throw .data("\(flag) \(value): expected a percentage from 0 to 100, or indeterminate")
                 }
                 options.progress = progress
+            case "sound":
+                let value = try option.text()
+                // A relative file is made absolute: the agent or the server plays it from another folder.
+                let text = value.contains("/") && !value.hasPrefix("/") ? Self.workingDirectory + "/" + value : value
+                guard let sound = ToastSound(text: text) else {
+                    throw .usage("\(flag): expected a sound name (message-new-instant), a file, default or silent")
+                }
+                options.sound = sound
             case "dnd":
                 let value = try option.text()
                 guard let policy = ToastDoNotDisturbPolicy(rawValue: value) else {
@@ -730,6 +746,7 @@ enum Specs {
         OptionSpec(short: nil, long: "in", takesValue: true),
         OptionSpec(short: nil, long: "progress", takesValue: true),
         OptionSpec(short: nil, long: "dnd", takesValue: true),
+        OptionSpec(short: nil, long: "sound", takesValue: true),
         OptionSpec(short: nil, long: "at", takesValue: true),
         OptionSpec(short: nil, long: "terminal-code", takesValue: true),
         OptionSpec(short: nil, long: "plain", takesValue: false),

@@ -107,6 +107,8 @@ struct ProgressCommand {
                 // held, and says so), unless --dnd asks otherwise.
                 if shown.doNotDisturb == nil { shown.doNotDisturb = .drop }
                 shown.quietAboutDoNotDisturb = true
+                // The sound is the end's: a step plays none (silent stays silent).
+                if shown.sound != .silent { shown.sound = nil }
                 if let portal {
                     // Shown until the next step replaces it, however long that takes.
                     shown.duration = .duration(.indefinite)

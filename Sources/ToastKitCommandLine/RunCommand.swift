@@ -2,6 +2,7 @@
 // how it ended, how long it took and the last lines of its output, with an action that opens the whole output.
 import CSpawn
 import FoundationEssentials
+import FreedesktopNotifications
 import Glibc
 import Synchronization
 import ToastKit

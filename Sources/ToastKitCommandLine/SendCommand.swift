@@ -35,8 +35,10 @@ struct SendCommand {
         } catch {
             throw BusAccess.failure(error)
         }
+        var quiet = false
         if configuration.followsDoNotDisturb {
             let state = sender.doNotDisturb()
+            quiet = state.isOn
             if state.isOn {
                 // No process stays to hold it (the agent is not used): dropped, or handed to the server, whose
                 // own Do Not Disturb then decides.
@@ -49,7 +51,7 @@ struct SendCommand {
         }
         func show(replacing serverID: UInt32) throws(CommandFailure) -> UInt32 {
             do {
-                let shown = try sender.show(presentation, replacing: serverID)
+                let shown = try sender.show(presentation, replacing: serverID, playsSound: !quiet)
                 for reason in shown.degradations { Output.error("warning: \(reason)") }
                 return shown.serverID
             } catch {

@@ -1,4 +1,5 @@
 import CSpawn
+import FreedesktopNotifications
 import Glibc
 import ToastKitAgent
 

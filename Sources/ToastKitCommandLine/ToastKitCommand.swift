@@ -1,4 +1,5 @@
 import Dispatch
+import FreedesktopNotifications
 import Glibc
 import Synchronization
 import ToastKit
@@ -25,6 +26,11 @@ public enum ToastKitCommand {
     /// `--wait` start no thread at all: they run on the main thread with blocking bus calls
     /// (``BlockingNotificationSender``).
     public static func main() -> Never {
+        // A sound this process plays (for a server that plays none) ends before the process does.
+        func exit(_ code: Int32) -> Never {
+            SoundPlayer.waitUntilPlayed()
+            Glibc.exit(code)
+        }
         signal(SIGPIPE, SIG_IGN)
         Output.endsProcessOnClosedReader = true
         let invocation: Invocation
@@ -216,17 +222,7 @@ struct CommandEnvironment: Sendable {
 
     /// The variables.
     var variables: [String: String] {
-        if let given { return given }
-        var variables: [String: String] = [:]
-        var entry = environ
-        while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            if let equals = text.firstIndex(of: "=") {
-                variables[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            entry += 1
-        }
-        return variables
+        given ?? ProcessEnvironment.current
     }
 }
 

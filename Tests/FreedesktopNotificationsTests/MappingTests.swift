@@ -70,7 +70,11 @@ import ToastModel
             summary: "Poco espacio", body: "Libera espacio", icon: .system("photo.on.rectangle"), urgency: .critical,
             category: "device", soundName: "dialog-warning", actions: [.init(key: "default", label: "Abrir")],
             hints: ["x-custom": .int32(7)], isTransient: true)
-        let call = try map(request, expireTimeout: .milliseconds(4500)).call
+        // A server that plays sounds (dunst plays none: SoundTests).
+        let player = ServerCapabilities(Self.dunst.ordered + ["sound"], information: Self.dunst.information)
+        let mapped = try map(request, expireTimeout: .milliseconds(4500), capabilities: player)
+        let call = mapped.call
+        #expect(mapped.localSound == nil)
         #expect(call.appName == "Fotos")
         #expect(call.summary == "Poco espacio")
         #expect(call.body == "Libera espacio")

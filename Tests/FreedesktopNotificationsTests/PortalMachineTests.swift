@@ -535,7 +535,7 @@ struct SimulatedPortal {
                 removesToAnswer.append(portalID)
             case .connect(let generation): links.append(generation)
             case .wake(let at): wakes.append(at)
-            case .report, .resume: break
+            case .report, .resume, .playSound: break
             }
         }
     }

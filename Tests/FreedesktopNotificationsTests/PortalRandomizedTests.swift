@@ -199,7 +199,7 @@ struct PortalWorld {
             case .report(let report):
                 if case .closed = report { Issue.record("seed \(seed): the portal presenter reported a close") }
                 carryOut(stack.handle(report, now: now))
-            case .resume: break
+            case .resume, .playSound: break
             }
         }
     }

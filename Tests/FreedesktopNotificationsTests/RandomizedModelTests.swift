@@ -217,6 +217,7 @@ struct World {
             case .resume: break
             case .wake(let at): wakes.append(at)
             case .readDoNotDisturb: break  // the machine's configuration here does not follow it
+            case .playSound: break  // no toast here has a sound
             }
         }
     }

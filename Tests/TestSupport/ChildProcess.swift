@@ -146,3 +146,20 @@ public final class PipePair: Sendable {
         closeWriteEnd()
     }
 }
+
+/// The first line a writer puts in the FIFO at `path`, or "" when none comes within `seconds`: opened for reading and
+/// writing, so opening never waits for the writer, and polled with a bound (a blocking wait would outlive the suite's
+/// time limit).
+public func firstLine(ofFIFO path: String, within seconds: Int32) async throws -> String {
+    try await onOwnThread { () -> String in
+        let reader = open(path, O_RDWR | O_CLOEXEC)
+        defer { close(reader) }
+        var ready = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
+        guard poll(&ready, 1, seconds * 1000) == 1 else { return "" }
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let count = read(reader, &bytes, bytes.count)
+        var text = String(decoding: bytes.prefix(max(count, 0)), as: UTF8.self)
+        while text.last == "\n" { text.removeLast() }
+        return text
+    }
+}

@@ -14,12 +14,18 @@ public struct PortalNotification: Sendable, Hashable {
     public var actionKeys: [String: String]
     /// Why something was left out, one sentence each (empty when nothing was).
     public var degradations: [String]
+    /// The sound the presenter plays itself once the portal took the notification (a version 1 portal plays none).
+    public var localSound: ToastSound?
 
     /// Creates the value.
-    public init(fields: [String: DBusValue], actionKeys: [String: String] = [:], degradations: [String] = []) {
+    public init(
+        fields: [String: DBusValue], actionKeys: [String: String] = [:], degradations: [String] = [],
+        localSound: ToastSound? = nil
+    ) {
         self.fields = fields
         self.actionKeys = actionKeys
         self.degradations = degradations
+        self.localSound = localSound
     }
 
     /// The notification as the `a{sv}` argument of `AddNotification`.
@@ -87,7 +93,7 @@ public enum PortalIconFile: Sendable, Hashable {
 /// | swipe actions | `buttons`, leading first; the action's id is the portal action name when it is a valid one, otherwise a generated name |
 /// | transient (confirmations) | version 2: `display-hint` `["transient"]` |
 /// | category | version 2: `category`, when it is one the portal knows or starts with `x-` |
-/// | sound | version 2: `sound` `"default"` for a sound name, `"silent"` for the `suppress-sound` hint |
+/// | sound | version 2: `sound` `"default"` for a new sound (named or a file), `"silent"` for a silent toast, the `suppress-sound` hint, or an update of a toast whose sound already played; version 1: played by the presenter |
 /// | button purpose | version 2: `purpose`, when it is one the portal knows or starts with `x-` |
 ///
 /// A version 1 portal (xdg-desktop-portal before 1.20, such as Debian 12's 1.16) refuses the whole notification for
@@ -116,13 +122,17 @@ public enum PortalNotificationMapping {
     ///   - version: The portal's `version` property (1 or 2): version 2 takes more fields.
     ///   - configuration: The app's options (markup, the sandbox's app id).
     ///   - iconFile: What the presenter read from the toast's `.file` icon (`nil` when it has none).
+    ///   - soundIsNew: Whether the request's sound is new for the toast (its first notification, or an update that
+    ///     asks for another sound): only then is it played. Each update is a new notification on the portal, so
+    ///     on version 2 an update whose sound already played is sent `silent`.
     /// - Throws: ``ToastModel/ToastValidationError`` naming the field for input the portal can never take (a NUL byte, an image
     ///   whose bytes don't match its size).
     public static func notification(
         _ presentation: ToastPresentation,
         version: UInt32,
         configuration: PresenterConfiguration,
-        iconFile: PortalIconFile? = nil
+        iconFile: PortalIconFile? = nil,
+        soundIsNew: Bool = true
     ) throws(ToastValidationError) -> PortalNotification {
         let request = presentation.request
         var fields: [String: DBusValue] = [:]
@@ -233,19 +243,21 @@ public enum PortalNotificationMapping {
                 leftOut.append("category \"\(category)\"")
             }
         }
-        let silent = request.hints["suppress-sound"] == .bool(true)
+        var localSound: ToastSound?
+        let silent = request.hints["suppress-sound"] == .bool(true) || request.sound == .silent
+        if let sound = request.sound { try NotificationMapping.checkText(sound.text, field: "sound") }
         if isVersion2 {
-            if silent {
+            if silent || (request.sound != nil && !soundIsNew) {
                 fields["sound"] = .string("silent")
-            } else if let sound = request.soundName {
-                try NotificationMapping.checkText(sound, field: "sound")
+            } else if let sound = request.sound {
                 fields["sound"] = .string("default")
                 degradations.append(
-                    "the notification portal plays no named sounds: \"\(sound)\" became the default sound")
+                    "the notification portal plays only the desktop's own sounds: \"\(sound.text)\" became the "
+                        + "default sound")
             }
             if request.isTransient { fields["display-hint"] = .strings(["transient"]) }
-        } else if let sound = request.soundName {
-            leftOut.append("sound \"\(sound)\"")
+        } else if let sound = request.sound, !silent, soundIsNew {
+            localSound = sound
         }
         let hints = request.hints.keys.filter { $0 != "suppress-sound" }.sorted()
         if !hints.isEmpty { leftOut.append("hints \(hints.joined(separator: ", "))") }
@@ -253,7 +265,8 @@ public enum PortalNotificationMapping {
             degradations.append(
                 "the notification portal (version \(version)) takes no \(leftOut.joined(separator: ", ")): left out")
         }
-        return PortalNotification(fields: fields, actionKeys: actionKeys, degradations: degradations)
+        return PortalNotification(
+            fields: fields, actionKeys: actionKeys, degradations: degradations, localSound: localSound)
     }
 
     /// The portal priority for an urgency.

@@ -246,6 +246,10 @@ struct PortalBackend: PresenterBackend {
             // The answer says nothing (the portal does not know whether the id existed); it tells that the call is
             // through, for flush().
             remove(portalID, on: link) { answer(.removeAnswered(portalID: portalID)) }
+        case .playSound(let id, let sound):
+            configuration.soundPlayer.playInBackground(sound, appName: configuration.appName) { reason in
+                answer(.soundNotPlayed(id: id, reason: reason))
+            }
         case .connect, .report, .resume, .wake:
             break  // the shell's own
         }

@@ -68,6 +68,8 @@ package struct PortalPresenterMachine: Sendable {
         case tick
         /// The connection is gone for good.
         case connectionLost(PresentationError)
+        /// The sound asked for with ``Action/playSound(id:_:)`` could not be played, for this reason.
+        case soundNotPlayed(id: String, reason: String)
         /// The presenter was detached from its center: forget everything.
         case reset
     }
@@ -89,6 +91,9 @@ package struct PortalPresenterMachine: Sendable {
         case resume([WaiterID], Result<String, PresentationError>)
         /// Feed ``Event/tick`` at this time (a time on the clock of the events) or soon after.
         case wake(at: Duration)
+        /// Play the toast's sound here, because the portal plays none (version 1); report a failure as
+        /// ``Event/soundNotPlayed(id:reason:)``.
+        case playSound(id: String, ToastSound)
     }
 
     /// A notification on the portal (added, or on its way).
@@ -104,6 +109,9 @@ package struct PortalPresenterMachine: Sendable {
         var call: UInt64
         var portalID: String
         var actionKeys: [String: String]
+        /// The sound of the content on its way, and the sound to play once the portal took it.
+        var sound: ToastSound?
+        var playing: ToastSound?
     }
 
     struct Toast: TrackedToast {
@@ -120,6 +128,8 @@ package struct PortalPresenterMachine: Sendable {
         var reported: Set<String> = []
         var lastFailure: PresentationError?
         var waiters: [WaiterID] = []
+        /// The sound of the content the portal last took: an update with the same sound plays nothing again.
+        var soundOnService: ToastSound?
 
         var serviceID: String? { shown?.portalID }
         var hasCallOnItsWay: Bool { adding != nil }
@@ -263,6 +273,8 @@ package struct PortalPresenterMachine: Sendable {
             let waiting = waitingForSettle.sorted()
             waitingForSettle = []
             for id in waiting { pump(id, into: &out) }
+        case .soundNotPlayed(let id, let reason):
+            soundNotPlayed(id, reason: reason, into: &out)
         case .connectionLost(let error):
             connectionLost(error, into: &out)
         case .reset:
@@ -321,7 +333,8 @@ package struct PortalPresenterMachine: Sendable {
                 let mapped: PortalNotification
                 do {
                     mapped = try PortalNotificationMapping.notification(
-                        presentation, version: version, configuration: configuration, iconFile: toast.iconFile)
+                        presentation, version: version, configuration: configuration, iconFile: toast.iconFile,
+                        soundIsNew: presentation.request.sound != toast.soundOnService)
                 } catch let error {
                     ledger.toasts[id] = toast
                     fail(id, PresentationError(.invalidInput, reason: error.description), into: &out)
@@ -339,7 +352,9 @@ package struct PortalPresenterMachine: Sendable {
                 nextCall += 1
                 nextPortalID += 1
                 let portalID = "\(idPrefix)\(nextPortalID)"
-                toast.adding = Adding(call: nextCall, portalID: portalID, actionKeys: mapped.actionKeys)
+                toast.adding = Adding(
+                    call: nextCall, portalID: portalID, actionKeys: mapped.actionKeys,
+                    sound: presentation.request.sound, playing: mapped.localSound)
                 toastForPortalID[portalID] = id
                 out.append(.add(id: id, call: nextCall, portalID: portalID, mapped))
                 ledger.toasts[id] = toast
@@ -389,6 +404,8 @@ package struct PortalPresenterMachine: Sendable {
                 if let adopted = toast.shown { retire(adopted, into: &out) }
                 toast.shown = posted
                 toast.lastFailure = nil
+                toast.soundOnService = adding.sound
+                if let playing = adding.playing { out.append(.playSound(id: id, playing)) }
             }
         case .failure(let error):
             toastForPortalID[adding.portalID] = nil
@@ -443,7 +460,7 @@ extension PortalPresenterMachine: LedgerMachine {
         case .report(let report): .report(report)
         case .resume(let waiters, let result): .resume(waiters, result)
         case .wake(let at): .wake(at: at)
-        case .add, .remove: nil
+        case .add, .remove, .playSound: nil
         }
     }
 

@@ -1,5 +1,6 @@
 import DBus
 import FoundationEssentials
+import FreedesktopNotifications
 import Glibc
 import Synchronization
 import ToastKit
@@ -170,11 +171,7 @@ enum AgentClient {
             let name = path.split(separator: "/").last ?? ""
             if name.hasPrefix("toastkit"), !path.contains(".xctest") { return path }
         }
-        for folder in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(folder)/toastkit"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
+        return ProcessEnvironment.findExecutable("toastkit", in: environment)
     }
 
     /// Starts an agent unless one this command started is still starting; one that gave way to an agent that has

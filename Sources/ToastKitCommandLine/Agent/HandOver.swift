@@ -75,12 +75,16 @@ extension SendCommand {
             throw .data(error.message)
         }
         // Held back by Do Not Disturb: the agent holds it, or drops it, and says so.
-        if toast.doNotDisturb != .show, sender.doNotDisturb().isOn { return .notHere }
+        // Read when it matters: a toast it would hold, or a sound it would silence.
+        let quiet =
+            (toast.doNotDisturb != .show || (toast.sound != nil && configuration.followsDoNotDisturb))
+            && sender.doNotDisturb().isOn
+        if toast.doNotDisturb != .show, quiet { return .notHere }
         let presentation = try Self.presentation(
             for: toast, style: CommandLineStyle(options: request.options), labels: options.labels)
         let shown: BlockingNotificationSender.Shown
         do {
-            shown = try sender.show(presentation, replacing: options.replaceID ?? 0)
+            shown = try sender.show(presentation, replacing: options.replaceID ?? 0, playsSound: !quiet)
         } catch {
             throw BusAccess.failure(error)
         }

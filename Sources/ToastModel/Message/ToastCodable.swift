@@ -101,13 +101,14 @@ extension ToastAction: Codable {
 
 extension ToastMessage: Codable {
     private enum CodingKeys: String, CodingKey {
-        case id, status, title, message, icon, duration, tapAction, swipeActions, progress, doNotDisturb
+        case id, status, title, message, icon, duration, tapAction, swipeActions, progress, doNotDisturb, sound
     }
 
     /// Decodes `{"id", "status", "title", "message"?, "icon"?, "duration", "tapAction"?, "swipeActions"?,
-    /// "progress"?, "doNotDisturb"?}` (`progress`: a fraction from 0 to 1, or `"indeterminate"`; `doNotDisturb`:
-    /// `"hold"`, `"drop"` or `"show"`). Only `title` is required, as in
-    /// ``init(id:status:title:message:icon:duration:tapAction:swipeActions:progress:doNotDisturb:)``: a missing id is a
+    /// "progress"?, "doNotDisturb"?, "sound"?}` (`progress`: a fraction from 0 to 1, or `"indeterminate"`;
+    /// `doNotDisturb`: `"hold"`, `"drop"` or `"show"`; `sound`: a sound-theme name, an absolute file path, `"default"`
+    /// or `"silent"`). Only `title` is required, as in
+    /// ``init(id:status:title:message:icon:duration:tapAction:swipeActions:progress:doNotDisturb:sound:)``: a missing id is a
     /// new UUID, a missing status `"normal"`, a missing duration `"automatic"`, a missing `doNotDisturb` `"hold"`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -120,7 +121,8 @@ extension ToastMessage: Codable {
             duration: try container.decodeIfPresent(ToastDuration.self, forKey: .duration) ?? .automatic,
             tapAction: try container.decodeIfPresent(ToastAction.self, forKey: .tapAction),
             swipeActions: try container.decodeIfPresent(ToastSwipeActions.self, forKey: .swipeActions),
-            doNotDisturb: try container.decodeIfPresent(ToastDoNotDisturbPolicy.self, forKey: .doNotDisturb) ?? .hold)
+            doNotDisturb: try container.decodeIfPresent(ToastDoNotDisturbPolicy.self, forKey: .doNotDisturb) ?? .hold,
+            sound: try container.decodeIfPresent(ToastSound.self, forKey: .sound))
         if container.contains(.progress) {
             if let fraction = try? container.decode(Double.self, forKey: .progress) {
                 guard fraction.isFinite else {
@@ -155,6 +157,7 @@ extension ToastMessage: Codable {
         case nil: break
         }
         if doNotDisturb != .hold { try container.encode(doNotDisturb, forKey: .doNotDisturb) }
+        try container.encodeIfPresent(sound, forKey: .sound)
     }
 }
 

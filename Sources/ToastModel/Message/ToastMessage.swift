@@ -40,6 +40,9 @@ public struct ToastMessage: Sendable, Hashable, Identifiable {
     /// What the toast does while the desktop's Do Not Disturb is on: wait until it ends (the default), drop, or go
     /// to the server anyway.
     public var doNotDisturb: ToastDoNotDisturbPolicy
+    /// The sound to play when the toast first appears; nil leaves it to the style (the theme's sound for the status,
+    /// none by default).
+    public var sound: ToastSound?
 
     /// Creates a message. Only the title is required.
     public init(
@@ -52,7 +55,8 @@ public struct ToastMessage: Sendable, Hashable, Identifiable {
         tapAction: ToastAction? = nil,
         swipeActions: ToastSwipeActions? = nil,
         progress: ToastProgress? = nil,
-        doNotDisturb: ToastDoNotDisturbPolicy = .hold
+        doNotDisturb: ToastDoNotDisturbPolicy = .hold,
+        sound: ToastSound? = nil
     ) {
         self.id = id
         self.status = status
@@ -64,6 +68,7 @@ public struct ToastMessage: Sendable, Hashable, Identifiable {
         self.swipeActions = swipeActions
         self.progress = progress
         self.doNotDisturb = doNotDisturb
+        self.sound = sound
     }
 
     /// The actions with their role, in the order the desktop shows them: tap, leading, trailing.

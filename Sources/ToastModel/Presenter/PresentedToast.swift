@@ -25,6 +25,8 @@ public struct PresentedToast: Sendable, Hashable {
     public var isConfirmation: Bool
     /// How far the toast's task has come, if it tells.
     public var progress: ToastProgress?
+    /// The sound the toast asks for, if any (played once, when it first appears).
+    public var sound: ToastSound?
 
     /// Creates a snapshot.
     public init(
@@ -37,7 +39,8 @@ public struct PresentedToast: Sendable, Hashable {
         remaining: Duration? = nil,
         isTimerRunning: Bool = false,
         isConfirmation: Bool = false,
-        progress: ToastProgress? = nil
+        progress: ToastProgress? = nil,
+        sound: ToastSound? = nil
     ) {
         self.id = id
         self.status = status
@@ -49,6 +52,7 @@ public struct PresentedToast: Sendable, Hashable {
         self.isTimerRunning = isTimerRunning
         self.isConfirmation = isConfirmation
         self.progress = progress
+        self.sound = sound
     }
 }
 

@@ -754,7 +754,7 @@ public struct ToastStack: Sendable {
             return PresentedToast(
                 id: entry.id, status: message.status, title: message.title, message: message.message,
                 icon: message.icon, actions: actions, remaining: entry.remaining(at: now),
-                isTimerRunning: entry.toldRunning, progress: message.progress)
+                isTimerRunning: entry.toldRunning, progress: message.progress, sound: message.sound)
         case .confirmation(let text):
             return PresentedToast(
                 id: entry.id, status: .success, title: text, remaining: entry.remaining(at: now),

@@ -5,9 +5,10 @@
 /// (``PresentedToast/remaining`` while ``PresentedToast/isTimerRunning``), so a style can never make the server
 /// contradict the center.
 ///
-/// The presenter maps ``urgency``, ``category``, ``soundName`` and ``isTransient`` to the standard hints
-/// (`urgency`, `category`, `sound-name`, `transient`); entries in ``hints`` are added as they are and win over
-/// those on a clash.
+/// The presenter maps ``urgency``, ``category`` and ``isTransient`` to the standard hints (`urgency`, `category`,
+/// `transient`), and ``sound`` to the `sound-name`, `sound-file` or `suppress-sound` hint where the server plays
+/// sounds (it plays the sound itself elsewhere); entries in ``hints`` are added as they are and win over those on a
+/// clash.
 public struct ToastRequest: Sendable, Hashable {
     /// One action button.
     public struct Action: Sendable, Hashable {
@@ -41,8 +42,16 @@ public struct ToastRequest: Sendable, Hashable {
     public var urgency: ToastUrgency
     /// An optional freedesktop category, such as `"im.received"`.
     public var category: String?
-    /// An optional freedesktop sound name, such as `"message-new-instant"`.
-    public var soundName: String?
+    /// The sound to play when the toast first appears, if any.
+    public var sound: ToastSound?
+    /// The freedesktop sound name of ``sound``, such as `"message-new-instant"`; setting it asks for that sound.
+    public var soundName: String? {
+        get {
+            if case .named(let name)? = sound { return name }
+            return nil
+        }
+        set { sound = newValue.map(ToastSound.named) }
+    }
     /// The action buttons, in order.
     public var actions: [Action]
     /// Extra hints, sent as they are.
@@ -62,7 +71,7 @@ public struct ToastRequest: Sendable, Hashable {
     /// center then never closes it, the server does.
     public var leavesTimeoutToServer = false
 
-    /// Creates a request.
+    /// Creates a request; `sound`, when given, wins over `soundName`.
     public init(
         summary: String,
         body: String? = nil,
@@ -70,6 +79,7 @@ public struct ToastRequest: Sendable, Hashable {
         urgency: ToastUrgency = .normal,
         category: String? = nil,
         soundName: String? = nil,
+        sound: ToastSound? = nil,
         actions: [Action] = [],
         hints: [String: ToastHintValue] = [:],
         isTransient: Bool = false,
@@ -81,7 +91,7 @@ public struct ToastRequest: Sendable, Hashable {
         self.icon = icon
         self.urgency = urgency
         self.category = category
-        self.soundName = soundName
+        self.sound = sound ?? soundName.map(ToastSound.named)
         self.actions = actions
         self.hints = hints
         self.isTransient = isTransient

@@ -28,14 +28,14 @@ public struct ThemedToastStyle: ToastStyle {
         self.theme = theme
     }
 
-    /// Uses the toast's own icon, or the theme's icon for the status, plus urgency, category and sound.
+    /// Uses the toast's own icon and sound, or the theme's for the status, plus urgency and category.
     public func makeRequest(for toast: PresentedToast) -> ToastRequest {
         let decoration = theme[toast.status]
         var request = PlainToastStyle().makeRequest(for: toast)
         request.icon = toast.icon ?? decoration.iconName.map(ToastIcon.system)
         request.urgency = decoration.urgency
         request.category = decoration.category
-        request.soundName = decoration.soundName
+        request.sound = toast.sound ?? decoration.soundName.map(ToastSound.named)
         return request
     }
 }
@@ -45,12 +45,13 @@ public struct PlainToastStyle: ToastStyle {
     /// Creates the plain style.
     public init() {}
 
-    /// Maps the snapshot field by field.
+    /// Maps the snapshot field by field (with the toast's own sound, if it asks for one).
     public func makeRequest(for toast: PresentedToast) -> ToastRequest {
         ToastRequest(
             summary: toast.title,
             body: toast.message,
             icon: toast.icon,
+            sound: toast.sound,
             actions: toast.actions.map { ToastRequest.Action(key: $0.key, label: $0.title, icon: $0.icon) },
             isTransient: toast.isConfirmation)
     }

@@ -1,8 +1,8 @@
 import CSpawn
 import Glibc
 
-/// Starts programs for the agent: the agent itself (detached, from `send`) and `--on-action` commands (from the
-/// agent). Always with a clean signal mask and default dispositions for the signals `toastkit` handles or ignores,
+/// Starts programs for ToastKit's processes: a sound player (for a server that plays no sound), the agent itself
+/// (detached, from `send`) and `--on-action` commands (from the agent). Always with a clean signal mask and default dispositions for the signals `toastkit` handles or ignores,
 /// so its own handling never leaks into the program.
 package enum Spawn {
     /// Starts `argv` (`argv[0]` looked up on `PATH` when it has no slash) with `environment`; standard input is

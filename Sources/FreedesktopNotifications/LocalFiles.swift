@@ -1,12 +1,12 @@
 import Glibc
 
-/// Text files of the system the command line reads to explain or find things — D-Bus service files, `/etc/passwd`,
-/// LXQt's settings — none of them the package's own (those are ``ToastModel/PrivateFiles``'): read without
-/// trusting them.
-enum LocalFiles {
+/// Text files of the system ToastKit reads to explain or find things — D-Bus service files, `/etc/passwd`, LXQt's
+/// settings, a sound theme's `index.theme` — none of them the package's own (those are
+/// ``ToastModel/PrivateFiles``'): read without trusting them.
+package enum LocalFiles {
     /// At most `limit` bytes of the regular file at `path`, opened without blocking (a FIFO is not read); nil when it
     /// cannot be read.
-    static func text(of path: String, limit: Int) -> String? {
+    package static func text(of path: String, limit: Int) -> String? {
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }

@@ -1,0 +1,253 @@
+import DBus
+import Foundation
+import TestSupport
+import Testing
+import ToastModel
+
+@testable import FreedesktopNotifications
+
+/// Sound (issue 21 §2), without a bus: which servers are sent the sound as a hint and for which the presenter plays it
+/// itself, that it plays once (a toast's first appearance, or an update that asks for another sound) and never while Do
+/// Not Disturb is on, and how a name is found in the freedesktop sound theme.
+@Suite struct SoundTests {
+    typealias Machine = DesktopPresenterMachine
+
+    /// A server as its `GetCapabilities` and `GetServerInformation` describe it in the suite's Debian 12 versions.
+    static func server(_ name: String, _ vendor: String, sound: Bool) -> ServerCapabilities {
+        ServerCapabilities(
+            ["actions", "body"] + (sound ? ["sound"] : []),
+            information: ServerInformation(name: name, vendor: vendor, version: "1", specificationVersion: "1.2"))
+    }
+
+    static let gnome = server("gnome-shell", "GNOME", sound: true)
+    static let mate = server("Notification Daemon", "MATE", sound: true)
+    static let notificationDaemon = server("Notification Daemon", "GNOME", sound: true)
+    static let dunst = server("dunst", "knopwob", sound: false)
+    static let plasma = server("Plasma", "KDE", sound: false)
+
+    static func mapped(
+        _ sound: ToastSound?, on capabilities: ServerCapabilities, new: Bool = true
+    ) throws -> MappedNotification {
+        try NotificationMapping.notify(
+            ToastRequest(summary: "Listo", sound: sound), expireTimeout: nil, capabilities: capabilities,
+            configuration: PresenterMachineTests.configuration, soundIsNew: new)
+    }
+
+    @Test func aServerThatPlaysSoundsGetsTheHintAndTheOthersLeaveItToThePresenter() throws {
+        let name = ToastSound.named("message-new-instant")
+        let file = ToastSound.file("/usr/share/sounds/freedesktop/stereo/bell.oga")
+        // GNOME Shell plays both.
+        #expect(try Self.mapped(name, on: Self.gnome).call.hints["sound-name"] == .string("message-new-instant"))
+        #expect(try Self.mapped(name, on: Self.gnome).localSound == nil)
+        #expect(try Self.mapped(file, on: Self.gnome).call.hints["sound-file"] == .string(file.text))
+        // MATE plays only files; notification-daemon claims sound and plays none; dunst and Plasma 5 have none.
+        #expect(try Self.mapped(file, on: Self.mate).call.hints["sound-file"] == .string(file.text))
+        for (server, sound) in [
+            (Self.mate, name), (Self.notificationDaemon, name), (Self.dunst, file), (Self.plasma, name),
+        ] {
+            let mapped = try Self.mapped(sound, on: server)
+            #expect(mapped.localSound == sound, "\(server.information?.name ?? "")")
+            #expect(mapped.call.hints["sound-name"] == nil && mapped.call.hints["sound-file"] == nil)
+        }
+        // Never both: the server is sent a hint, or the presenter plays it.
+        #expect(try Self.mapped(nil, on: Self.dunst).localSound == nil)
+    }
+
+    @Test func anUpdateWithTheSameSoundPlaysNothingAndSilenceIsAlwaysSent() throws {
+        let name = ToastSound.named("complete")
+        let update = try Self.mapped(name, on: Self.gnome, new: false)
+        #expect(update.call.hints["sound-name"] == nil, "GNOME would play it again on every update")
+        #expect(try Self.mapped(name, on: Self.dunst, new: false).localSound == nil)
+        for server in [Self.gnome, Self.mate, Self.dunst] {
+            for new in [true, false] {
+                let silent = try Self.mapped(.silent, on: server, new: new)
+                #expect(silent.call.hints["suppress-sound"] == .boolean(true) && silent.localSound == nil)
+            }
+        }
+    }
+
+    @Test func aSoundWithANulByteIsRefusedNamingTheField() {
+        #expect(throws: ToastValidationError.self) { try Self.mapped(.named("bell\0"), on: Self.dunst) }
+    }
+
+    /// The portal: version 2 plays the desktop's default sound (each update is a new notification there, so an update
+    /// whose sound has played is sent silent); version 1 plays none, so the presenter does.
+    @Test func thePortalPlaysTheDefaultSoundOnVersionTwoAndThePresenterPlaysItOnVersionOne() throws {
+        func mapped(_ sound: ToastSound?, version: UInt32, new: Bool = true) throws -> PortalNotification {
+            let toast = PresentedToast(id: "a", status: .normal, title: "Listo", sound: sound)
+            return try PortalNotificationMapping.notification(
+                ToastPresentation(toast: toast, request: PlainToastStyle().makeRequest(for: toast)), version: version,
+                configuration: PresenterMachineTests.configuration, soundIsNew: new)
+        }
+        let name = ToastSound.named("complete")
+        #expect(try mapped(name, version: 2).fields["sound"] == .string("default"))
+        #expect(try mapped(name, version: 2).localSound == nil)
+        #expect(try mapped(name, version: 2, new: false).fields["sound"] == .string("silent"))
+        #expect(try mapped(.silent, version: 2).fields["sound"] == .string("silent"))
+        #expect(try mapped(nil, version: 2).fields["sound"] == nil)
+        #expect(try mapped(name, version: 1).fields["sound"] == nil, "version 1 refuses the key")
+        #expect(try mapped(name, version: 1).localSound == name)
+        #expect(try mapped(name, version: 1, new: false).localSound == nil)
+        #expect(try mapped(.silent, version: 1).localSound == nil)
+        #expect(try mapped(name, version: 1).degradations.isEmpty, "it plays: nothing is left out")
+    }
+
+    // MARK: - The machine
+
+    static func presentation(_ id: String, _ title: String = "T", sound: ToastSound?, running: Bool = true)
+        -> ToastPresentation
+    {
+        let toast = PresentedToast(
+            id: id, status: .normal, title: title, remaining: .seconds(4), isTimerRunning: running, sound: sound)
+        return ToastPresentation(toast: toast, request: PlainToastStyle().makeRequest(for: toast))
+    }
+
+    /// Shows `presentation` and answers its Notify; returns what the answer set off.
+    static func shown(_ presentation: ToastPresentation, on machine: inout Machine, serverID: UInt32) throws
+        -> [Machine.Action]
+    {
+        let call = try #require(machine.handle(.show(presentation)).notifyCall)
+        return machine.handle(
+            .notifyAnswered(id: presentation.toast.id, call: call, PresenterMachineTests.reply(serverID)))
+    }
+
+    @Test func theSoundPlaysOnceTheServerAcceptedTheToastAndNotForItsUpdates() throws {
+        var machine = PresenterMachineTests.linked(Self.dunst)
+        let bell = ToastSound.named("bell")
+        let sent = machine.handle(.show(Self.presentation("a", sound: bell)))
+        #expect(!sent.contains(.playSound(id: "a", bell)), "not before the server accepted it")
+        let call = try #require(sent.notifyCall)
+        let accepted = machine.handle(.notifyAnswered(id: "a", call: call, PresenterMachineTests.reply(7)))
+        #expect(accepted.contains(.playSound(id: "a", bell)), "\(accepted)")
+        // Its timer stops, its text changes: the same sound, nothing plays.
+        let paused = try Self.shown(
+            Self.presentation("a", "T2", sound: bell, running: false), on: &machine, serverID: 7)
+        #expect(!paused.contains { if case .playSound = $0 { true } else { false } }, "\(paused)")
+        // An update that asks for another sound plays it.
+        let done = ToastSound.named("complete")
+        #expect(
+            try Self.shown(Self.presentation("a", "Done", sound: done), on: &machine, serverID: 7).contains(
+                .playSound(id: "a", done)))
+        // Where the server plays it, the presenter never does.
+        var gnome = PresenterMachineTests.linked(Self.gnome)
+        let onGnome = try Self.shown(Self.presentation("g", sound: bell), on: &gnome, serverID: 9)
+        #expect(!onGnome.contains { if case .playSound = $0 { true } else { false } }, "\(onGnome)")
+    }
+
+    @Test func aFailedNotifyPlaysNothingAndTheNextTryDoes() throws {
+        var machine = PresenterMachineTests.linked(Self.dunst)
+        let bell = ToastSound.named("bell")
+        let call = try #require(machine.handle(.show(Self.presentation("a", sound: bell))).notifyCall)
+        let failed = machine.handle(
+            .notifyAnswered(id: "a", call: call, .failure(PresentationError(.refused, reason: "no"))))
+        #expect(!failed.contains(.playSound(id: "a", bell)))
+        #expect(
+            try Self.shown(Self.presentation("a", sound: bell), on: &machine, serverID: 4).contains(
+                .playSound(id: "a", bell)))
+    }
+
+    @Test func nothingPlaysWhileDoNotDisturbIsOn() throws {
+        var machine = Machine(configuration: PresenterMachineTests.configuration)
+        _ = machine.handle(.attached)
+        _ = machine.handle(
+            .linkReady(
+                generation: 1, capabilities: Self.dunst, owner: PresenterMachineTests.server,
+                doNotDisturb: DoNotDisturbMachineTests.on))
+        let bell = ToastSound.named("bell")
+        // A toast that shows anyway (`--dnd show`) comes quietly.
+        let shown = try Self.shown(Self.presentation("a", sound: bell), on: &machine, serverID: 3)
+        #expect(!shown.contains(.playSound(id: "a", bell)), "\(shown)")
+        _ = machine.handle(.doNotDisturbRead(generation: 1, DoNotDisturbMachineTests.off))
+        #expect(
+            try Self.shown(Self.presentation("b", sound: bell), on: &machine, serverID: 4).contains(
+                .playSound(id: "b", bell)))
+    }
+
+    @Test func aSoundThatCouldNotBePlayedIsReportedOnce() throws {
+        var machine = PresenterMachineTests.linked(Self.dunst)
+        _ = try Self.shown(Self.presentation("a", sound: .named("bell")), on: &machine, serverID: 3)
+        let reason =
+            "no sound player: install libcanberra0, pipewire-bin or pulseaudio-utils, or set TOASTKIT_SOUND_PLAYER"
+        #expect(
+            machine.handle(.soundNotPlayed(id: "a", reason: reason)) == [
+                .report(.degraded(toastID: "a", reason: reason))
+            ])
+        #expect(machine.handle(.soundNotPlayed(id: "a", reason: reason)).isEmpty, "once")
+        #expect(
+            machine.handle(.soundNotPlayed(id: "gone", reason: reason)) == [
+                .report(.degraded(toastID: "gone", reason: reason))
+            ])
+    }
+
+    // MARK: - The sound theme
+
+    /// A theme of the person's (`gtk-sound-theme-name`) that inherits from another, over the system's freedesktop
+    /// theme: a name is looked for in the theme, then what it inherits, then freedesktop; without its last `-part`
+    /// when not found.
+    @Test func aNameIsFoundInThePersonsThemeThenWhatItInheritsThenFreedesktop() throws {
+        let home = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        func write(_ text: String, _ path: String) throws {
+            let full = "\(home)/\(path)"
+            try FileManager.default.createDirectory(
+                atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try text.write(toFile: full, atomically: true, encoding: .utf8)
+        }
+        try write("[Settings]\ngtk-sound-theme-name = mine\n", "config/gtk-3.0/settings.ini")
+        try write("[Sound Theme]\nName=Mine\nInherits=base\nDirectories=stereo\n", "data/sounds/mine/index.theme")
+        try write("x", "data/sounds/mine/stereo/bell.wav")
+        try write("[Sound Theme]\nName=Base\nDirectories=5.1,stereo\n", "data/sounds/base/index.theme")
+        try write("x", "data/sounds/base/5.1/message.ogg")
+        let environment = [
+            "HOME": home, "XDG_CONFIG_HOME": "\(home)/config", "XDG_DATA_HOME": "\(home)/data",
+            "XDG_DATA_DIRS": "/usr/share",
+        ]
+        let theme = SoundTheme(environment: environment)
+        #expect(theme.file(named: "bell") == "\(home)/data/sounds/mine/stereo/bell.wav", "the person's first")
+        #expect(theme.file(named: "message") == "\(home)/data/sounds/base/5.1/message.ogg", "then what it inherits")
+        #expect(
+            theme.file(named: "message-new-instant") == "/usr/share/sounds/freedesktop/stereo/message-new-instant.oga",
+            "then freedesktop (sound-theme-freedesktop)")
+        #expect(theme.file(named: "message-new-email") == "\(home)/data/sounds/base/5.1/message.ogg", "less specific")
+        #expect(theme.file(named: "no-such-sound") == nil)
+        #expect(theme.file(named: "../../etc/passwd") == nil)
+    }
+
+    @Test func aPlayerIsGivenTheFileAndAFailureSaysWhatIsMissing() async throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let log = "\(folder)/played"
+        #expect(mkfifo(log, 0o600) == 0)
+        let player = "\(folder)/player"
+        try "#!/bin/sh\necho \"$@\" > \(log)\n".write(toFile: player, atomically: true, encoding: .utf8)
+        chmod(player, 0o755)
+        let environment = ["PATH": "/usr/bin:/bin", "HOME": folder, "XDG_DATA_DIRS": "/usr/share"]
+        #expect(
+            SoundPlayer.command([player, "--quiet"]).play(.named("bell"), appName: "t", environment: environment) == nil
+        )
+        #expect(try await firstLine(ofFIFO: log, within: 20) == "--quiet /usr/share/sounds/freedesktop/stereo/bell.oga")
+        #expect(
+            SoundPlayer.command([player]).play(.named("no-such-sound"), appName: "t", environment: environment)
+                == "the sound \"no-such-sound\" is not in the sound theme: none played")
+        #expect(
+            SoundPlayer.command([player]).play(.file("\(folder)/missing.oga"), appName: "t", environment: environment)
+                == "the sound file \(folder)/missing.oga cannot be read: none played")
+        #expect(SoundPlayer.off.play(.named("bell"), appName: "t", environment: environment) == nil)
+        var withVariable = environment
+        withVariable["TOASTKIT_SOUND_PLAYER"] = "\(player) --from-variable"
+        #expect(SoundPlayer.automatic.play(.named("complete"), appName: "t", environment: withVariable) == nil)
+        #expect(
+            try await firstLine(ofFIFO: log, within: 20)
+                == "--from-variable /usr/share/sounds/freedesktop/stereo/complete.oga")
+        #expect(
+            SoundPlayer.command(["/nonexistent/player"]).play(.named("bell"), appName: "t", environment: environment)?
+                .hasPrefix("the sound player /nonexistent/player could not start") == true)
+    }
+
+    static func temporaryFolder() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("toastkit-sound-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+}

@@ -1,0 +1,125 @@
+import DBus
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+@testable import ToastKitCommandLine
+
+/// Sound (issue 21 §2) end to end on dunst, which plays none: `toastkit send --sound` plays the sound itself, once, when
+/// the toast first appears — really, through libcanberra into a sound card (ALSA's file plugin, set up in the tool's
+/// `XDG_CONFIG_HOME`), and through a player the test points at (`TOASTKIT_SOUND_PLAYER`, a script that writes what it
+/// was given to a FIFO). Never again for an update with the same sound, never while Do Not Disturb is on.
+@Suite(.timeLimit(.minutes(2))) struct SoundEndToEndTests {
+    /// The environment's ALSA default device as a file of raw samples (`alsa.conf` reads
+    /// `$XDG_CONFIG_HOME/alsa/asoundrc` last); returns the file's path.
+    static func soundCardFile(in environment: [String: String]) throws -> String {
+        let config = try #require(environment["XDG_CONFIG_HOME"])
+        try FileManager.default.createDirectory(atPath: "\(config)/alsa", withIntermediateDirectories: true)
+        let samples = "\(config)/alsa/played.raw"
+        try #"pcm.!default { type file; slave.pcm "null"; file "\#(samples)"; format "raw" }"#.write(
+            toFile: "\(config)/alsa/asoundrc", atomically: true, encoding: .utf8)
+        return samples
+    }
+
+    /// A player script that writes its arguments to a FIFO, one line each run; returns the FIFO's path.
+    static func fifoPlayer(in folder: String, into environment: inout [String: String]) throws -> String {
+        let fifo = "\(folder)/played"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let player = "\(folder)/player"
+        try "#!/bin/sh\necho \"$@\" > \(fifo)\n".write(toFile: player, atomically: true, encoding: .utf8)
+        chmod(player, 0o755)
+        environment["TOASTKIT_SOUND_PLAYER"] = player
+        return fifo
+    }
+
+    static let stereo = "/usr/share/sounds/freedesktop/stereo"
+
+    /// `send` without `--wait`: the sound is played by the process itself, through libcanberra, before it exits — the
+    /// samples are in the sound card's file once `send` has returned. dunst is sent no sound hint.
+    @Test func theDirectSendPlaysTheSoundIntoTheSoundCardBeforeItExits() async throws {
+        try await NotificationEnvironment.withWatched(.dunst) { desktop, watcher in
+            let env = desktop.toolEnvironment
+            let samples = try Self.soundCardFile(in: env)
+            let sent = try await toastkit(["send", "--sound", "bell", "Listo"], environment: env)
+            #expect(sent.status == 0 && sent.error.isEmpty, "\(sent.error)")
+            let (notify, _) = try await watcher.nextNotifyAndReply()
+            #expect(notify.hints["sound-name"] == nil && notify.hints["sound-file"] == nil, "dunst plays none")
+            let played = try Data(contentsOf: URL(fileURLWithPath: samples))
+            #expect(played.count > 10_000, "\(played.count) bytes of samples")
+            #expect(played.contains { $0 != 0 }, "the samples are not silence")
+            // silent: the hint servers honour, nothing played.
+            try FileManager.default.removeItem(atPath: samples)
+            let silent = try await toastkit(["send", "--sound", "silent", "Callado"], environment: env)
+            #expect(silent.status == 0, "\(silent.error)")
+            #expect(try await watcher.nextNotifyAndReply().0.hints["suppress-sound"] == .boolean(true))
+            #expect(!FileManager.default.fileExists(atPath: samples), "nothing reached the sound card")
+        }
+    }
+
+    /// A sound that cannot be played costs the sound, never the toast, and says why.
+    @Test func aMissingSoundIsAWarningAndTheToastIsShown() async throws {
+        try await NotificationEnvironment.withWatched(.dunst) { desktop, watcher in
+            let sent = try await toastkit(
+                ["send", "--sound", "no-such-sound", "Listo"], environment: desktop.toolEnvironment)
+            #expect(sent.status == 0, "\(sent.error)")
+            #expect(
+                sent.error == "toastkit: warning: the sound \"no-such-sound\" is not in the sound theme: none played\n")
+            #expect(try await watcher.nextNotifyAndReply().0.summary == "Listo")
+            let relative = try await toastkit(
+                ["send", "--sound", "sounds/ding.oga", "Otro"], environment: desktop.toolEnvironment)
+            #expect(relative.error.contains("the sound file /"), "made absolute: \(relative.error)")
+            #expect(relative.error.contains("/sounds/ding.oga cannot be read: none played"), "\(relative.error)")
+            #expect(try await watcher.nextNotifyAndReply().0.summary == "Otro")
+        }
+    }
+
+    /// Through the agent, which plays it after the script has gone: once for a toast, not for an update of it with
+    /// the same sound, again for an update that asks for another; none while Do Not Disturb is on (`--dnd show`).
+    /// `toastkit progress --sound` plays it when the task ends, not for each step. The FIFO gives one line per run of
+    /// the player, in order: a sound played that should not have been shows up as an unexpected line.
+    @Test func theAgentPlaysEachSoundOnceAndNoneWhileDoNotDisturbIsOn() async throws {
+        try await NotificationEnvironment.withWatched(.dunst) { desktop, watcher in
+            var env = desktop.agentEnvironment
+            let fifo = try Self.fifoPlayer(in: desktop.directory, into: &env)
+            func played() async throws -> String { try await firstLine(ofFIFO: fifo, within: 30) }
+            // The agent may send a toast again in place (its timer starting): the next Notify with this summary.
+            func shown(_ summary: String) async throws -> Bool {
+                for _ in 0..<10 where try await watcher.nextNotifyAndReply().0.summary == summary { return true }
+                return false
+            }
+
+            // Do Not Disturb is on when the agent starts (it reads it before it shows anything): a toast sent anyway
+            // comes quietly.
+            _ = try await desktop.dunstctl("set-paused", "true")
+            let quiet = try await toastkit(
+                ["send", "--dnd", "show", "--sound", "dialog-warning", "Urgente"], environment: env)
+            #expect(quiet.status == 0, "\(quiet.error)\n\(desktop.agentFiles)")
+            #expect(quiet.error.contains("sent to the server anyway"), "\(quiet.error)")
+            #expect(try await shown("Urgente"))
+            _ = try await desktop.dunstctl("set-paused", "false")
+
+            // Long enough that the updates find the toast still on screen.
+            let first = try await toastkit(
+                ["send", "--id", "copy", "-d", "120", "--sound", "bell", "Copiando"], environment: env)
+            #expect(first.status == 0, "\(first.error)")
+            #expect(try await shown("Copiando"))
+            #expect(try await played() == "\(Self.stereo)/bell.oga", "the first sound, not the quiet toast's")
+            let update = try await toastkit(
+                ["send", "--id", "copy", "-d", "120", "--sound", "bell", "Copiado"], environment: env)
+            #expect(update.status == 0, "\(update.error)")
+            #expect(try await shown("Copiado"))
+            let other = try await toastkit(
+                ["send", "--id", "copy", "-d", "120", "--sound", "complete", "Hecho"], environment: env)
+            #expect(other.status == 0, "\(other.error)")
+            #expect(try await shown("Hecho"))
+            #expect(try await played() == "\(Self.stereo)/complete.oga", "the update's bell did not play")
+
+            let steps = Array("30\n60\n90\n".utf8)
+            let progress = try await toastkit(
+                ["progress", "--id", "task", "--sound", "message", "Tarea"], environment: env, stdin: steps)
+            #expect(progress.status == 0, "\(progress.error)")
+            #expect(try await played() == "\(Self.stereo)/message.oga", "only the end's, once")
+        }
+    }
+}
