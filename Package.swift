@@ -41,7 +41,8 @@ let package = Package(
             name: "ToastKitAgent", dependencies: ["ToastKit", "ToastModel", "FreedesktopNotifications"],
             swiftSettings: strict),
         .target(
-            name: "ToastKitCommandLine", dependencies: ["ToastKit", "ToastKitAgent", "FreedesktopNotifications", "DBus"],
+            name: "ToastKitCommandLine",
+            dependencies: ["ToastKit", "ToastKitAgent", "FreedesktopNotifications", "DBus"],
             swiftSettings: strict),
         .executableTarget(name: "ToastKitCLI", dependencies: ["ToastKitCommandLine"], swiftSettings: strict),
         // The getting-started guide's programs, run by the tests as processes of their own (not a product).

@@ -17,9 +17,11 @@ public final class BlockingNotificationSender {
     public struct Shown: Sendable, Hashable {
         /// The server's id for the notification (`Notify`'s reply).
         public var serverID: UInt32
-        /// What the server could not show as asked, and a sound that could not be played
-        /// (``DesktopNotificationPresenter`` reports these as `degraded`).
+        /// What the server could not show as asked (``DesktopNotificationPresenter`` reports these as `degraded`).
         public var degradations: [String]
+        /// The toast's sound, for the caller to play, where the server plays none
+        /// (``SoundPlayer/playInBackground(_:appName:failed:)`` with ``PresenterConfiguration/soundPlayer``).
+        public var localSound: ToastSound?
     }
 
     /// The configuration (application name and icon, markup, bus, call timeout).
@@ -107,9 +109,8 @@ public final class BlockingNotificationSender {
     ///   - presentation: The toast to show, as the center hands it to a presenter.
     ///   - serverID: The server id of a notification to update in place (`replaces_id`), or 0 for a new
     ///     one. A stale id is harmless: the server then shows a new notification.
-    ///   - playsSound: Whether the toast's sound plays (false while Do Not Disturb is on). Where the server plays
-    ///     none, this process plays it (``PresenterConfiguration/soundPlayer``) once the server accepted the toast:
-    ///     call ``SoundPlayer/waitUntilPlayed(timeout:)`` before the process exits.
+    ///   - playsSound: Whether the toast's sound plays (false while Do Not Disturb is on): sent to a server that
+    ///     plays it, else returned as ``Shown/localSound``.
     /// - Throws: ``PresentationError`` — `.invalidInput` for content no server can take (a NUL byte, a bad
     ///   image), else as for ``init(configuration:)``.
     public func show(_ presentation: ToastPresentation, replacing serverID: UInt32 = 0, playsSound: Bool = true)
@@ -126,16 +127,9 @@ public final class BlockingNotificationSender {
         do throws(DBusError) {
             let reply = try connection.call(
                 NotificationsClient.call("Notify", mapped.call.arguments), timeout: configuration.callTimeout)
-            let id = try NotificationsClient.notifyResult(reply).id
-            var degradations = mapped.degradations
-            if let sound = mapped.localSound,
-                let reason = configuration.soundPlayer.play(
-                    sound, appName: presentation.request.appName ?? configuration.appName,
-                    environment: ProcessEnvironment.current)
-            {
-                degradations.append(reason)
-            }
-            return Shown(serverID: id, degradations: degradations)
+            return Shown(
+                serverID: try NotificationsClient.notifyResult(reply).id, degradations: mapped.degradations,
+                localSound: mapped.localSound)
         } catch {
             throw PresentationError(error, timeout: configuration.callTimeout)
         }

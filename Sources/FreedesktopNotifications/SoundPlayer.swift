@@ -1,24 +1,30 @@
 // Plays a toast's sound in this process's name, for a server that plays none: finds a named sound in the
 // freedesktop sound theme, then plays the file with libcanberra (loaded at run time) or a player program.
+import CSpawn
 import Dispatch
 import Glibc
-package import ToastModel
+public import ToastModel
 
 /// How a presenter plays a toast's sound where the notification server plays none (dunst, mako, Plasma 5, LXQt,
 /// SwayNotificationCenter, notification-daemon, and xfce4-notifyd built without libcanberra).
 public enum SoundPlayer: Sendable, Hashable {
-    /// The first that works: the command in `TOASTKIT_SOUND_PLAYER` (the file's path is added as its last argument),
-    /// libcanberra (`libcanberra.so.0`, loaded at run time: the desktop's sound system, with the `event` role), then
-    /// `pw-play` or `paplay`.
+    /// The first that plays it: the command in `TOASTKIT_SOUND_PLAYER` (split at spaces; the file's path is added as
+    /// its last argument), libcanberra (`libcanberra.so.0`, loaded at run time: the desktop's sound system, with the
+    /// `event` role; not in a statically linked program, where loading a library could crash it), then `pw-play` or
+    /// `paplay`.
     case automatic
     /// This program with these arguments; the file's path is added as the last argument (`["mpv", "--no-video"]`).
     case command([String])
     /// Play nothing where the server plays nothing (a desktop whose server is set up to play sounds itself).
     case off
 
-    /// Plays `sound` (a name from the sound theme, or a file) without waiting for it to end.
+    /// How long a player may take to play one sound before it is stopped.
+    static let limit = Duration.seconds(30)
+
+    /// Plays `sound` (a name from the sound theme, or a file) and returns once it has played: on this thread, for as
+    /// long as the sound lasts (``playInBackground(_:appName:failed:)`` does not hold up its caller).
     ///
-    /// - Returns: nil once it plays (or with ``off``); else why it cannot, in one sentence, such as "no sound
+    /// - Returns: nil once it played (or with ``off``); else why it could not, in one sentence, such as "no sound
     ///   player: install libcanberra0, pipewire-bin or pulseaudio-utils, or set TOASTKIT_SOUND_PLAYER".
     package func play(_ sound: ToastSound, appName: String, environment: [String: String]) -> String? {
         let file: String
@@ -37,58 +43,104 @@ public enum SoundPlayer: Sendable, Hashable {
         case .off:
             return nil
         case .command(let argv):
-            return Self.start(argv, file: file, environment: environment)
+            return Self.run(argv, file: file, environment: environment)
         case .automatic:
             if let command = environment["TOASTKIT_SOUND_PLAYER"], !command.isEmpty {
-                return Self.start(command.split(separator: " ").map(String.init), file: file, environment: environment)
+                return Self.run(command.split(separator: " ").map(String.init), file: file, environment: environment)
             }
-            if let canberra = Canberra.shared, canberra.play(file: file, appName: appName) { return nil }
-            for player in Self.players {
-                guard ProcessEnvironment.findExecutable(player[0], in: environment) != nil else { continue }
-                if Self.start(player, file: file, environment: environment) == nil { return nil }
+            var failures: [String] = []
+            if let canberra = Canberra.shared {
+                guard let failure = canberra.play(file: file, appName: appName) else { return nil }
+                failures.append("libcanberra: \(failure)")
+            }
+            for player in Self.players where ProcessEnvironment.findExecutable(player[0], in: environment) != nil {
+                guard let failure = Self.run(player, file: file, environment: environment) else { return nil }
+                failures.append(failure)
+            }
+            guard failures.isEmpty else {
+                return "no sound player could play \(file) (\(failures.joined(separator: "; "))); set "
+                    + "TOASTKIT_SOUND_PLAYER to a player that can"
             }
             return
                 "no sound player: install libcanberra0, pipewire-bin or pulseaudio-utils, or set TOASTKIT_SOUND_PLAYER"
         }
     }
 
-    /// Plays `sound` on a queue of its own (looking it up and starting it never holds up the caller's thread, the
-    /// connection's I/O thread); `failed` gets the reason when it cannot. ``waitUntilPlayed(timeout:)`` waits for it.
-    package func playInBackground(
+    /// Plays `sound` on a queue of its own, so that neither the caller's thread (a connection's I/O thread) nor the
+    /// caller waits for it; `failed` gets the reason when it cannot be played. ``waitUntilPlayed(timeout:)`` waits
+    /// for it.
+    ///
+    /// - Parameters:
+    ///   - sound: A name from the sound theme, or a file.
+    ///   - appName: The application the sound plays for (libcanberra's `application.name`).
+    ///   - failed: Gets the reason, in one sentence, when the sound could not be played.
+    public func playInBackground(
         _ sound: ToastSound, appName: String, failed: @escaping @Sendable (String) -> Void
     ) {
-        Canberra.playing.enter()
+        playInBackground(sound, appName: appName, environment: nil, failed: failed)
+    }
+
+    /// As above, in `environment` (nil: this process's).
+    package func playInBackground(
+        _ sound: ToastSound, appName: String, environment: [String: String]?,
+        failed: @escaping @Sendable (String) -> Void
+    ) {
+        Self.playing.enter()
         DispatchQueue.global(qos: .userInitiated).async {
-            defer { Canberra.playing.leave() }
-            if let reason = play(sound, appName: appName, environment: ProcessEnvironment.current) { failed(reason) }
+            defer { Self.playing.leave() }
+            let reason = play(sound, appName: appName, environment: environment ?? ProcessEnvironment.current)
+            if let reason { failed(reason) }
         }
     }
+
+    /// Entered for each sound played in the background, left once it has played.
+    private static let playing = DispatchGroup()
 
     /// The player programs tried after libcanberra, with their arguments for a notification's sound.
     static let players = [["pw-play", "--media-role=Notification"], ["paplay", "--property=media.role=event"]]
 
-    /// Waits until the sounds this process plays through libcanberra have ended (and those being started have
-    /// started), for at most `timeout`: a process about to exit calls it, or its sound would be cut off. Players that
-    /// run as programs go on by themselves.
+    /// Waits until the sounds played in the background have played, for at most `timeout`: a process about to exit
+    /// calls it, or it would cut its sounds off (and not hear why one could not be played).
     public static func waitUntilPlayed(timeout: Duration = .seconds(5)) {
         let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        _ = Canberra.playing.wait(timeout: .now() + .nanoseconds(Int(max(0, nanoseconds))))
+        _ = playing.wait(timeout: .now() + .nanoseconds(Int(max(0, nanoseconds))))
     }
 
-    /// Starts `argv` with `file` added, in a session of its own (a script's Ctrl-C does not cut the sound), and
-    /// reaps it when it ends; nil once started, else why not.
-    private static func start(_ argv: [String], file: String, environment: [String: String]) -> String? {
+    /// Runs `argv` with `file` added, in a session of its own (a script's Ctrl-C does not cut the sound), until it
+    /// ends (a pidfd says when; stopped after ``limit``): nil when it played, else why not.
+    private static func run(_ argv: [String], file: String, environment: [String: String]) -> String? {
         guard let program = argv.first else { return "the sound player command is empty" }
+        let pid: Int32
         switch Spawn.start(argv + [file], environment: environment, output: nil, newSession: true) {
-        case .success(let pid):
-            DispatchQueue.global(qos: .utility).async {
-                var status: Int32 = 0
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            }
-            return nil
-        case .failure(let error):
-            return "the sound player \(program) could not start: \(error)"
+        case .success(let started): pid = started
+        case .failure(let error): return "the sound player \(program) could not start: \(error)"
         }
+        var stopped = false
+        let descriptor = pidfd_open(pid, 0)
+        if descriptor >= 0 {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            var ready: Int32
+            repeat {
+                ready = poll(&poller, 1, Int32(limit.components.seconds * 1000))
+            } while ready < 0 && errno == EINTR
+            close(descriptor)
+            if ready == 0 {
+                kill(pid, SIGKILL)
+                stopped = true
+            }
+        }
+        var status: Int32 = 0
+        var reaped: Int32
+        repeat { reaped = waitpid(pid, &status, 0) } while reaped < 0 && errno == EINTR
+        if stopped { return "the sound player \(program) did not end within \(limit): stopped" }
+        // Reaped by someone else (the agent's reaper of --on-action commands waits for any child): its end is not
+        // known, and it started.
+        guard reaped == pid else { return nil }
+        if status & 0x7f == 0 {
+            let code = (status >> 8) & 0xff
+            return code == 0 ? nil : "\(program): exit \(code)"
+        }
+        return "\(program): signal \(status & 0x7f)"
     }
 }
 
@@ -203,8 +255,9 @@ struct SoundTheme {
     }
 }
 
-/// libcanberra, loaded at run time (no build dependency; absent on a system without it): one context for the
-/// process, a sound played with `media.filename`, `media.role` `event` and `application.name`.
+/// libcanberra, loaded at run time (no build dependency; absent on a system without it, and never loaded into a
+/// statically linked program): one context for the process, a sound played with `media.filename`, `media.role` `event`
+/// and `application.name`.
 ///
 /// `@unchecked Sendable`: the context is used only through libcanberra's calls, which lock it themselves.
 final class Canberra: @unchecked Sendable {
@@ -216,17 +269,25 @@ final class Canberra: @unchecked Sendable {
     typealias PlayFull =
         @convention(c) (OpaquePointer?, UInt32, OpaquePointer?, Finished?, UnsafeMutableRawPointer?)
         -> Int32
+    typealias StringError = @convention(c) (Int32) -> UnsafePointer<CChar>?
 
-    /// The process's libcanberra, or nil where it cannot be loaded or gives no context.
-    static let shared: Canberra? = Canberra()
-    /// Entered for each sound that plays, left when it ends.
-    static let playing = DispatchGroup()
+    /// The process's libcanberra, or nil where it cannot be loaded, gives no context, or the program is statically
+    /// linked (it has no dynamic loader: `AT_BASE` is 0), where a loaded library would bring a second C library.
+    static let shared: Canberra? = getauxval(7 /* AT_BASE */) == 0 ? nil : Canberra()
+
+    /// One sound's end, as libcanberra's callback tells it.
+    private final class Finish: @unchecked Sendable {
+        let done = DispatchSemaphore(value: 0)
+        /// Written by the callback before `done` is signalled, read after.
+        var error: Int32 = 0
+    }
 
     private let context: OpaquePointer
     private let proplistCreate: ProplistCreate
     private let proplistSets: ProplistSets
     private let proplistDestroy: ProplistDestroy
     private let playFull: PlayFull
+    private let describe: StringError?
 
     private init?() {
         guard let library = dlopen("libcanberra.so.0", RTLD_NOW | RTLD_LOCAL) else { return nil }
@@ -246,19 +307,39 @@ final class Canberra: @unchecked Sendable {
         self.proplistSets = proplistSets
         self.proplistDestroy = proplistDestroy
         self.playFull = playFull
+        describe = symbol("ca_strerror", as: StringError.self)
     }
 
-    /// Starts playing `file`; false when libcanberra refuses at once (no sound device, no driver).
-    func play(file: String, appName: String) -> Bool {
+    /// Plays `file` and returns once it has played (at most ``SoundPlayer/limit``): nil, or libcanberra's reason.
+    func play(file: String, appName: String) -> String? {
         var properties: OpaquePointer?
-        guard proplistCreate(&properties) == 0, let properties else { return false }
+        guard proplistCreate(&properties) == 0, let properties else { return "no memory" }
         defer { _ = proplistDestroy(properties) }
         for (key, value) in [("media.filename", file), ("media.role", "event"), ("application.name", appName)] {
             _ = proplistSets(properties, key, value)
         }
-        Self.playing.enter()
-        let result = playFull(context, 1, properties, { _, _, _, _ in Canberra.playing.leave() }, nil)
-        if result != 0 { Self.playing.leave() }
-        return result == 0
+        let finish = Finish()
+        let box = Unmanaged.passRetained(finish)
+        let started = playFull(
+            context, 1, properties,
+            { _, _, error, box in
+                guard let box else { return }
+                let finish = Unmanaged<Finish>.fromOpaque(box).takeRetainedValue()
+                finish.error = error
+                finish.done.signal()
+            }, box.toOpaque())
+        guard started == 0 else {
+            box.release()
+            return reason(started)
+        }
+        let seconds = Int(SoundPlayer.limit.components.seconds)
+        guard finish.done.wait(timeout: .now() + .seconds(seconds)) == .success else {
+            return "the sound did not end within \(SoundPlayer.limit)"
+        }
+        return finish.error == 0 ? nil : reason(finish.error)
+    }
+
+    private func reason(_ code: Int32) -> String {
+        describe?(code).map { String(cString: $0).lowercased() } ?? "error \(code)"
     }
 }

@@ -130,6 +130,11 @@ enum HelpText {
                                     then lives only as long as this command waits.
               --progress PERCENT    How far the task has come (0-100, or indeterminate): a bar where the
                                     server draws one (dunst, mako, swaync), a text bar in the message elsewhere.
+              --sound SOUND         Play a sound when the toast first appears: a name from the sound theme
+                                    (message-new-instant, complete, bell; default), a file, or silent. The
+                                    server plays it where it can (GNOME; MATE, files), toastkit elsewhere
+                                    (libcanberra, pw-play or paplay; TOASTKIT_SOUND_PLAYER to choose); not
+                                    again for an update with the same sound, never during Do Not Disturb.
               --dnd hold|drop|show  While the desktop's Do Not Disturb is on (read on dunst, Plasma, swaync,
                                     mako, xfce4-notifyd): hold the toast until it ends (the default; the agent
                                     holds it after this command exits), drop it (exit 6), or send it anyway
@@ -273,6 +278,7 @@ enum HelpText {
           The options of `toastkit send` (see toastkit send --help), except --progress (standard input gives
           it), --wait, --in and --at, actions without --on-action, and a message read from standard input.
           --id ID           The toast to replace (default: a new one for this run).
+          --sound SOUND     Played when the task ends (the steps play none).
           --help            Show this help.
 
         EXAMPLES:

@@ -52,7 +52,7 @@ struct SendCommand {
         func show(replacing serverID: UInt32) throws(CommandFailure) -> UInt32 {
             do {
                 let shown = try sender.show(presentation, replacing: serverID, playsSound: !quiet)
-                for reason in shown.degradations { Output.error("warning: \(reason)") }
+                Self.tell(shown, presentation: presentation, configuration: configuration)
                 return shown.serverID
             } catch {
                 throw BusAccess.failure(error)
@@ -85,6 +85,19 @@ struct SendCommand {
         }
         announce(id: message.id, serverID: serverID)
         return .success
+    }
+
+    /// Prints what the server could not show as asked, and plays the toast's sound where the server plays none (the
+    /// process waits for it before it exits, and a sound that cannot be played is a warning).
+    static func tell(
+        _ shown: BlockingNotificationSender.Shown, presentation: ToastPresentation,
+        configuration: PresenterConfiguration
+    ) {
+        for reason in shown.degradations { Output.error("warning: \(reason)") }
+        guard let sound = shown.localSound else { return }
+        configuration.soundPlayer.playInBackground(
+            sound, appName: presentation.request.appName ?? configuration.appName
+        ) { reason in Output.error("warning: \(reason)") }
     }
 
     /// What the center hands its presenter for `message` when it shows it: a fresh stack's snapshot (the front

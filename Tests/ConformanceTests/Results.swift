@@ -24,6 +24,7 @@ enum Scenario: String, CaseIterable, Sendable {
     case statuses = "statuses and icons"
     case restart = "server restart with live toasts"
     case capabilities = "capabilities and degradation"
+    case sound = "sound, played once"
 }
 
 /// What one scenario on one server found: its failed checks (each also a test issue) and its quirks.

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 import ToastModel
 
-/// The twelve scenarios of the matrix. Each runs on a fresh desktop and records into its ``ScenarioRecord``.
+/// The thirteen scenarios of the matrix. Each runs on a fresh desktop and records into its ``ScenarioRecord``.
 extension OneAtATime.ConformanceTests {
     // MARK: - Content
 
@@ -518,6 +518,86 @@ extension OneAtATime.ConformanceTests {
             try await Task.sleep(for: desktop.environment.pollInterval)
         }
     }
+    // MARK: - Sound
+
+    /// A toast with a sound, then an update of it with the same sound, then one with another: the server is sent the
+    /// `sound-name` hint where it really plays sounds (GNOME Shell), and ToastKit plays it itself everywhere else,
+    /// through the player the test points the presenter at (a script that writes its file to a FIFO); never both, and
+    /// nothing for the update with the same sound. GNOME Shell and MATE's daemon play through libcanberra: their ALSA
+    /// default device is a file here, and the samples are checked — GNOME's for the name, MATE's for a sound file,
+    /// the only kind it plays.
+    func sound(_ desktop: Desktop, _ record: ScenarioRecord) async throws {
+        let folder = desktop.environment.directory
+        let fifo = "\(folder)/sound-played"
+        record.check(mkfifo(fifo, 0o600) == 0, "mkfifo \(fifo)")
+        let player = "\(folder)/sound-player"
+        try "#!/bin/sh\necho \"$@\" > \(fifo)\n".write(toFile: player, atomically: true, encoding: .utf8)
+        chmod(player, 0o755)
+        // The server's own sound card: ALSA reads $XDG_CONFIG_HOME/alsa/asoundrc when the server first plays.
+        let config = "\(folder)/\(desktop.kind == .gnomeShell ? "gnome" : desktop.kind.rawValue)/config/alsa"
+        let samples = "\(config)/played.raw"
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        try #"pcm.!default { type file; slave.pcm "null"; file "\#(samples)"; format "raw" }"#.write(
+            toFile: "\(config)/asoundrc", atomically: true, encoding: .utf8)
+        let toasts = ToastHarness(busAddress: desktop.environment.bus.address, soundPlayer: .command([player]))
+        defer { toasts.stop() }
+        let capabilities = try await toasts.presenter.serverCapabilities()
+        let stereo = "/usr/share/sounds/freedesktop/stereo"
+        let sound = ToastSound.named("complete")
+
+        toasts.center.present(ToastMessage(id: "sound", title: "Copia lista", duration: .indefinite, sound: sound))
+        let notify = try await desktop.bus.nextNotify()
+        try await expectShown(title: "Copia lista", on: desktop, record, "with the sound's toast")
+        toasts.center.present(ToastMessage(id: "sound", title: "Copia verificada", duration: .indefinite, sound: sound))
+        let update = try await desktop.bus.nextNotify()
+        record.equal(update.arguments.hints["sound-name"], nil, "sound-name on the update")
+        if capabilities.playsSound(sound) {
+            record.equal(notify.arguments.hints["sound-name"], .string("complete"), "sound-name hint")
+            let played = try await Self.samples(at: samples)
+            record.check(played.count > 10_000, "the server played \(played.count) bytes of samples")
+            record.check(played.contains { $0 != 0 }, "the server's samples are silence")
+            record.quirk("plays the `sound-name` hint itself (libcanberra), once the banner shows")
+        } else {
+            record.equal(notify.arguments.hints["sound-name"], nil, "sound-name hint (the server plays none)")
+            let line = try await firstLine(ofFIFO: fifo, within: 20)
+            record.equal(line, "\(stereo)/complete.oga", "the sound ToastKit played, once")
+        }
+        // An update that asks for another sound plays it; ToastKit's next line is that one, so it played nothing for
+        // the first update (nor for the hint, where the server played).
+        let bellFile = ToastSound.file("\(stereo)/bell.oga")
+        toasts.center.present(ToastMessage(id: "sound", title: "Campana", duration: .indefinite, sound: bellFile))
+        let bell = try await desktop.bus.nextNotify()
+        if capabilities.playsSound(bellFile) {
+            record.equal(bell.arguments.hints["sound-file"], .string(bellFile.text), "sound-file of the last update")
+            let played = try await Self.samples(at: samples)
+            record.check(played.count > 10_000, "the server played \(played.count) bytes of samples")
+            if !capabilities.playsSound(sound) {
+                record.quirk("lists the `sound` capability but plays only sound files: ToastKit plays a theme's sound")
+            }
+        } else {
+            record.equal(
+                try await firstLine(ofFIFO: fifo, within: 20), bellFile.text,
+                "the next sound ToastKit played (none for the first update)")
+            if capabilities.has("sound") {
+                record.quirk("lists the `sound` capability but plays no sound: ToastKit plays it")
+            }
+        }
+        toasts.center.dismissAll()
+        await toasts.center.flush()
+    }
+
+    /// The samples ALSA writes to `path` once the server plays (it writes as it plays: read once the size holds).
+    static func samples(at path: String) async throws -> Data {
+        let deadline = ContinuousClock.now + .seconds(20)
+        var last = -1
+        while ContinuousClock.now < deadline {
+            let data = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
+            if !data.isEmpty, data.count == last { return data }
+            last = data.count
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
+    }
 }
 
 extension Desktop {
@@ -562,4 +642,5 @@ extension DBusMessage {
     func isClosed(_ id: UInt32) -> Bool {
         kind == .signal && member == "NotificationClosed" && body.first == .uint32(id)
     }
+
 }

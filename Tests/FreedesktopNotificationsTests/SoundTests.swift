@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 import ToastModel
@@ -222,10 +223,24 @@ import ToastModel
         try "#!/bin/sh\necho \"$@\" > \(log)\n".write(toFile: player, atomically: true, encoding: .utf8)
         chmod(player, 0o755)
         let environment = ["PATH": "/usr/bin:/bin", "HOME": folder, "XDG_DATA_DIRS": "/usr/share"]
-        #expect(
-            SoundPlayer.command([player, "--quiet"]).play(.named("bell"), appName: "t", environment: environment) == nil
-        )
+        let failures = Mutex<[String]>([])
+        func play(_ player: SoundPlayer, _ sound: ToastSound, in environment: [String: String]) {
+            player.playInBackground(sound, appName: "t", environment: environment) { reason in
+                failures.withLock { $0.append(reason) }
+            }
+        }
+        play(.command([player, "--quiet"]), .named("bell"), in: environment)
         #expect(try await firstLine(ofFIFO: log, within: 20) == "--quiet /usr/share/sounds/freedesktop/stereo/bell.oga")
+        var withVariable = environment
+        withVariable["TOASTKIT_SOUND_PLAYER"] = "\(player) --from-variable"
+        play(.automatic, .named("complete"), in: withVariable)
+        #expect(
+            try await firstLine(ofFIFO: log, within: 20)
+                == "--from-variable /usr/share/sounds/freedesktop/stereo/complete.oga")
+        SoundPlayer.waitUntilPlayed(timeout: .seconds(20))
+        #expect(failures.withLock { $0 }.isEmpty)
+
+        let stereo = "/usr/share/sounds/freedesktop/stereo"
         #expect(
             SoundPlayer.command([player]).play(.named("no-such-sound"), appName: "t", environment: environment)
                 == "the sound \"no-such-sound\" is not in the sound theme: none played")
@@ -233,15 +248,13 @@ import ToastModel
             SoundPlayer.command([player]).play(.file("\(folder)/missing.oga"), appName: "t", environment: environment)
                 == "the sound file \(folder)/missing.oga cannot be read: none played")
         #expect(SoundPlayer.off.play(.named("bell"), appName: "t", environment: environment) == nil)
-        var withVariable = environment
-        withVariable["TOASTKIT_SOUND_PLAYER"] = "\(player) --from-variable"
-        #expect(SoundPlayer.automatic.play(.named("complete"), appName: "t", environment: withVariable) == nil)
-        #expect(
-            try await firstLine(ofFIFO: log, within: 20)
-                == "--from-variable /usr/share/sounds/freedesktop/stereo/complete.oga")
         #expect(
             SoundPlayer.command(["/nonexistent/player"]).play(.named("bell"), appName: "t", environment: environment)?
                 .hasPrefix("the sound player /nonexistent/player could not start") == true)
+        #expect(
+            SoundPlayer.command(["/bin/false"]).play(
+                .file("\(stereo)/bell.oga"), appName: "t", environment: environment)
+                == "/bin/false: exit 1")
     }
 
     static func temporaryFolder() throws -> String {

@@ -22,6 +22,27 @@ extension OneAtATime {
             try await body(desktop, portal, watcher)
         }
 
+        /// Sound through Debian 12's version 1 portal, which takes no `sound` key and plays none: the process plays it
+        /// itself once the portal took the notification (through the player the test points at), and waits for it
+        /// before it exits.
+        @Test func aSoundThroughTheVersionOnePortalIsPlayedByTheProcess() async throws {
+            try await withPortal { desktop, _, watcher in
+                var env = desktop.toolEnvironment
+                let fifo = try SoundEndToEndTests.fifoPlayer(in: desktop.directory, into: &env)
+                let sent = try await toastkit(
+                    ["--backend", "portal", "send", "--sound", "complete", "Listo"], environment: env)
+                #expect(sent.status == 0 && sent.error == "", "[\(sent.error)]")
+                let add = try await watcher.next("AddNotification") {
+                    $0.member == "AddNotification" && $0.interface == "org.freedesktop.portal.Notification"
+                }
+                let fields = try #require(add.body.last?.variantDictionaryValue)
+                #expect(fields["title"] == .string("Listo") && fields["sound"] == nil, "version 1 refuses the key")
+                #expect(
+                    try await firstLine(ofFIFO: fifo, within: 30)
+                        == "\(SoundEndToEndTests.stereo)/complete.oga")
+            }
+        }
+
         @Test func theToolThroughThePortalSaysSoAndGetsItsActionBack() async throws {
             try await withPortal { desktop, portal, watcher in
                 let env = desktop.toolEnvironment

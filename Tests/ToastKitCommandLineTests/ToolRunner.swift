@@ -28,6 +28,19 @@ final class ToolProcess: Sendable {
         return builtExecutable("toastkit")
     }()
 
+    /// Whether ``binary`` is statically linked: its ELF program headers have no `PT_INTERP` (no dynamic loader).
+    static let isStatic: Bool = {
+        guard let elf = FileManager.default.contents(atPath: binary), elf.count > 64 else { return false }
+        func number(at offset: Int, size: Int) -> Int {
+            (0..<size).reduce(0) { $0 | Int(elf[offset + $1]) << (8 * $1) }
+        }
+        let (offset, size, count) = (number(at: 0x20, size: 8), number(at: 0x36, size: 2), number(at: 0x38, size: 2))
+        return !(0..<count).contains { index in
+            let start = offset + index * size
+            return start + 4 <= elf.count && number(at: start, size: 4) == 3  // PT_INTERP
+        }
+    }()
+
     /// The package's executable `name` as `swift build --build-tests` left it, next to the test bundle.
     static func builtExecutable(_ name: String) -> String {
         var candidates: [String] = []

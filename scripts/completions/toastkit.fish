@@ -33,6 +33,7 @@ complete -c toastkit -n $send -l shell -d 'Run --on-action commands with /bin/sh
 complete -c toastkit -n $send -l no-agent -d 'Show the toast directly, without the agent'
 complete -c toastkit -n $send -l progress -x -a '0 25 50 75 100 indeterminate' -d 'How far the task has come (0-100)'
 complete -c toastkit -n $send -l dnd -x -a 'hold drop show' -d 'What the toast does during Do Not Disturb'
+complete -c toastkit -n $send -l sound -r -a 'default silent message-new-instant complete bell dialog-warning dialog-error' -d 'A sound when the toast appears (a theme name or a file)'
 complete -c toastkit -n $send -l in -x -a '30s 5m 10m 1h' -d 'Show it later, after a duration'
 complete -c toastkit -n $send -l at -x -d 'Show it at a time (17:00, 2026-12-24 09:00)'
 complete -c toastkit -n $send -l terminal -d 'Show it through the terminal escape code'

@@ -259,7 +259,8 @@ public enum PortalNotificationMapping {
         } else if let sound = request.sound, !silent, soundIsNew {
             localSound = sound
         }
-        let hints = request.hints.keys.filter { $0 != "suppress-sound" }.sorted()
+        // libnotify's `sender-pid` (which toastkit sends as notify-send does) tells the portal nothing it does not know.
+        let hints = request.hints.keys.filter { $0 != "suppress-sound" && $0 != "sender-pid" }.sorted()
         if !hints.isEmpty { leftOut.append("hints \(hints.joined(separator: ", "))") }
         if !leftOut.isEmpty {
             degradations.append(

@@ -88,7 +88,7 @@ extension SendCommand {
         } catch {
             throw BusAccess.failure(error)
         }
-        for reason in shown.degradations { Output.error("warning: \(reason)") }
+        Self.tell(shown, presentation: presentation, configuration: configuration)
         let seconds = (try? toast.duration.resolved(default: .standardDefault))?.seconds
         let saved = AgentStore.Saved(
             request: request, id: id, serverID: shown.serverID, remaining: seconds, running: true)
