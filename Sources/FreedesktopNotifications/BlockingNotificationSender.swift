@@ -5,7 +5,7 @@ public import ToastModel
 /// `toastkit send` — on the calling thread, with no I/O thread and no tasks.
 ///
 /// Creating it connects and asks, in one round trip, for the bus's `Hello`, the owner of
-/// `org.freedesktop.Notifications`, its capabilities and its server information; each ``show(_:replacing:)`` is one
+/// `org.freedesktop.Notifications`, its capabilities and its server information; each ``show(_:replacing:playsSound:)`` is one
 /// more round trip. Requests are mapped exactly as ``DesktopNotificationPresenter`` maps them
 /// (``NotificationMapping``), so a toast looks the same either way. Nothing is listened for: no actions come
 /// back and nothing closes the notification on time but the server (the request's `expire_timeout`). An app that
@@ -13,7 +13,7 @@ public import ToastModel
 ///
 /// Not `Sendable`: use it on one thread. Every call blocks for at most the configuration's `callTimeout`.
 public final class BlockingNotificationSender {
-    /// What ``show(_:replacing:)`` did.
+    /// What ``show(_:replacing:playsSound:)`` did.
     public struct Shown: Sendable, Hashable {
         /// The server's id for the notification (`Notify`'s reply).
         public var serverID: UInt32
