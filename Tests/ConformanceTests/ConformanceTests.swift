@@ -86,6 +86,8 @@ extension OneAtATime {
             case .statuses: try await statuses(desktop, record)
             case .restart: try await restart(desktop, record)
             case .capabilities: try await capabilities(desktop, record)
+            case .progress: try await progress(desktop, record)
+            case .doNotDisturb: try await doNotDisturb(desktop, record)
             case .sound: try await sound(desktop, record)
             }
         }

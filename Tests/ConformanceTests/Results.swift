@@ -24,6 +24,8 @@ enum Scenario: String, CaseIterable, Sendable {
     case statuses = "statuses and icons"
     case restart = "server restart with live toasts"
     case capabilities = "capabilities and degradation"
+    case progress = "progress, then done"
+    case doNotDisturb = "Do Not Disturb holds a toast"
     case sound = "sound, played once"
 }
 

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 import ToastModel
 
-/// The thirteen scenarios of the matrix. Each runs on a fresh desktop and records into its ``ScenarioRecord``.
+/// The fifteen scenarios of the matrix. Each runs on a fresh desktop and records into its ``ScenarioRecord``.
 extension OneAtATime.ConformanceTests {
     // MARK: - Content
 
@@ -518,6 +518,102 @@ extension OneAtATime.ConformanceTests {
             try await Task.sleep(for: desktop.environment.pollInterval)
         }
     }
+    // MARK: - Progress and Do Not Disturb
+
+    /// A step of a task (60 %), then its end on the same toast: the step is the `value` hint, an int32, where the
+    /// server draws a bar (dunst, mako, swaync; xfce4-notifyd only for a toast without a message, whose text its
+    /// gauge hides), and a text bar that ends the message elsewhere; the end is a normal toast in place, with neither.
+    /// A screenshot of the step: `.build/conformance/<server>-progress.png`.
+    func progress(_ desktop: Desktop, _ record: ScenarioRecord) async throws {
+        let capabilities = try await desktop.toasts.presenter.serverCapabilities()
+        let center = desktop.toasts.center
+        center.present(
+            ToastMessage(
+                id: "copy", title: "Copiando", message: "fotos.tar", duration: .indefinite, progress: .fraction(0.6)))
+        let step = try await desktop.bus.nextNotify()
+        if capabilities.drawsProgressValue(withBody: true) {
+            record.equal(step.arguments.hints["value"], .int32(60), "value hint (an int32)")
+            record.equal(step.arguments.body, "fotos.tar", "the step's message")
+        } else {
+            record.equal(step.arguments.hints["value"], nil, "value hint (the server draws no bar)")
+            record.equal(step.arguments.body, "fotos.tar\n▰▰▰▰▰▰▱▱▱▱ 60 %", "the step's message with a text bar")
+            record.quirk("draws no `value` bar under a message: the bar is text at the end of the message")
+        }
+        try await expectShown(title: "Copiando", on: desktop, record, "with the step")
+        let path = try await desktop.screenshot(named: "\(desktop.kind.rawValue)-progress")
+        expectPNG(at: path, record)
+
+        center.present(ToastMessage(id: "copy", status: .success, title: "Copiado", message: "fotos.tar"))
+        let done = try await desktop.bus.nextNotify()
+        record.equal(done.arguments.replacesID, step.id, "the end replaces the step")
+        record.equal(done.arguments.hints["value"], nil, "value hint at the end")
+        record.equal(done.arguments.body, "fotos.tar", "the end's message, without a bar")
+        try await expectShown(title: "Copiado", on: desktop, record, "at the end")
+    }
+
+    /// Do Not Disturb turned on with the server's own control, before the app links: where ToastKit reads it
+    /// (dunst's pause, Plasma's `Inhibit`, SwayNotificationCenter's `--dnd-on`, mako's `do-not-disturb` mode) a toast
+    /// is held in the center — a `suppressed` event, held, naming the source — nothing reaches the server, and the
+    /// toast is shown once the server's control turns it off. Elsewhere the cell says why it is not read.
+    func doNotDisturb(_ desktop: Desktop, _ record: ScenarioRecord) async throws {
+        var plasmaInhibitor: DBusConnection?
+        defer { plasmaInhibitor?.close() }
+        let off: () async throws -> Void
+        switch desktop.kind {
+        case .dunst:
+            try await desktop.run("dunstctl", ["set-paused", "true"])
+            off = { try await desktop.run("dunstctl", ["set-paused", "false"]) }
+        case .plasma:
+            let inhibitor = try await desktop.environment.bus.connect()
+            plasmaInhibitor = inhibitor
+            _ = try await inhibitor.call(
+                DBusMethodCall(
+                    destination: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications",
+                    interface: "org.freedesktop.Notifications", member: "Inhibit",
+                    arguments: [.string("toastkit-conformance"), .string("a test"), .variantDictionary([])]))
+            off = { inhibitor.close() }
+        case .swaync:
+            try await desktop.run("swaync-client", ["--dnd-on", "--skip-wait"])
+            off = { try await desktop.run("swaync-client", ["--dnd-off", "--skip-wait"]) }
+        case .mako:
+            try await desktop.run("makoctl", ["mode", "-a", "do-not-disturb"])
+            off = { try await desktop.run("makoctl", ["mode", "-r", "do-not-disturb"]) }
+        case .xfce4Notifyd:
+            return record.notTestable(
+                "its Do Not Disturb is the xfconf property /do-not-disturb, and the suite runs no xfconfd to set it "
+                    + "(ToastKit reads it over D-Bus and follows its PropertyChanged)")
+        case .gnomeShell, .mateNotificationDaemon, .lxqtNotificationd:
+            return record.notTestable(
+                "keeps Do Not Disturb in GSettings or a settings file, not on the bus: ToastKit does not follow it "
+                    + "(toastkit doctor reads it)")
+        case .notificationDaemon:
+            return record.notTestable("has no Do Not Disturb")
+        }
+        // A center that links now reads the state before it hands anything over.
+        let toasts = ToastHarness(busAddress: desktop.environment.bus.address)
+        defer { toasts.stop() }
+        toasts.center.present(ToastMessage(id: "quiet", title: "En silencio", duration: 30))
+        let held = try await toasts.events.next("the held toast's suppressed event", within: .seconds(10)) {
+            if case .suppressed(id: "quiet", _) = $0 { true } else { false }
+        }
+        if case .suppressed(_, let suppression) = held.value {
+            record.equal(suppression.kind, .held, "how Do Not Disturb took the toast")
+            record.check(!suppression.source.isEmpty, "the suppressed event names no source")
+        }
+        record.check(
+            !desktop.bus.log.all.contains { $0.value.member == "Notify" },
+            "a Notify reached the server while Do Not Disturb was on")
+        try await off()
+        let shown = try await desktop.bus.nextNotify(within: .seconds(10))
+        record.equal(shown.arguments.summary, "En silencio", "the held toast, once Do Not Disturb is off")
+        _ = try await toasts.events.next("the held toast's shown event", within: .seconds(10)) {
+            $0 == .shown(id: "quiet")
+        }
+        try await expectShown(title: "En silencio", on: desktop, record, "after Do Not Disturb")
+        toasts.center.dismissAll()
+        await toasts.center.flush()
+    }
+
     // MARK: - Sound
 
     /// A toast with a sound, then an update of it with the same sound, then one with another: the server is sent the
