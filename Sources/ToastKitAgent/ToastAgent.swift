@@ -25,13 +25,21 @@ package final class ToastAgent: Sendable {
         var activationToken: String?
         /// A `-r` of its server id updated it: its `replaced` end is not an end for those who wait for it.
         var continues = false
-        /// `Present` calls of this id admitted and not yet handed to their center: an end that comes meanwhile is
-        /// the end of an older presentation (it expired as the new one was written ahead), not of this one.
-        var presenting = 0
+    }
+
+    /// How many presentations of one id the agent handed (or is handing) to a center, and how many have ended: each
+    /// ends exactly once, in the order they came, so an end is the newest one's only when it is the last to come. An
+    /// end that comes while a newer `Present` is on its way — an older one that expired, was replaced, or was dropped
+    /// for Do Not Disturb as the new one was written ahead — is not the id's end.
+    private struct Presentations: Sendable {
+        var admitted = 0
+        var ended = 0
     }
 
     private struct State {
         var live: [String: Live] = [:]
+        /// The presentations of each live id (``Presentations``).
+        var presentations: [String: Presentations] = [:]
         /// How recently ended toasts ended, with the agent's details (bounded).
         var ended = Recents<AgentOutcome>()
         /// How Do Not Disturb held back recent toasts, for their `Present` answer (bounded).
@@ -480,8 +488,8 @@ package final class ToastAgent: Sendable {
             }
             var updated = Live(request: request, serverID: state.live[id]?.serverID)
             updated.continues = prepared.continues
-            updated.presenting = (state.live[id]?.presenting ?? 0) + 1
             state.live[id] = updated
+            state.presentations[id, default: Presentations()].admitted += 1
             style.set(CommandLineStyle(options: request.options), for: id)
             let center = opens ? lanes.open(lane) : (lanes.center(of: lane) ?? lanes.open(lane))
             return (center, leaving, updated.serverID)
@@ -511,7 +519,6 @@ package final class ToastAgent: Sendable {
         center.present(toast)
         // A lane just opened waits for the presenter's first word on Do Not Disturb before it shows anything.
         await center.doNotDisturbKnown()
-        state.withLock { $0.live[id]?.presenting -= 1 }
         if !isOnPresenter(id, in: center) {
             // Behind its application's front toast, held for Do Not Disturb, or already over: answer now, or once it
             // is shown when the sender needs the server's id (never for a held one: that may be hours).
@@ -575,8 +582,8 @@ package final class ToastAgent: Sendable {
     /// `Present`'s details for a toast not on screen: `queued` while it waits, `ended` (the outcome's name) once
     /// it is over.
     private func queuedOrEnded(_ id: String) -> [(String, DBusValue)] {
-        let (live, ended) = state.withLock { ($0.live[id] != nil, $0.ended[id]) }
-        let suppression = state.withLock { $0.suppressed[id] }.map(AgentInterface.details(of:)) ?? []
+        let (live, ended, suppressed) = state.withLock { ($0.live[id] != nil, $0.ended[id], $0.suppressed[id]) }
+        let suppression = suppressed.map(AgentInterface.details(of:)) ?? []
         if live {
             let warnings = style.takeWarnings(for: id)
             return [("queued", .boolean(true))] + (warnings.isEmpty ? [] : [("warnings", .strings(warnings))])
@@ -762,11 +769,12 @@ package final class ToastAgent: Sendable {
                 saver.changed(.timer(id, remaining: entry?.remaining?.seconds, running: entry?.isRunning ?? false))
             case .ended(let id, let outcome):
                 // A replacement (`send --id` again) has already put the new toast in `live`: keep it. So does an end
-                // that comes while a new presentation of the id is on its way (an older one expired meanwhile).
+                // that comes while a newer presentation of the id is on its way (``Presentations``).
                 let ending = state.withLock { state -> (AgentOutcome, [AgentMachine.Action], Bool)? in
-                    // (A toast dropped for Do Not Disturb ends during its own presentation: that is its end.)
-                    let replaced =
-                        outcome == .replaced || (outcome != .suppressed && (state.live[id]?.presenting ?? 0) > 0)
+                    var counts = state.presentations[id] ?? Presentations(admitted: 1, ended: 0)
+                    counts.ended += 1
+                    let replaced = outcome == .replaced || counts.ended < counts.admitted
+                    state.presentations[id] = counts.ended < counts.admitted ? counts : nil
                     if replaced, state.live[id] == nil { return nil }
                     let live = replaced ? state.live[id] : state.live.removeValue(forKey: id)
                     // A snooze is a Later that comes back: its senders see it deferred.
@@ -1037,6 +1045,7 @@ package final class ToastAgent: Sendable {
                         .first
                 else { return nil }
                 state.live[item.id] = Live(request: request, serverID: item.serverID)
+                state.presentations[item.id, default: Presentations()].admitted += 1
                 return lanes.open(lane)
             }
             center?.present(toast)

@@ -635,7 +635,10 @@ extension OneAtATime.ConformanceTests {
         try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
         try #"pcm.!default { type file; slave.pcm "null"; file "\#(samples)"; format "raw" }"#.write(
             toFile: "\(config)/asoundrc", atomically: true, encoding: .utf8)
-        let toasts = ToastHarness(busAddress: desktop.environment.bus.address, soundPlayer: .command([player]))
+        // Run by /bin/sh, not executed itself: a child another test thread forks meanwhile may still hold the script
+        // open for writing, and executing it would fail (ETXTBSY).
+        let toasts = ToastHarness(
+            busAddress: desktop.environment.bus.address, soundPlayer: .command(["/bin/sh", player]))
         defer { toasts.stop() }
         let capabilities = try await toasts.presenter.serverCapabilities()
         let stereo = "/usr/share/sounds/freedesktop/stereo"

@@ -229,10 +229,12 @@ import ToastModel
                 failures.withLock { $0.append(reason) }
             }
         }
-        play(.command([player, "--quiet"]), .named("bell"), in: environment)
+        // Run by /bin/sh, not executed itself: a child another test thread forks meanwhile may still hold the script
+        // open for writing, and executing it would fail (ETXTBSY).
+        play(.command(["/bin/sh", player, "--quiet"]), .named("bell"), in: environment)
         #expect(try await firstLine(ofFIFO: log, within: 20) == "--quiet /usr/share/sounds/freedesktop/stereo/bell.oga")
         var withVariable = environment
-        withVariable["TOASTKIT_SOUND_PLAYER"] = "\(player) --from-variable"
+        withVariable["TOASTKIT_SOUND_PLAYER"] = "/bin/sh \(player) --from-variable"
         play(.automatic, .named("complete"), in: withVariable)
         #expect(
             try await firstLine(ofFIFO: log, within: 20)

@@ -172,6 +172,7 @@ import ToastKitAgent
     private func killAgent(_ desktop: NotificationEnvironment) async throws {
         let bus = try await desktop.bus.connect()
         defer { bus.close() }
+        try await bus.awaitAgent()
         let info = try await bus.call(
             destination: "org.toastkit.Agent1", path: "/org/toastkit/Agent1", interface: "org.toastkit.Agent1",
             member: "GetInfo")
@@ -284,6 +285,7 @@ import ToastKitAgent
             #expect(try await toastkit(["send", "-d", "0.2", "Arranca"], environment: env).status == 0)
             let bus = try await desktop.bus.connect()
             defer { bus.close() }
+            try await bus.awaitAgent()
             func present(_ fields: [(String, DBusValue)]) async -> String {
                 do {
                     _ = try await bus.call(

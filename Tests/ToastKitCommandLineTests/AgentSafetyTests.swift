@@ -16,6 +16,7 @@ import ToastKitAgent
 
     /// The running agent's pid (`GetInfo`).
     private func agentPID(_ bus: DBusConnection) async throws -> pid_t {
+        try await bus.awaitAgent()
         let info = try await bus.call(
             destination: "org.toastkit.Agent1", path: "/org/toastkit/Agent1", interface: "org.toastkit.Agent1",
             member: "GetInfo")

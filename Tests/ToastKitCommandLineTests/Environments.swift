@@ -91,3 +91,17 @@ extension NotificationEnvironment {
         }.joined(separator: "\n")
     }
 }
+
+extension DBusConnection {
+    /// Returns once the toast agent owns its name on this connection's bus: a `send` that found no agent shows its
+    /// toast itself, starts one and returns, and the new agent may still be taking its name (seen on a loaded machine:
+    /// `ServiceUnknown` for a call made right after).
+    func awaitAgent() async throws {
+        let changes = try await bus.nameOwnerChanges(of: "org.toastkit.Agent1")
+        if try await bus.nameOwner(of: "org.toastkit.Agent1") != nil { return }
+        _ = try await Deadline.run(within: .seconds(30), "the agent's name") {
+            for try await change in changes where change.newOwner != nil { return true }
+            return nil
+        }
+    }
+}
