@@ -227,7 +227,8 @@ struct SendCommand {
         guard !options.quietAboutDoNotDisturb else { return }
         Waiter.tell(suppression) { event, fields in
             guard options.json else { return }
-            var object: JSONObject = ["event": .string(event), "id": .string(id)]
+            // The same keys as the waiting path's event: the server's id is not known yet (`presented` says it).
+            var object: JSONObject = ["event": .string(event), "id": .string(id), "server_id": .null]
             for (key, value) in fields { object[key] = value }
             Output.json(object)
         }

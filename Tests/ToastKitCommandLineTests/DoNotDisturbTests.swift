@@ -82,7 +82,9 @@ import Testing
             _ = try await desktop.dunstctl("set-paused", "true")
             let held = try await toastkit(["send", "--json", "-d", "30", "--id", "later", "Luego"], environment: env)
             #expect(held.status == 0, "\(held.error)\n\(desktop.agentFiles)")
-            #expect(held.output.hasPrefix(#"{"event":"suppressed","id":"later","how":"held","#), "\(held.output)")
+            #expect(
+                held.output.hasPrefix(#"{"event":"suppressed","id":"later","server_id":null,"how":"held","#),
+                "\(held.output)")
             let list = try await toastkit(["list"], environment: env)
             #expect(list.lines.first?.hasPrefix("later\t") == true, "\(list.output)")
             let dropped = try await toastkit(["send", "--dnd", "drop", "Efímero"], environment: env)

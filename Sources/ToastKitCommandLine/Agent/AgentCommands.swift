@@ -138,11 +138,12 @@ extension SendCommand {
             }
             return .success
         }
-        if let serverID = presented.serverID { announce(id: presented.id, serverID: serverID) }
+        // As on the other paths: what Do Not Disturb did comes first, then the server's id.
         if let suppression = presented.suppression {
             tell(suppression, id: presented.id)
             if presented.ended == "suppressed" { return .suppressed }
         }
+        if let serverID = presented.serverID { announce(id: presented.id, serverID: serverID) }
         return .success
     }
 
