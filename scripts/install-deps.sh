@@ -19,6 +19,8 @@ packages=(
     plasma-workspace plasma-desktop kactivitymanagerd        # KDE Plasma 5.27 under Xvfb
     sway mako-notifier sway-notification-center grim         # mako and swaync on a headless sway; grim screenshots
     lxqt-notificationd lxqt-qtplugin                         # with the LXQt platform theme, as in a session
+    # sound where the server plays none: libcanberra (and its ALSA backend), pw-play, the freedesktop sound theme
+    libcanberra0 pipewire-bin sound-theme-freedesktop
     # the notification portal in front of those servers, and sandboxed callers: a fake one (bwrap) and a real Flatpak app
     xdg-desktop-portal xdg-desktop-portal-gtk xdg-desktop-portal-dev flatpak bubblewrap xdg-dbus-proxy
 )

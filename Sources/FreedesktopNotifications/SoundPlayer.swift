@@ -96,6 +96,20 @@ public enum SoundPlayer: Sendable, Hashable {
     /// Entered for each sound played in the background, left once it has played.
     private static let playing = DispatchGroup()
 
+    /// What plays a sound where the server plays none, as this player would first try it in `environment`: the
+    /// command, `TOASTKIT_SOUND_PLAYER`'s, `libcanberra`, `pw-play` or `paplay`; nil when there is none (or with
+    /// ``off``, "nothing").
+    package func firstChoice(environment: [String: String]) -> String? {
+        switch self {
+        case .off: return "nothing (the sound player is off)"
+        case .command(let argv): return argv.joined(separator: " ")
+        case .automatic:
+            if let command = environment["TOASTKIT_SOUND_PLAYER"], !command.isEmpty { return command }
+            if Canberra.shared != nil { return "libcanberra" }
+            return Self.players.first { ProcessEnvironment.findExecutable($0[0], in: environment) != nil }?[0]
+        }
+    }
+
     /// The player programs tried after libcanberra, with their arguments for a notification's sound.
     static let players = [["pw-play", "--media-role=Notification"], ["paplay", "--property=media.role=event"]]
 

@@ -194,7 +194,32 @@ struct DoctorCommand {
                 report.add("do not disturb", .note, "unknown (\(reading.source))")
             }
         }
+        checkSound(&report, capabilities, into: &details)
         report.details["server"] = .object(details)
+    }
+
+    /// Who plays a toast's sound (`--sound`): the server, where it really does, else toastkit, and with what.
+    private func checkSound(_ report: inout Report, _ capabilities: ServerCapabilities, into details: inout JSONObject)
+    {
+        let name = capabilities.information?.name ?? "the server"
+        let player = SoundPlayer.automatic.firstChoice(environment: environment.variables)
+        let serverPlays = capabilities.playsSound(.named("message-new-instant"))
+        let filesOnly = !serverPlays && capabilities.playsSound(.file("/"))
+        details["sound"] = .object([
+            "played_by": .string(serverPlays ? "server" : filesOnly ? "server for files, else toastkit" : "toastkit"),
+            "player": serverPlays ? .null : .optional(player),
+        ])
+        if serverPlays {
+            report.add("sound", .ok, "\(name) plays a toast's sound itself (the sound-name and sound-file hints)")
+        } else if let player {
+            let files = filesOnly ? "\(name) plays sound files itself; " : ""
+            report.add("sound", .ok, "\(files)toastkit plays a toast's sound through \(player)")
+        } else {
+            report.add(
+                "sound", .warning,
+                "\(name) plays no sound\(filesOnly ? " from the sound theme" : ""), and no sound player was found",
+                fix: "install libcanberra0, pipewire-bin or pulseaudio-utils, or set TOASTKIT_SOUND_PLAYER")
+        }
     }
 
     /// "pid 1234 (dunst)" for the connection `name`, when the bus says and `/proc` shows it.

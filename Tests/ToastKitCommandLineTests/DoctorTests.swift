@@ -30,6 +30,14 @@ import Testing
                 })
             #expect(text.lines.contains { $0.hasPrefix("[ok] server: dunst 1.9.0") && $0.contains("(dunst)") })
             #expect(text.lines.contains("[ok] do not disturb: off (dunst: org.dunstproject.cmd0.paused)"))
+            // dunst plays no sound: toastkit does, through libcanberra (the static build loads no library: pw-play).
+            let player = ToolProcess.isStatic ? "pw-play" : "libcanberra"
+            #expect(
+                text.lines.contains("[ok] sound: toastkit plays a toast's sound through \(player)"), "\(text.output)")
+            var withPlayer = env
+            withPlayer["TOASTKIT_SOUND_PLAYER"] = "mpv --no-video"
+            let chosen = try await toastkit(["doctor"], environment: withPlayer)
+            #expect(chosen.lines.contains("[ok] sound: toastkit plays a toast's sound through mpv --no-video"))
             #expect(text.error.isEmpty, "\(text.error)")
 
             _ = try await desktop.dunstctl("set-paused", "true")
@@ -151,6 +159,10 @@ extension OneAtATime {
                 #expect(before.status == 0, "\(before.output)\(before.error)")
                 #expect(before.lines.contains { $0.hasPrefix("[ok] server: gnome-shell 43.9 by GNOME") })
                 #expect(before.lines.contains { $0.hasPrefix("[note] quirk: GNOME Shell ignores expire_timeout") })
+                #expect(
+                    before.lines.contains(
+                        "[ok] sound: gnome-shell plays a toast's sound itself (the sound-name and sound-file hints)"),
+                    "\(before.output)")
                 #expect(
                     before.lines.contains(
                         "[ok] do not disturb: off (GNOME Shell: gsettings org.gnome.desktop.notifications show-banners "
