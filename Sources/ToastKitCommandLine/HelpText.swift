@@ -328,9 +328,9 @@ enum HelpText {
         OVERVIEW: Say in plain words whether a toast can be shown from here, and if not, what to do. It reports
         the session bus and how it was found, the notification server (name, version, process, capabilities), the
         D-Bus service files that name org.freedesktop.Notifications when more than one does, the server's known
-        quirks, Do Not Disturb where it can be read (dunst, GNOME, Plasma, mako, swaync, xfce, MATE, LXQt), the
-        agent, the sandbox and the backend, and the portal when it is in use. Nothing is shown; every question
-        has a bound of 3 s.
+        quirks, Do Not Disturb where it can be read (dunst, GNOME, Plasma, mako, swaync, xfce, MATE, LXQt), who
+        plays a toast's sound, the agent, the sandbox and the backend, and the portal when it is in use. Nothing is
+        shown; every question has a bound of 3 s.
 
         USAGE: toastkit [--backend auto|notifications|portal] doctor [--json]
 
@@ -338,8 +338,8 @@ enum HelpText {
           (none)
 
         OPTIONS:
-          --json            One JSON object: "can_show", "bus", "server" (with "quirks" and
-                            "do_not_disturb"), "service_files", "agent", "backend", "portal", and
+          --json            One JSON object: "can_show", "bus", "server" (with "quirks",
+                            "do_not_disturb" and "sound"), "service_files", "agent", "backend", "portal", and
                             "findings" ([{"topic", "level", "text", "fix"}]).
           --help            Show this help.
 
