@@ -100,8 +100,10 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     ///     of the app sent it, and this one takes it over): that presentation is not sent again — except to a server
     ///     that sends its signals only to the connection that called `Notify` (dunst), which is told once more, in
     ///     place, so that this presenter hears what becomes of it.
-    public func adopt(serverID: UInt32, forToast id: String, onScreen: Bool = false) {
-        shell.handle(.adopt(serverID: serverID, toastID: id, onScreen: onScreen))
+    ///   - soundPlayed: The toast's sound, if it has one, has played already (the process that showed the
+    ///     notification played it; implied by `onScreen`): its first presentation here plays none.
+    public func adopt(serverID: UInt32, forToast id: String, onScreen: Bool = false, soundPlayed: Bool = false) {
+        shell.handle(.adopt(serverID: serverID, toastID: id, onScreen: onScreen, soundPlayed: soundPlayed))
     }
 
     /// Waits until the server has answered every `Notify` sent or queued so far for toast `id`, and returns its
@@ -136,6 +138,8 @@ struct DesktopBackend: PresenterBackend {
     typealias Machine = DesktopPresenterMachine
 
     let configuration: PresenterConfiguration
+    /// This presenter's sounds, one after another.
+    let sounds = SoundQueue()
 
     var service: BusName { NotificationsClient.busName }
 
@@ -242,7 +246,7 @@ struct DesktopBackend: PresenterBackend {
         case .readDoNotDisturb(let generation, let information):
             readDoNotDisturb(of: information, on: link) { answer(.doNotDisturbRead(generation: generation, $0)) }
         case .playSound(let id, let sound):
-            configuration.soundPlayer.playInBackground(sound, appName: configuration.appName) { reason in
+            sounds.play(sound, with: configuration.soundPlayer, appName: configuration.appName) { reason in
                 answer(.soundNotPlayed(id: id, reason: reason))
             }
         case .connect, .resume, .report, .wake:

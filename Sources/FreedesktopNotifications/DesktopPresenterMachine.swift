@@ -58,7 +58,8 @@ package struct DesktopPresenterMachine: Sendable {
         /// `onScreen`, the notification already shows what the toast's first show will bring (another process sent
         /// it): that show is not sent again, except to a server that sends its signals only to the connection that
         /// called `Notify` (dunst), which must hear from this one to tell it what becomes of the notification.
-        case adopt(serverID: UInt32, toastID: String, onScreen: Bool = false)
+        /// With `soundPlayed`, the toast's sound has played already (the process that showed it played it).
+        case adopt(serverID: UInt32, toastID: String, onScreen: Bool = false, soundPlayed: Bool = false)
         /// Someone waits until the server has answered every `Notify` for the toast.
         case awaitAccepted(id: String, waiter: WaiterID)
         /// Someone waits until every toast is settled: no call on its way, nothing waiting for the link.
@@ -166,6 +167,8 @@ package struct DesktopPresenterMachine: Sendable {
         var held = false
         /// The sound of the content the server last accepted: an update with the same sound plays nothing again.
         var soundOnServer: ToastSound?
+        /// Adopted from a process that played its sound: its first content's sound is not played again.
+        var soundPlayedElsewhere = false
 
         var serviceID: UInt32? { serverID }
         var hasCallOnItsWay: Bool { inFlight != nil }
@@ -300,11 +303,12 @@ package struct DesktopPresenterMachine: Sendable {
             toast.drop()
             ledger.toasts[id] = toast
             pump(id, into: &out)
-        case .adopt(let serverID, let toastID, let onScreen):
+        case .adopt(let serverID, let toastID, let onScreen, let soundPlayed):
             var toast = ledger.toasts[toastID] ?? Toast()
             if let old = toast.serverID { toastForServerID[old] = nil }
             toast.serverID = serverID
             toast.adoptedOnScreen = onScreen
+            toast.soundPlayedElsewhere = onScreen || soundPlayed
             ledger.toasts[toastID] = toast
             toastForServerID[serverID] = toastID
         case .awaitSettled(let waiter):
@@ -478,10 +482,12 @@ package struct DesktopPresenterMachine: Sendable {
                     connectIfNeeded(into: &out)
                     return
                 }
+                if toast.soundPlayedElsewhere {
+                    toast.soundPlayedElsewhere = false
+                    toast.soundOnServer = presentation.request.sound
+                }
                 if toast.adoptedOnScreen {
                     toast.adoptedOnScreen = false
-                    // The process that sent it played its sound.
-                    toast.soundOnServer = presentation.request.sound
                     if toast.serverID != nil, !capabilities.signalsOnlyToSender || toast.closesOnceSent {
                         // On screen as it is: nothing to send (its timer's changes still are, as for any toast). One
                         // whose time ran out while the link was made is closed now, never sent first.
@@ -520,7 +526,9 @@ package struct DesktopPresenterMachine: Sendable {
                 do {
                     mapped = try NotificationMapping.notify(
                         presentation, replacesID: toast.serverID ?? 0, capabilities: capabilities,
-                        configuration: configuration, soundIsNew: presentation.request.sound != toast.soundOnServer)
+                        configuration: configuration,
+                        // Never during Do Not Disturb: a toast that shows anyway comes quietly, and stays quiet.
+                        soundIsNew: presentation.request.sound != toast.soundOnServer && doNotDisturb?.isOn != true)
                 } catch let error {
                     ledger.toasts[id] = toast
                     fail(id, PresentationError(.invalidInput, reason: error.description), into: &out)

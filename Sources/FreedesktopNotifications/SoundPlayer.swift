@@ -3,6 +3,7 @@
 import CSpawn
 import Dispatch
 import Glibc
+import Synchronization
 public import ToastModel
 
 /// How a presenter plays a toast's sound where the notification server plays none (dunst, mako, Plasma 5, LXQt,
@@ -31,7 +32,10 @@ public enum SoundPlayer: Sendable, Hashable {
         switch sound {
         case .silent: return nil
         case .file(let path):
-            guard access(path, R_OK) == 0 else { return "the sound file \(path) cannot be read: none played" }
+            // A regular file: a FIFO or a device would block the player (and libcanberra's context) for good.
+            guard Self.isReadableRegularFile(path) else {
+                return "the sound file \(path) cannot be read (or is not a regular file): none played"
+            }
             file = path
         case .named(let name):
             guard let found = SoundTheme(environment: environment).file(named: name) else {
@@ -66,9 +70,9 @@ public enum SoundPlayer: Sendable, Hashable {
         }
     }
 
-    /// Plays `sound` on a queue of its own, so that neither the caller's thread (a connection's I/O thread) nor the
-    /// caller waits for it; `failed` gets the reason when it cannot be played. ``waitUntilPlayed(timeout:)`` waits
-    /// for it.
+    /// Plays `sound` in the background on the process's ``SoundQueue/shared`` queue, so that neither the caller's
+    /// thread nor the caller waits for it; `failed` gets the reason when it cannot be played.
+    /// ``waitUntilPlayed(timeout:)`` waits for it.
     ///
     /// - Parameters:
     ///   - sound: A name from the sound theme, or a file.
@@ -77,24 +81,20 @@ public enum SoundPlayer: Sendable, Hashable {
     public func playInBackground(
         _ sound: ToastSound, appName: String, failed: @escaping @Sendable (String) -> Void
     ) {
-        playInBackground(sound, appName: appName, environment: nil, failed: failed)
+        SoundQueue.shared.play(sound, with: self, appName: appName, failed: failed)
     }
 
-    /// As above, in `environment` (nil: this process's).
-    package func playInBackground(
-        _ sound: ToastSound, appName: String, environment: [String: String]?,
-        failed: @escaping @Sendable (String) -> Void
-    ) {
-        Self.playing.enter()
-        DispatchQueue.global(qos: .userInitiated).async {
-            defer { Self.playing.leave() }
-            let reason = play(sound, appName: appName, environment: environment ?? ProcessEnvironment.current)
-            if let reason { failed(reason) }
-        }
-    }
+    /// Entered for each sound played in the background (on any ``SoundQueue``), left once it has played.
+    static let playing = DispatchGroup()
 
-    /// Entered for each sound played in the background, left once it has played.
-    private static let playing = DispatchGroup()
+    /// Whether `path` is a regular file this process can read (opened without blocking, never followed into a FIFO).
+    private static func isReadableRegularFile(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var info = stat()
+        return fstat(descriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
 
     /// What plays a sound where the server plays none, as this player would first try it in `environment`: the
     /// command, `TOASTKIT_SOUND_PLAYER`'s, `libcanberra`, `pw-play` or `paplay`; nil when there is none (or with
@@ -131,17 +131,24 @@ public enum SoundPlayer: Sendable, Hashable {
         }
         var stopped = false
         let descriptor = pidfd_open(pid, 0)
-        if descriptor >= 0 {
-            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            var ready: Int32
-            repeat {
-                ready = poll(&poller, 1, Int32(limit.components.seconds * 1000))
-            } while ready < 0 && errno == EINTR
-            close(descriptor)
-            if ready == 0 {
-                kill(pid, SIGKILL)
-                stopped = true
+        guard descriptor >= 0 else {
+            // No pidfd (a kernel before 5.3): it plays on, reaped when it ends, its end not waited for.
+            DispatchQueue.global(qos: .utility).async {
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
             }
+            return nil
+        }
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        var ready: Int32
+        repeat {
+            ready = poll(&poller, 1, Int32(limit.components.seconds * 1000))
+        } while ready < 0 && errno == EINTR
+        close(descriptor)
+        if ready == 0 {
+            // Its whole process group: it leads one of its own (a new session), and a wrapper's children go too.
+            kill(-pid, SIGKILL)
+            stopped = true
         }
         var status: Int32 = 0
         var reaped: Int32
@@ -155,6 +162,54 @@ public enum SoundPlayer: Sendable, Hashable {
             return code == 0 ? nil : "\(program): exit \(code)"
         }
         return "\(program): signal \(status & 0x7f)"
+    }
+}
+
+/// Plays sounds in the background, one after another, with a few waiting at most: a burst of toasts costs neither a
+/// thread each nor a din. Each presenter has its own; ``shared`` serves the rest of the process.
+public final class SoundQueue: Sendable {
+    /// The process's queue (``SoundPlayer/playInBackground(_:appName:failed:)``).
+    public static let shared = SoundQueue()
+
+    /// How many sounds may play or wait at once; more are not played (and said so).
+    public let maximumWaiting: Int
+    private let queue = DispatchQueue(label: "toastkit.sound", qos: .userInitiated)
+    private let backlog = Mutex(0)
+
+    /// A queue on which at most `maximumWaiting` sounds play or wait.
+    public init(maximumWaiting: Int = 4) {
+        self.maximumWaiting = max(1, maximumWaiting)
+    }
+
+    /// Plays `sound` with `player` after the sounds before it; `failed` gets the reason when it cannot be played (or
+    /// when ``maximumWaiting`` sounds are already playing or waiting).
+    public func play(
+        _ sound: ToastSound, with player: SoundPlayer, appName: String, failed: @escaping @Sendable (String) -> Void
+    ) {
+        play(sound, with: player, appName: appName, environment: nil, failed: failed)
+    }
+
+    /// As above, in `environment` (nil: this process's).
+    package func play(
+        _ sound: ToastSound, with player: SoundPlayer, appName: String, environment: [String: String]?,
+        failed: @escaping @Sendable (String) -> Void
+    ) {
+        let limit = maximumWaiting
+        let admitted = backlog.withLock { waiting in
+            guard waiting < limit else { return false }
+            waiting += 1
+            return true
+        }
+        guard admitted else { return failed("\(limit) sounds were already waiting to play: this one was not played") }
+        SoundPlayer.playing.enter()
+        queue.async {
+            defer {
+                self.backlog.withLock { $0 -= 1 }
+                SoundPlayer.playing.leave()
+            }
+            let reason = player.play(sound, appName: appName, environment: environment ?? ProcessEnvironment.current)
+            if let reason { failed(reason) }
+        }
     }
 }
 
@@ -284,6 +339,8 @@ final class Canberra: @unchecked Sendable {
         @convention(c) (OpaquePointer?, UInt32, OpaquePointer?, Finished?, UnsafeMutableRawPointer?)
         -> Int32
     typealias StringError = @convention(c) (Int32) -> UnsafePointer<CChar>?
+    typealias Playing = @convention(c) (OpaquePointer?, UInt32, UnsafeMutablePointer<Int32>) -> Int32
+    typealias Cancel = @convention(c) (OpaquePointer?, UInt32) -> Int32
 
     /// The process's libcanberra, or nil where it cannot be loaded, gives no context, or the program is statically
     /// linked (it has no dynamic loader: `AT_BASE` is 0), where a loaded library would bring a second C library.
@@ -302,6 +359,10 @@ final class Canberra: @unchecked Sendable {
     private let proplistDestroy: ProplistDestroy
     private let playFull: PlayFull
     private let describe: StringError?
+    private let isPlaying: Playing?
+    private let cancel: Cancel?
+    /// The id of the last sound played (each has its own, so it can be asked after and cancelled).
+    private let lastID = Atomic<UInt32>(0)
 
     private init?() {
         guard let library = dlopen("libcanberra.so.0", RTLD_NOW | RTLD_LOCAL) else { return nil }
@@ -322,6 +383,8 @@ final class Canberra: @unchecked Sendable {
         self.proplistDestroy = proplistDestroy
         self.playFull = playFull
         describe = symbol("ca_strerror", as: StringError.self)
+        isPlaying = symbol("ca_context_playing", as: Playing.self)
+        cancel = symbol("ca_context_cancel", as: Cancel.self)
     }
 
     /// Plays `file` and returns once it has played (at most ``SoundPlayer/limit``): nil, or libcanberra's reason.
@@ -333,9 +396,11 @@ final class Canberra: @unchecked Sendable {
             _ = proplistSets(properties, key, value)
         }
         let finish = Finish()
+        // Released by the callback, the only one that does: a callback that never comes leaks this one box.
         let box = Unmanaged.passRetained(finish)
+        let id = lastID.wrappingAdd(1, ordering: .relaxed).newValue
         let started = playFull(
-            context, 1, properties,
+            context, id, properties,
             { _, _, error, box in
                 guard let box else { return }
                 let finish = Unmanaged<Finish>.fromOpaque(box).takeRetainedValue()
@@ -346,9 +411,16 @@ final class Canberra: @unchecked Sendable {
             box.release()
             return reason(started)
         }
-        let seconds = Int(SoundPlayer.limit.components.seconds)
-        guard finish.done.wait(timeout: .now() + .seconds(seconds)) == .success else {
-            return "the sound did not end within \(SoundPlayer.limit)"
+        let deadline = ContinuousClock.now + SoundPlayer.limit
+        while finish.done.wait(timeout: .now() + .seconds(1)) != .success {
+            // libcanberra's PulseAudio driver never calls back for a stream that ended while it was being started:
+            // asked each second whether the sound still plays.
+            var playing: Int32 = 1
+            if let isPlaying, isPlaying(context, id, &playing) == 0, playing == 0 { return nil }
+            if ContinuousClock.now >= deadline {
+                _ = cancel?(context, id)
+                return "the sound did not end within \(SoundPlayer.limit)"
+            }
         }
         return finish.error == 0 ? nil : reason(finish.error)
     }

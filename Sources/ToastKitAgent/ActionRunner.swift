@@ -9,7 +9,9 @@ import ToastModel
 /// in order), and **one** reaper collects every command's end — not a thread per running command. Each command's
 /// header, start failure and exit status go to the actions log.
 ///
-/// The agent starts no other children, so the reaper may wait for any child (`waitpid(-1)`).
+/// The reaper waits for any child (`waitpid(-1)`). The agent's only other children are sound players
+/// (`SoundPlayer`), each waited for by its pid: one the reaper takes first is ignored here
+/// (not one of its commands), and its player then counts it as played.
 package final class ActionRunner: Sendable {
     /// One command to run.
     package struct Job: Sendable {

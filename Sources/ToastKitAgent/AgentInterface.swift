@@ -123,11 +123,12 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         package static let progress = "progress"  // d: a fraction from 0 to 1, or s "indeterminate"
         package static let doNotDisturb = "dnd"  // s: hold, drop, show
         package static let sound = "sound"  // s: a sound-theme name, an absolute file path, or "silent"
+        package static let soundPlayed = "sound_played"  // b: the notification of replace_id played the sound
 
         package static let all: Set<String> = [
             id, title, message, status, icon, iconFile, duration, actions, tap, appName, appIcon, urgency, category,
             hints, transient, replaceID, onAction, awaitShown, workingDirectory, environment, plainText,
-            dialect, due, snooze, progress, doNotDisturb, sound,
+            dialect, due, snooze, progress, doNotDisturb, sound, soundPlayed,
         ]
     }
 
@@ -172,6 +173,7 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         if let snooze = options.snooze { entries.append((Key.snooze, .double(snooze))) }
         if let policy = options.doNotDisturb { entries.append((Key.doNotDisturb, .string(policy.rawValue))) }
         if let sound = options.sound { entries.append((Key.sound, .string(sound.text))) }
+        if options.soundPlayed { entries.append((Key.soundPlayed, .boolean(true))) }
         switch options.progress {
         case .fraction(let value)?: entries.append((Key.progress, .double(value)))
         case .indeterminate?: entries.append((Key.progress, .string("indeterminate")))
@@ -301,6 +303,7 @@ package struct AgentRequest: Sendable, Equatable, Codable {
             options.dialect = value
         }
         if let value = try boolean(Key.plainText) { options.plainText = value }
+        if let value = try boolean(Key.soundPlayed) { options.soundPlayed = value }
         if let value = try boolean(Key.awaitShown) { self.awaitShown = value }
         if let due = entries[Key.due] {
             // After 2020 and before the year 10000, in seconds since 1970.

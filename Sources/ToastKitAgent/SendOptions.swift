@@ -125,6 +125,9 @@ package struct SendOptions: Sendable, Equatable, Codable {
     package var doNotDisturb: ToastDoNotDisturbPolicy?
     /// `--sound NAME|FILE|default|silent`: the sound to play when the toast first appears (a file path is absolute).
     package var sound: ToastSound?
+    /// Whether the notification of ``replaceID`` already played the toast's sound (`send` showed the toast itself,
+    /// then handed it to the agent as a replacement). Not an option.
+    package var soundPlayed = false
     /// Whether `send` without `--wait` keeps quiet about Do Not Disturb (the steps of `toastkit progress`: its final
     /// toast says it once). Not an option.
     package var quietAboutDoNotDisturb = false

@@ -467,7 +467,9 @@ package final class ToastAgent: Sendable {
         if let due = request.options.due, due > AgentStore.now() { return try schedule(request, id: id, due: due) }
         // Shown now: an earlier schedule of the id is over (the latest word wins).
         cancelSchedule(id)
-        if let replaceID = request.options.replaceID { desktop.adopt(serverID: replaceID, forToast: id) }
+        if let replaceID = request.options.replaceID {
+            desktop.adopt(serverID: replaceID, forToast: id, soundPlayed: request.options.soundPlayed)
+        }
         // A live id stays in its lane (updated in place), unless it now needs one of its own; a new one joins the
         // lane its kind says. The lanes change in the same step as the rules, under the one lock.
         let admitted = state.withLock { state -> (center: ToastCenter, leaving: ToastCenter?, serverID: UInt32?)? in
@@ -773,7 +775,7 @@ package final class ToastAgent: Sendable {
                 let ending = state.withLock { state -> (AgentOutcome, [AgentMachine.Action], Bool)? in
                     var counts = state.presentations[id] ?? Presentations(admitted: 1, ended: 0)
                     counts.ended += 1
-                    let replaced = outcome == .replaced || counts.ended < counts.admitted
+                    let replaced = counts.ended < counts.admitted
                     state.presentations[id] = counts.ended < counts.admitted ? counts : nil
                     if replaced, state.live[id] == nil { return nil }
                     let live = replaced ? state.live[id] : state.live.removeValue(forKey: id)
@@ -1037,7 +1039,9 @@ package final class ToastAgent: Sendable {
             }
             style.set(CommandLineStyle(options: request.options), for: item.id)
             if let serverID = item.serverID {
-                desktop.adopt(serverID: serverID, forToast: item.id, onScreen: onScreen.contains(item.id))
+                // Shown before (by the agent that saved it, or by `send`): its sound has played.
+                desktop.adopt(
+                    serverID: serverID, forToast: item.id, onScreen: onScreen.contains(item.id), soundPlayed: true)
             }
             let center = state.withLock { state -> ToastCenter? in
                 guard

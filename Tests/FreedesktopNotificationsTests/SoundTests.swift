@@ -147,13 +147,19 @@ import ToastModel
                 .playSound(id: "a", bell)))
     }
 
-    @Test func nothingPlaysWhileDoNotDisturbIsOn() throws {
+    /// A machine linked to `capabilities`' server while its Do Not Disturb is on.
+    static func linkedDuringDoNotDisturb(_ capabilities: ServerCapabilities) -> Machine {
         var machine = Machine(configuration: PresenterMachineTests.configuration)
         _ = machine.handle(.attached)
         _ = machine.handle(
             .linkReady(
-                generation: 1, capabilities: Self.dunst, owner: PresenterMachineTests.server,
+                generation: 1, capabilities: capabilities, owner: PresenterMachineTests.server,
                 doNotDisturb: DoNotDisturbMachineTests.on))
+        return machine
+    }
+
+    @Test func nothingPlaysWhileDoNotDisturbIsOn() throws {
+        var machine = Self.linkedDuringDoNotDisturb(Self.dunst)
         let bell = ToastSound.named("bell")
         // A toast that shows anyway (`--dnd show`) comes quietly.
         let shown = try Self.shown(Self.presentation("a", sound: bell), on: &machine, serverID: 3)
@@ -215,17 +221,12 @@ import ToastModel
     }
 
     @Test func aPlayerIsGivenTheFileAndAFailureSaysWhatIsMissing() async throws {
-        let folder = try Self.temporaryFolder()
+        let (folder, log, player, environment) = try Self.fifoPlayer()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let log = "\(folder)/played"
-        #expect(mkfifo(log, 0o600) == 0)
-        let player = "\(folder)/player"
-        try "#!/bin/sh\necho \"$@\" > \(log)\n".write(toFile: player, atomically: true, encoding: .utf8)
-        chmod(player, 0o755)
-        let environment = ["PATH": "/usr/bin:/bin", "HOME": folder, "XDG_DATA_DIRS": "/usr/share"]
         let failures = Mutex<[String]>([])
+        let queue = SoundQueue()
         func play(_ player: SoundPlayer, _ sound: ToastSound, in environment: [String: String]) {
-            player.playInBackground(sound, appName: "t", environment: environment) { reason in
+            queue.play(sound, with: player, appName: "t", environment: environment) { reason in
                 failures.withLock { $0.append(reason) }
             }
         }
@@ -248,7 +249,10 @@ import ToastModel
                 == "the sound \"no-such-sound\" is not in the sound theme: none played")
         #expect(
             SoundPlayer.command([player]).play(.file("\(folder)/missing.oga"), appName: "t", environment: environment)
-                == "the sound file \(folder)/missing.oga cannot be read: none played")
+                == "the sound file \(folder)/missing.oga cannot be read (or is not a regular file): none played")
+        #expect(
+            SoundPlayer.command([player]).play(.file(log), appName: "t", environment: environment)
+                == "the sound file \(log) cannot be read (or is not a regular file): none played", "a FIFO would block")
         #expect(SoundPlayer.off.play(.named("bell"), appName: "t", environment: environment) == nil)
         #expect(
             SoundPlayer.command(["/nonexistent/player"]).play(.named("bell"), appName: "t", environment: environment)?
@@ -257,6 +261,66 @@ import ToastModel
             SoundPlayer.command(["/bin/false"]).play(
                 .file("\(stereo)/bell.oga"), appName: "t", environment: environment)
                 == "/bin/false: exit 1")
+    }
+
+    /// One sound at a time, at most four playing or waiting: a fifth is not played, and said so; the others play
+    /// in order. The first player blocks on the FIFO until the test reads it, so the queue is full meanwhile.
+    @Test func aQueueOfSoundsPlaysThemInOrderAndRefusesMoreThanItsLimit() async throws {
+        let (folder, log, player, environment) = try Self.fifoPlayer()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let queue = SoundQueue(maximumWaiting: 4)
+        let failures = Mutex<[String]>([])
+        let names = ["bell", "complete", "message", "dialog-warning", "dialog-error"]
+        for name in names {
+            queue.play(.named(name), with: .command(["/bin/sh", player]), appName: "t", environment: environment) {
+                reason in failures.withLock { $0.append(reason) }
+            }
+        }
+        #expect(failures.withLock { $0 } == ["4 sounds were already waiting to play: this one was not played"])
+        // Opened only now: until then the first player waits for a reader, and the queue stays full.
+        let lines = FIFOLines(log)
+        for name in names.prefix(4) {
+            let line = try await lines.next(within: 20)
+            #expect(line == "/usr/share/sounds/freedesktop/stereo/\(name).oga")
+        }
+    }
+
+    @Test func aToastAdoptedFromAProcessThatPlayedItsSoundDoesNotPlayItAgain() throws {
+        let bell = ToastSound.named("bell")
+        for onScreen in [false, true] {
+            var machine = PresenterMachineTests.linked(Self.dunst)
+            _ = machine.handle(.adopt(serverID: 40, toastID: "a", onScreen: onScreen, soundPlayed: true))
+            let sent = machine.handle(.show(Self.presentation("a", sound: bell)))
+            if let call = sent.notifyCall {
+                let answered = machine.handle(.notifyAnswered(id: "a", call: call, PresenterMachineTests.reply(40)))
+                #expect(!answered.contains(.playSound(id: "a", bell)), "onScreen \(onScreen): \(answered)")
+            }
+        }
+        // Adopted without it (`send -r N --sound`, the remembered id of `--id`): the new content's sound plays.
+        var machine = PresenterMachineTests.linked(Self.dunst)
+        _ = machine.handle(.adopt(serverID: 41, toastID: "b"))
+        #expect(
+            try Self.shown(Self.presentation("b", sound: bell), on: &machine, serverID: 41).contains(
+                .playSound(id: "b", bell)))
+    }
+
+    /// Where the server plays sounds (here: one that lists `sound`), Do Not Disturb keeps the hint off a toast that
+    /// shows anyway.
+    @Test func aServerThatPlaysSoundsIsNotSentOneDuringDoNotDisturb() throws {
+        var machine = Self.linkedDuringDoNotDisturb(Self.server("xfce4-notifyd", "Xfce", sound: true))
+        let sent = machine.handle(.show(Self.presentation("a", sound: .named("bell"))))
+        #expect(sent.notifies.first?.hints["sound-name"] == nil, "\(sent)")
+    }
+
+    /// A folder with a FIFO and a player script that writes its arguments to it (run it with /bin/sh: executing a
+    /// script just written can fail with ETXTBSY while another thread forks), and an environment for the theme.
+    static func fifoPlayer() throws -> (folder: String, fifo: String, player: String, environment: [String: String]) {
+        let folder = try temporaryFolder()
+        let fifo = "\(folder)/played"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let player = "\(folder)/player"
+        try "#!/bin/sh\necho \"$@\" > \(fifo)\n".write(toFile: player, atomically: true, encoding: .utf8)
+        return (folder, fifo, player, ["PATH": "/usr/bin:/bin", "HOME": folder, "XDG_DATA_DIRS": "/usr/share"])
     }
 
     static func temporaryFolder() throws -> String {

@@ -163,3 +163,38 @@ public func firstLine(ofFIFO path: String, within seconds: Int32) async throws -
         return text
     }
 }
+
+/// The lines writers put in a FIFO, read through one descriptor kept open from creation to the end: a writer that
+/// comes right after another never finds the FIFO without a reader (its line would be lost with the pipe's buffer
+/// when the last descriptor closed), and never waits for one.
+public final class FIFOLines: @unchecked Sendable {
+    private let descriptor: Int32
+    /// Read but not yet returned (touched by one reader at a time: ``next(within:)`` is not called concurrently).
+    private var buffer: [UInt8] = []
+
+    /// Opens the FIFO at `path` for reading (and writing, so opening never waits).
+    public init(_ path: String) {
+        descriptor = open(path, O_RDWR | O_CLOEXEC)
+    }
+
+    deinit { close(descriptor) }
+
+    /// The next line, or "" when none comes within `seconds`.
+    public func next(within seconds: Int32) async throws -> String {
+        try await onOwnThread { () -> String in
+            while true {
+                if let end = self.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: self.buffer[..<end], as: UTF8.self)
+                    self.buffer.removeSubrange(...end)
+                    return line
+                }
+                var ready = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
+                guard poll(&ready, 1, seconds * 1000) == 1 else { return "" }
+                var bytes = [UInt8](repeating: 0, count: 4096)
+                let count = read(self.descriptor, &bytes, bytes.count)
+                guard count > 0 else { return "" }
+                self.buffer += bytes.prefix(count)
+            }
+        }
+    }
+}

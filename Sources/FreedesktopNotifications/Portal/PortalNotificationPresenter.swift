@@ -162,6 +162,8 @@ struct PortalBackend: PresenterBackend {
     typealias Machine = PortalPresenterMachine
 
     let configuration: PresenterConfiguration
+    /// This presenter's sounds, one after another.
+    let sounds = SoundQueue()
     /// Why the portal is in use, for failure messages ("chosen automatically: /.flatpak-info exists").
     let choice: String?
     /// The app id the portal knows this process by, when it runs in a sandbox.
@@ -247,7 +249,7 @@ struct PortalBackend: PresenterBackend {
             // through, for flush().
             remove(portalID, on: link) { answer(.removeAnswered(portalID: portalID)) }
         case .playSound(let id, let sound):
-            configuration.soundPlayer.playInBackground(sound, appName: configuration.appName) { reason in
+            sounds.play(sound, with: configuration.soundPlayer, appName: configuration.appName) { reason in
                 answer(.soundNotPlayed(id: id, reason: reason))
             }
         case .connect, .report, .resume, .wake:

@@ -115,6 +115,7 @@ extension SendCommand {
                         // Shown: the agent takes it as a replacement of that notification.
                         shownHere = serverID
                         request.options.replaceID = serverID
+                        request.options.soundPlayed = true
                         present = AgentInterface.call("Present", [request.dictionary])
                         first = (connection, connection.call([present], timeout: AgentClient.presentTimeout)[0])
                     }
