@@ -527,8 +527,10 @@ package struct DesktopPresenterMachine: Sendable {
                     mapped = try NotificationMapping.notify(
                         presentation, replacesID: toast.serverID ?? 0, capabilities: capabilities,
                         configuration: configuration,
-                        // Never during Do Not Disturb: a toast that shows anyway comes quietly, and stays quiet.
-                        soundIsNew: presentation.request.sound != toast.soundOnServer && doNotDisturb?.isOn != true)
+                        // Not for a toast that comes back (covered, then in front again), never during Do Not Disturb:
+                        // a toast that shows anyway comes quietly, and stays quiet.
+                        soundIsNew: presentation.request.sound != toast.soundOnServer
+                            && !presentation.toast.soundHasPlayed && doNotDisturb?.isOn != true)
                 } catch let error {
                     ledger.toasts[id] = toast
                     fail(id, PresentationError(.invalidInput, reason: error.description), into: &out)

@@ -135,6 +135,24 @@ import ToastModel
         #expect(!onGnome.contains { if case .playSound = $0 { true } else { false } }, "\(onGnome)")
     }
 
+    /// A toast that comes back to the front (the stack says its sound has played) is shown again without it, on a
+    /// server that plays sounds (no hint) and on one that does not (nothing played).
+    @Test func aToastThatComesBackPlaysNoSoundAgain() throws {
+        let bell = ToastSound.named("bell")
+        for server in [Self.dunst, Self.gnome] {
+            var machine = PresenterMachineTests.linked(server)
+            let toast = PresentedToast(
+                id: "a", status: .normal, title: "T", remaining: .seconds(4), isTimerRunning: true, sound: bell,
+                soundHasPlayed: true)
+            let presentation = ToastPresentation(toast: toast, request: PlainToastStyle().makeRequest(for: toast))
+            let sent = machine.handle(.show(presentation))
+            #expect(try #require(sent.notifies.first).hints["sound-name"] == nil)
+            let answered = machine.handle(
+                .notifyAnswered(id: "a", call: try #require(sent.notifyCall), PresenterMachineTests.reply(5)))
+            #expect(!answered.contains(.playSound(id: "a", bell)), "\(answered)")
+        }
+    }
+
     @Test func aFailedNotifyPlaysNothingAndTheNextTryDoes() throws {
         var machine = PresenterMachineTests.linked(Self.dunst)
         let bell = ToastSound.named("bell")

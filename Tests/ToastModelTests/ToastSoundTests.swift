@@ -55,4 +55,33 @@ import ToastModel
         let toast = shown.compactMap { if case .show(let toast) = $0 { toast } else { nil } }.first
         #expect(toast?.sound == .named("complete"))
     }
+
+    /// A toast that comes back to the front (it was covered by another) comes with `soundHasPlayed`, so its sound
+    /// plays once; an update with the same sound says so too, one with another sound does not.
+    @Test func aToastThatComesBackToTheFrontSaysItsSoundHasPlayed() {
+        func shown(_ outputs: [ToastStack.Output], _ id: String) -> PresentedToast? {
+            outputs.lazy.compactMap { output -> PresentedToast? in
+                switch output {
+                case .show(let toast) where toast.id == id, .update(let toast) where toast.id == id: toast
+                default: nil
+                }
+            }.first
+        }
+        var stack = ToastStack()
+        _ = stack.attachPresenter(now: .zero)
+        let first = shown(stack.present(ToastMessage(id: "a", title: "Copia", sound: .named("bell")), now: .zero), "a")
+        #expect(first?.soundHasPlayed == false, "first shown")
+        // B waits behind A; presented again, it moves to the front and covers A (closed on the presenter).
+        _ = stack.present(ToastMessage(id: "b", title: "Otra", duration: .indefinite), now: .seconds(1))
+        let covering = stack.present(ToastMessage(id: "b", title: "Otra", duration: .indefinite), now: .seconds(1))
+        #expect(covering.contains { if case .close(id: "a", _) = $0 { true } else { false } }, "\(covering)")
+        let back = shown(stack.dismiss(id: "b", now: .seconds(2)), "a")
+        #expect(back?.soundHasPlayed == true, "back in front after it was covered")
+        let same = shown(
+            stack.present(ToastMessage(id: "a", title: "Copia 2", sound: .named("bell")), now: .seconds(3)), "a")
+        #expect(same?.soundHasPlayed == true, "an update with the same sound")
+        let other = shown(
+            stack.present(ToastMessage(id: "a", title: "Hecho", sound: .named("complete")), now: .seconds(4)), "a")
+        #expect(other?.soundHasPlayed == false, "an update with another sound")
+    }
 }

@@ -334,7 +334,8 @@ package struct PortalPresenterMachine: Sendable {
                 do {
                     mapped = try PortalNotificationMapping.notification(
                         presentation, version: version, configuration: configuration, iconFile: toast.iconFile,
-                        soundIsNew: presentation.request.sound != toast.soundOnService)
+                        soundIsNew: presentation.request.sound != toast.soundOnService
+                            && !presentation.toast.soundHasPlayed)
                 } catch let error {
                     ledger.toasts[id] = toast
                     fail(id, PresentationError(.invalidInput, reason: error.description), into: &out)

@@ -27,6 +27,10 @@ public struct PresentedToast: Sendable, Hashable {
     public var progress: ToastProgress?
     /// The sound the toast asks for, if any (played once, when it first appears).
     public var sound: ToastSound?
+    /// Whether the presenter was handed this toast before with the same sound, and the toast comes back (it was
+    /// covered by another, or is shown again after the presenter asked): its sound has played, and is not played
+    /// again.
+    public var soundHasPlayed: Bool
 
     /// Creates a snapshot.
     public init(
@@ -40,7 +44,8 @@ public struct PresentedToast: Sendable, Hashable {
         isTimerRunning: Bool = false,
         isConfirmation: Bool = false,
         progress: ToastProgress? = nil,
-        sound: ToastSound? = nil
+        sound: ToastSound? = nil,
+        soundHasPlayed: Bool = false
     ) {
         self.id = id
         self.status = status
@@ -53,6 +58,7 @@ public struct PresentedToast: Sendable, Hashable {
         self.isConfirmation = isConfirmation
         self.progress = progress
         self.sound = sound
+        self.soundHasPlayed = soundHasPlayed
     }
 }
 

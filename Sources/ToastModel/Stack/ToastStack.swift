@@ -120,10 +120,19 @@ public struct ToastStack: Sendable {
         var toldRunning = false
         /// Whether it was reported as sent to the presenter during Do Not Disturb.
         var toldSentAnyway = false
+        /// The sound of the content the presenter was last handed (shown or updated), once it was: a toast that comes
+        /// back with the same sound does not play it again.
+        var handedSound: ToastSound?? = nil
 
         var isToast: Bool {
             if case .toast = content { return true }
             return false
+        }
+
+        /// The sound of its content (none for a confirmation).
+        var sound: ToastSound? {
+            if case .toast(let message) = content { return message.sound }
+            return nil
         }
 
         func state(at now: Duration) -> EntryState {
@@ -658,6 +667,7 @@ public struct ToastStack: Sendable {
             if entries.first?.serial == update.serial, entries[0].presenter == .shown, !newlyShown.contains(0) {
                 entries[0].toldRunning = tellsRunning(0, visibleCount: visibleCount)
                 out.append(.update(snapshot(entries[0], now: now)))
+                entries[0].handedSound = .some(entries[0].sound)
                 if update.announces { out.append(.event(.updated(id: entries[0].id))) }
                 told.insert(0)
             }
@@ -665,6 +675,7 @@ public struct ToastStack: Sendable {
         for index in newlyShown {
             entries[index].toldRunning = tellsRunning(index, visibleCount: visibleCount)
             out.append(.show(snapshot(entries[index], now: now)))
+            entries[index].handedSound = .some(entries[index].sound)
             if entries[index].isToast {
                 if doNotDisturb.isOn, !entries[index].toldSentAnyway,
                     case .toast(let message) = entries[index].content, message.doNotDisturb == .show
@@ -754,7 +765,8 @@ public struct ToastStack: Sendable {
             return PresentedToast(
                 id: entry.id, status: message.status, title: message.title, message: message.message,
                 icon: message.icon, actions: actions, remaining: entry.remaining(at: now),
-                isTimerRunning: entry.toldRunning, progress: message.progress, sound: message.sound)
+                isTimerRunning: entry.toldRunning, progress: message.progress, sound: message.sound,
+                soundHasPlayed: entry.handedSound == .some(message.sound))
         case .confirmation(let text):
             return PresentedToast(
                 id: entry.id, status: .success, title: text, remaining: entry.remaining(at: now),
