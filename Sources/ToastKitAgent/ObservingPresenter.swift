@@ -3,8 +3,8 @@ package import ToastKit
 import ToastModel
 
 /// Wraps the desktop (or portal) presenter to see what the center does with it and what it reports to the center:
-/// - when the center closes a toast (an action's confirmation outlives the toast's terminal event, and the command
-///   must not exit before the center has closed it);
+/// - when an action's confirmation leaves the presenter (it outlives the toast's terminal event, and the command
+///   must not exit before the center has closed it, or the server has);
 /// - the presenter's reports as they go to the center (the server leaving and coming back, screen-lock pauses),
 ///   for ``Waiter``'s own limits;
 /// - a close the server did not explain (`NotificationClosed` reason 4 or an unknown one), which the model reports
@@ -15,9 +15,15 @@ package final class ObservingPresenter: ToastPresenter {
     package let reports: AsyncStream<ToastPresenterReport>
     private let reportContinuation: AsyncStream<ToastPresenterReport>.Continuation
 
+    /// Where an id's confirmation is: put on the presenter, then ended there.
+    private enum Confirmation {
+        case shown
+        case ended
+    }
+
     private struct State {
-        /// Bounded: the agent is long-lived, and only a recent close is ever awaited.
-        var closedByCenter = Recents<Bool>(capacity: 4096)
+        /// Bounded: the agent is long-lived, and only a recent confirmation is ever awaited.
+        var confirmations = Recents<Confirmation>(capacity: 4096)
         var closeWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
         var unexplainedCloses = Recents<String>(capacity: 4096)
     }
@@ -35,16 +41,20 @@ package final class ObservingPresenter: ToastPresenter {
 
     deinit { reportContinuation.finish() }
 
-    /// Waits until the center has closed `id` on the presenter, or `limit` has passed.
+    /// Waits until the confirmation that replaced toast `id` after an action has left the presenter — the center
+    /// closed it when its time ran out, or the server closed it first (dunst, say, expires it on its own timer, and
+    /// the center then has nothing to close) — or until `limit` has passed (the confirmation was never shown, the
+    /// server being gone). A close of the toast itself (a server that closes a notification once its action is
+    /// invoked) is not the confirmation's.
     package func waitForClose(of id: String, limit: Duration) async {
         let timeout = Task {
             try? await Task.sleep(for: limit)
-            self.closed(id)
+            self.confirmationEnded(id, byCenter: true)
         }
         defer { timeout.cancel() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLock { state in
-                if state.closedByCenter[id] != nil { return true }
+                if case .ended? = state.confirmations[id] { return true }
                 state.closeWaiters[id, default: []].append(continuation)
                 return false
             }
@@ -58,12 +68,28 @@ package final class ObservingPresenter: ToastPresenter {
         state.withLock { $0.unexplainedCloses[id] }
     }
 
-    private func closed(_ id: String) {
-        let waiters = state.withLock { state in
-            state.closedByCenter.remember(true, for: id)
+    /// Notes that what the presenter holds for `id` was closed: by the center (any close counts, a confirmation's
+    /// or the toast's, which then has no confirmation to wait for), or by the server (counts only once a
+    /// confirmation is shown). Wakes whoever waits when it counts.
+    private func confirmationEnded(_ id: String, byCenter: Bool) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard byCenter || state.confirmations[id] == .shown else { return [] }
+            state.confirmations.remember(.ended, for: id)
             return state.closeWaiters.removeValue(forKey: id) ?? []
         }
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// A confirmation put on the presenter is waited for anew; a toast put there under a reused id (the agent)
+    /// forgets the id's earlier confirmation.
+    private func putOnPresenter(_ presentation: ToastPresentation) {
+        state.withLock { state in
+            if presentation.toast.isConfirmation {
+                state.confirmations.remember(.shown, for: presentation.toast.id)
+            } else {
+                state.confirmations.forget(presentation.toast.id)
+            }
+        }
     }
 
     /// Connects the wrapped presenter to the center through a sink that notes each report first.
@@ -71,6 +97,7 @@ package final class ObservingPresenter: ToastPresenter {
         let observed = ToastPresenterEvents { [weak self] report in
             if let self {
                 if case .closed(let id, let reason) = report {
+                    confirmationEnded(id, byCenter: false)
                     state.withLock { state in
                         if case .other(let text) = reason {
                             state.unexplainedCloses.remember(
@@ -88,8 +115,14 @@ package final class ObservingPresenter: ToastPresenter {
     }
 
     package func disconnect() { desktop.disconnect() }
-    package func show(_ presentation: ToastPresentation) { desktop.show(presentation) }
-    package func update(_ presentation: ToastPresentation) { desktop.update(presentation) }
+    package func show(_ presentation: ToastPresentation) {
+        putOnPresenter(presentation)
+        desktop.show(presentation)
+    }
+    package func update(_ presentation: ToastPresentation) {
+        putOnPresenter(presentation)
+        desktop.update(presentation)
+    }
     package func timerChanged(id: String, remaining: Duration?, isRunning: Bool) {
         desktop.timerChanged(id: id, remaining: remaining, isRunning: isRunning)
     }
@@ -101,6 +134,6 @@ package final class ObservingPresenter: ToastPresenter {
 
     package func close(id: String, reason: ToastCloseReason) {
         desktop.close(id: id, reason: reason)
-        closed(id)
+        confirmationEnded(id, byCenter: true)
     }
 }

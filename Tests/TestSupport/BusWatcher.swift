@@ -108,6 +108,15 @@ public final class BusWatcher {
         return message.body.first?.uint32Value ?? 0
     }
 
+    /// The next client's `CloseNotification` of notification `id` (a close of another one is left for later), and
+    /// the id it closed.
+    @discardableResult public func nextClose(of id: UInt32) async throws -> UInt32 {
+        let message = try await next("CloseNotification of \(id)") {
+            Self.isClientCall($0, "CloseNotification") && $0.body.first == .uint32(id)
+        }
+        return message.body.first?.uint32Value ?? 0
+    }
+
     /// The next `NotificationClosed` for `id`, with its reason.
     public func nextClosed(_ id: UInt32) async throws -> UInt32 {
         let message = try await next("NotificationClosed for \(id)") {

@@ -431,18 +431,6 @@ extension OneAtATime {
     }
 }
 
-extension BusWatcher {
-    /// The next client's `CloseNotification` of notification `id` (a close of another one is left for later), and
-    /// the id it closed.
-    func nextClose(of id: UInt32) async throws -> UInt32 {
-        let message = try await next("CloseNotification of \(id)") {
-            $0.kind == .methodCall && $0.member == "CloseNotification"
-                && $0.destination == "org.freedesktop.Notifications" && $0.body.first == .uint32(id)
-        }
-        return message.body.first?.uint32Value ?? 0
-    }
-}
-
 /// D-Bus activation: the installed service file (scripts/dbus, as scripts/install.sh fills it in) lets the bus
 /// start the agent for the first `send`, without `toastkit` starting it itself.
 @Suite(.timeLimit(.minutes(1))) struct AgentActivationTests {

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Glibc
+import Synchronization
 import TestSupport
 import Testing
 import ToastKit
@@ -163,6 +164,45 @@ extension ToolProcess {
             await presenter.flush()
             #expect(server.notifications.map(\.summary) == ["Fugaz"], "sent once")
             #expect(server.liveIDs.isEmpty, "closed before flush returned: \(server.liveIDs)")
+        }
+    }
+
+    /// `send --wait` with `--confirm` exits once the confirmation has left the server. dunst expires it on its own
+    /// timer (told the same 1.5 s as the center), often first: the center then has nothing to close, and the wait
+    /// must end on the server's close, not run into its limit (it did, and the tool exited 5 s late, leaving the
+    /// test without the CloseNotification it waited for). A close of the toast itself, from a server that closes
+    /// a notification as its action is invoked, is not the confirmation's and ends nothing.
+    @Test func theWaitForAConfirmationEndsWhenTheServerClosesIt() async throws {
+        try await withFakeServer { environment, server in
+            let desktop = DesktopNotificationPresenter(
+                configuration: PresenterConfiguration(appName: "tests", bus: .address(environment.bus.address)))
+            let presenter = ObservingPresenter(desktop)
+            let (reports, reported) = AsyncStream<ToastPresenterReport>.makeStream()
+            presenter.connect(ToastPresenterEvents { reported.yield($0) })
+            defer { presenter.disconnect() }
+            let style = ThemedToastStyle(theme: .standard)
+            let toast = PresentedToast(id: "ana", status: .normal, title: "Mensaje de Ana")
+            presenter.show(ToastPresentation(toast: toast, request: style.makeRequest(for: toast)))
+            let first = try await server.nextNotification()
+            try server.emitClosed(id: first.id, reason: 2)
+            for await report in reports {
+                if case .closed("ana", _) = report { break }
+            }
+
+            let confirmationClosed = Mutex(false)
+            let waiting = Task {
+                await presenter.waitForClose(of: "ana", limit: .seconds(3600))
+                return confirmationClosed.withLock { $0 }
+            }
+            let confirmation = PresentedToast(
+                id: "ana", status: .normal, title: "Archivado", remaining: .milliseconds(1500), isTimerRunning: true,
+                isConfirmation: true)
+            presenter.show(ToastPresentation(toast: confirmation, request: style.makeRequest(for: confirmation)))
+            let second = try await server.nextNotification()
+            #expect(second.arguments.summary == "Archivado")
+            confirmationClosed.withLock { $0 = true }
+            try server.emitClosed(id: second.id, reason: 1)
+            #expect(await waiting.value, "the wait ended on the confirmation's close, not the toast's")
         }
     }
 
