@@ -130,6 +130,12 @@ public final class DesktopNotificationPresenter: ToastPresenter {
 
     /// Whether it follows and reports Do Not Disturb (``PresenterConfiguration/followsDoNotDisturb``).
     public var reportsDoNotDisturb: Bool { configuration.followsDoNotDisturb }
+
+    /// Asks for a reply's text with ``PresenterConfiguration/replyPrompter``, in this process's environment: the
+    /// server drew the reply action as a button (only Plasma draws a field, answered without a prompt).
+    public func promptReply(_ prompt: ToastReplyPrompt) async -> ToastReplyPromptResult {
+        await configuration.replyPrompter.prompt(prompt, environment: ProcessEnvironment.current)
+    }
 }
 
 /// What is the notification server's own, for the shared shell: `org.freedesktop.Notifications`, its signals, what

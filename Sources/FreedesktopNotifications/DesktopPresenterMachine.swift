@@ -656,6 +656,11 @@ package struct DesktopPresenterMachine: Sendable {
             out.append(
                 .report(
                     .actionInvoked(toastID: toastID, key: toast.actionKeys[key] ?? key, activationToken: token)))
+        case .replied(let id, let text):
+            let token = tokens.removeValue(forKey: id)
+            // Only a notification that was sent with a reply field: the key it stands for.
+            guard let key = toast.actionKeys[NotificationMapping.inlineReplyKey] else { return }
+            out.append(.report(.replied(toastID: toastID, key: key, text: text, activationToken: token)))
         case .closed(let id, let reason):
             toastForServerID[id] = nil
             tokens[id] = nil

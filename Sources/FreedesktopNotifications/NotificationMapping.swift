@@ -121,6 +121,10 @@ public enum NotificationMapping {
             soundIsNew: soundIsNew)
     }
 
+    /// The action key of the server's own reply field (`inline-reply`, KDE's extension of the spec): the server
+    /// answers it with `NotificationReplied(id, text)` instead of `ActionInvoked`.
+    public static let inlineReplyKey = "inline-reply"
+
     /// What the server is told about expiry, so that it never contradicts the center: the remaining time while
     /// the toast's timer runs, `nil` (never, `0` on the wire) while it is covered, waiting, paused or indefinite.
     public static func serverTimeout(for toast: PresentedToast) -> Duration? {
@@ -263,6 +267,25 @@ public enum NotificationMapping {
                     actions.append((key, action.label))
                 }
                 if useIcons { hints["action-icons"] = .boolean(true) }
+                // A reply action: the server's own field where it draws one (Plasma, swaync 0.9: the action key
+                // `inline-reply`, its label the button that opens the field); elsewhere it stays a button, and the
+                // presenter prompts for the text when it is chosen.
+                if capabilities.has("inline-reply"),
+                    let index = request.actions.firstIndex(where: { $0.reply != nil && $0.key != "default" }),
+                    let field = request.actions[index].reply
+                {
+                    actionKeys[actions[index].key] = nil
+                    actions[index].key = Self.inlineReplyKey
+                    actionKeys[Self.inlineReplyKey] = request.actions[index].key
+                    if let placeholder = field.placeholder {
+                        try checkText(placeholder, field: "reply placeholder")
+                        hints["x-kde-reply-placeholder-text"] = .string(placeholder)
+                    }
+                    if let submit = field.submitTitle {
+                        try checkText(submit, field: "reply submit title")
+                        hints["x-kde-reply-submit-button-text"] = .string(submit)
+                    }
+                }
             } else {
                 let names = request.actions.map(\.key).joined(separator: ", ")
                 degradations.append(

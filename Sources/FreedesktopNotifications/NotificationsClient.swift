@@ -150,6 +150,9 @@ public enum NotificationSignal: Sendable, Hashable {
     case closed(id: UInt32, reason: NotificationCloseReason)
     /// `ActivationToken(id, token)`: sent just before `ActionInvoked` by servers of spec 1.2.
     case activationToken(id: UInt32, token: String)
+    /// `NotificationReplied(id, text)`: the person sent `text` from the server's own reply field (the
+    /// `inline-reply` action; Plasma, swaync 0.9).
+    case replied(id: UInt32, text: String)
 
     /// Decodes a message from the server's interface.
     public init?(_ message: DBusMessage) {
@@ -172,6 +175,11 @@ public enum NotificationSignal: Sendable, Hashable {
                 let token = values[1].stringValue
             else { return nil }
             self = .activationToken(id: id, token: token)
+        case "NotificationReplied":
+            guard let values = try? message.arguments("us"), let id = values[0].uint32Value,
+                let text = values[1].stringValue
+            else { return nil }
+            self = .replied(id: id, text: text)
         default:
             return nil
         }
@@ -180,7 +188,7 @@ public enum NotificationSignal: Sendable, Hashable {
     /// The notification id the signal is about.
     public var id: UInt32 {
         switch self {
-        case .actionInvoked(let id, _), .closed(let id, _), .activationToken(let id, _): id
+        case .actionInvoked(let id, _), .closed(let id, _), .activationToken(let id, _), .replied(let id, _): id
         }
     }
 }

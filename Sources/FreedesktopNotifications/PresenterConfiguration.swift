@@ -54,6 +54,9 @@ public struct PresenterConfiguration: Sendable {
     /// How a toast's sound is played where the server plays none (``SoundPlayer/automatic``: libcanberra or a player
     /// program). Sounds are played once, when a toast first appears with them, never while Do Not Disturb is on.
     public var soundPlayer = SoundPlayer.automatic
+    /// How the text of a reply action is asked for where the service draws no reply field of its own
+    /// (``ReplyPrompter/automatic``: `TOASTKIT_REPLY_PROMPT`, else kdialog, zenity or yad).
+    public var replyPrompter = ReplyPrompter.automatic
 
     /// Creates a configuration; the app name defaults to the program's name.
     public init(

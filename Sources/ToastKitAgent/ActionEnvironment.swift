@@ -18,9 +18,10 @@ package enum ActionEnvironment {
 
     /// The environment of a command of `request`: the sender's own, captured when it sent the toast; for a caller
     /// that sent none, `fallback`'s ``sessionVariables`` only; then `TOASTKIT_ACTION`, `TOASTKIT_ID` and
-    /// `TOASTKIT_ACTIVATION_TOKEN` (empty when the server sent none).
+    /// `TOASTKIT_ACTIVATION_TOKEN` (empty when the server sent none), and `TOASTKIT_REPLY`, the text sent with a reply
+    /// action (`--reply`).
     package static func environment(
-        of request: AgentRequest, action: String, toastID: String, activationToken: String?,
+        of request: AgentRequest, action: String, toastID: String, activationToken: String?, reply: String? = nil,
         fallback: [String: String]
     ) -> [String: String] {
         var environment =
@@ -29,6 +30,7 @@ package enum ActionEnvironment {
         environment["TOASTKIT_ACTION"] = action
         environment["TOASTKIT_ID"] = toastID
         environment["TOASTKIT_ACTIVATION_TOKEN"] = activationToken ?? ""
+        if let reply { environment["TOASTKIT_REPLY"] = reply }
         return environment
     }
 }

@@ -425,7 +425,8 @@ package struct AgentRequestError: Error, Sendable, CustomStringConvertible {
 package struct AgentOutcome: Sendable, Equatable {
     /// `action`, `dismissed`, `expired`, `closed`, `replaced`, `deferred`, `suppressed` or `failed`.
     package var name: String
-    /// `action` (s), `activation_token` (s), `server_id` (u), `reason` (s), `kept` (b, for deferred), `invalid` (b).
+    /// `action` (s), `activation_token` (s), `reply` (s, the text sent with a reply action), `server_id` (u),
+    /// `reason` (s), `kept` (b, for deferred), `invalid` (b).
     package var details: [String: DBusValue]
 
     package init(name: String, details: [String: DBusValue] = [:]) {
@@ -434,7 +435,10 @@ package struct AgentOutcome: Sendable, Equatable {
     }
 
     /// The outcome of `ToastOutcome`, with what the agent knows besides.
-    package init(_ outcome: ToastOutcome, serverID: UInt32?, activationToken: String?, unexplained: String?) {
+    package init(
+        _ outcome: ToastOutcome, serverID: UInt32?, activationToken: String?, reply: String? = nil,
+        unexplained: String?
+    ) {
         var details: [String: DBusValue] = [:]
         if let serverID { details["server_id"] = .uint32(serverID) }
         switch outcome {
@@ -442,6 +446,7 @@ package struct AgentOutcome: Sendable, Equatable {
             name = "action"
             details["action"] = .string(actionID)
             if let activationToken { details["activation_token"] = .string(activationToken) }
+            if let reply { details["reply"] = .string(reply) }
         case .dismissed:
             if let unexplained {
                 name = "closed"

@@ -131,6 +131,9 @@ package final class ObservingPresenter: ToastPresenter {
     /// id alone is not that: a toast whose time ran out before it was sent is closed after `Notify` is answered.)
     package func flush() async { await desktop.flush() }
     package var reportsDoNotDisturb: Bool { desktop.reportsDoNotDisturb }
+    package func promptReply(_ prompt: ToastReplyPrompt) async -> ToastReplyPromptResult {
+        await desktop.promptReply(prompt)
+    }
 
     package func close(id: String, reason: ToastCloseReason) {
         desktop.close(id: id, reason: reason)

@@ -67,12 +67,15 @@ package struct ActionOption: Sendable, Equatable, Codable {
     package var label: String?
     /// Text shown briefly after the action (`--confirm ID=TEXT`).
     package var confirmation: String?
+    /// For `--reply`: the text field (its placeholder).
+    package var reply: ToastReplyField?
 
     /// An action `id` with an optional label and confirmation.
-    package init(id: String, label: String? = nil, confirmation: String? = nil) {
+    package init(id: String, label: String? = nil, confirmation: String? = nil, reply: ToastReplyField? = nil) {
         self.id = id
         self.label = label
         self.confirmation = confirmation
+        self.reply = reply
     }
 }
 

@@ -23,6 +23,8 @@ package final class ToastAgent: Sendable {
         var request: AgentRequest
         var serverID: UInt32?
         var activationToken: String?
+        /// The text the person sent with a reply action (`--reply`), for the action's end and its command.
+        var reply: String?
         /// A `-r` of its server id updated it: its `replaced` end is not an end for those who wait for it.
         var continues = false
     }
@@ -659,7 +661,7 @@ package final class ToastAgent: Sendable {
         return AgentOutcome(
             outcome, serverID: record?.details["server_id"]?.uint32Value,
             activationToken: record?.details["activation_token"]?.stringValue,
-            unexplained: observer.unexplainedClose(of: id)
+            reply: record?.details["reply"]?.stringValue, unexplained: observer.unexplainedClose(of: id)
         ).arguments
     }
 
@@ -738,10 +740,17 @@ package final class ToastAgent: Sendable {
             case .actionInvoked(let id, "later", _) where state.withLock({ $0.live[id]?.request.options.snooze }) != nil:
                 // `-A later=10m`: the toast goes now and comes back by itself (its end is recorded as deferred).
                 snooze(id)
+            case .replyAsked(let id, let actionID):
+                announce(id, "reply_asked", ["action": .string(actionID)])
+            case .replyCancelled(let id, let actionID):
+                announce(id, "reply_cancelled", ["action": .string(actionID)])
+            case .replied(let id, let actionID, let text):
+                state.withLock { $0.live[id]?.reply = text }
+                announce(id, "replied", ["action": .string(actionID), "text": .string(text)])
             case .actionInvoked(let id, let actionID, let token):
-                let command = state.withLock { state -> [String]? in
+                let (command, reply) = state.withLock { state -> ([String]?, String?) in
                     state.live[id]?.activationToken = token
-                    return state.live[id]?.request.onAction[actionID]
+                    return (state.live[id]?.request.onAction[actionID], state.live[id]?.reply)
                 }
                 let request = state.withLock { $0.live[id]?.request }
                 if let command, let request {
@@ -749,7 +758,7 @@ package final class ToastAgent: Sendable {
                         ActionRunner.Job(
                             argv: command,
                             environment: ActionEnvironment.environment(
-                                of: request, action: actionID, toastID: id, activationToken: token,
+                                of: request, action: actionID, toastID: id, activationToken: token, reply: reply,
                                 fallback: environment),
                             workingDirectory: request.workingDirectory, toastID: id, action: actionID))
                 }
@@ -783,7 +792,7 @@ package final class ToastAgent: Sendable {
                     let snoozed = outcome == .actionInvoked(actionID: "later") && live?.request.options.snooze != nil
                     let ended = AgentOutcome(
                         snoozed ? .deferred : outcome, serverID: live?.serverID, activationToken: live?.activationToken,
-                        unexplained: observer.unexplainedClose(of: id))
+                        reply: live?.reply, unexplained: observer.unexplainedClose(of: id))
                     state.ended.remember(ended, for: id)
                     guard !replaced else { return (ended, [], true) }
                     let actions = state.machine.handle(.ended(id: id, replaced: false, now: now()))

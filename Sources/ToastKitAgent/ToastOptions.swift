@@ -71,6 +71,7 @@ package enum ToastOptions {
             action.builtInLabel = nil
         }
         action.confirmation = option.confirmation
+        action.reply = option.reply
         return action
     }
 

@@ -383,6 +383,7 @@ enum CommandLineParser {
             }
         }
         var confirmations: [(id: String, text: String, raw: String)] = []
+        var replyPlaceholder: String?
         var commands: [(id: String, command: String, raw: String)] = []
         var shell = false
         var durationSeen = false
@@ -471,6 +472,22 @@ enum CommandLineParser {
                 guard !id.isEmpty else { throw .data("\(flag) \(value): the action id is empty") }
                 if let label, label.isEmpty { throw .data("\(flag) \(value): the label is empty") }
                 options.tap = ActionOption(id: id, label: label)
+            case "reply":
+                // --reply LABEL (id "reply") or --reply ID=LABEL: a button of its own, counted with -A.
+                let value = try option.text()
+                let (first, second) = splitPair(value)
+                let (id, label) = second.map { (first, $0) } ?? ("reply", first)
+                guard !id.isEmpty else { throw .data("\(flag) \(value): the action id is empty") }
+                guard !label.isEmpty else { throw .data("\(flag) \(value): the label is empty") }
+                guard !options.actions.contains(where: { $0.reply != nil }) else {
+                    throw .usage("\(flag): one reply action per toast")
+                }
+                guard options.actions.count < 2 else {
+                    throw .usage("\(flag): a toast has at most two buttons (-A/--action and --reply together)")
+                }
+                options.actions.append(ActionOption(id: id, label: label, reply: ToastReplyField()))
+            case "reply-placeholder":
+                replyPlaceholder = try option.text()
             case "confirm":
                 let value = try option.text()
                 let (id, text) = splitPair(value)
@@ -614,6 +631,12 @@ enum CommandLineParser {
                 throw CommandFailure(.software, "unhandled option \(flag)")
             }
         }
+        if let replyPlaceholder {
+            guard let index = options.actions.firstIndex(where: { $0.reply != nil }) else {
+                throw .usage("--reply-placeholder: there is no --reply")
+            }
+            options.actions[index].reply?.placeholder = replyPlaceholder
+        }
         if durationSeen && expireSeen {
             throw .usage("-t/--expire-time and -d/--duration cannot be used together")
         }
@@ -728,6 +751,8 @@ enum Specs {
         OptionSpec(short: "A", long: "action", takesValue: true),
         OptionSpec(short: nil, long: "tap", takesValue: true),
         OptionSpec(short: nil, long: "confirm", takesValue: true),
+        OptionSpec(short: nil, long: "reply", takesValue: true),
+        OptionSpec(short: nil, long: "reply-placeholder", takesValue: true),
         OptionSpec(short: "w", long: "wait", takesValue: false),
         OptionSpec(short: nil, long: "json", takesValue: false),
         OptionSpec(short: "a", long: "app-name", takesValue: true),

@@ -187,6 +187,14 @@ struct TrafficFormatter {
                 ]).serialized
             }
             return "activation-token id=\(id) token=\(JSONValue.quote(token))"
+        case .replied(let id, let text):
+            if json {
+                return JSONObject([
+                    ("event", .string("replied")), ("sender", .optional(sender)), ("id", .integer(Int64(id))),
+                    ("text", .string(text)),
+                ]).serialized
+            }
+            return "replied id=\(id) text=\(JSONValue.quote(text))"
         }
     }
 

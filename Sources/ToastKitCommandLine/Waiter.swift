@@ -42,6 +42,8 @@ struct WaitLimits: Sendable, Equatable {
         case screenLocked
         /// The center holds the toast until Do Not Disturb ends.
         case heldForDoNotDisturb
+        /// The person is typing a reply in a prompt (`--reply` on a server without a reply field).
+        case replying
     }
 
     /// Limits for a toast of `duration` (nil: indefinite) whose time starts at `now`.
@@ -226,6 +228,8 @@ struct Waiter {
         // A Later store problem that left the toast unsaved (the center keeps it in memory only, which ends with
         // this process): "deferred" would then be a lie.
         var unsaved: LaterStoreProblem?
+        /// The text sent with a reply action, printed for it in place of its id.
+        var reply: String?
         for await input in inputs {
             switch input {
             case .accepted(.success(let id)):
@@ -268,14 +272,19 @@ struct Waiter {
                 default: break
                 }
                 arm()
+            case .event(.replyAsked(let toast, _)) where toast == id:
+                limits.stop(.replying, now: now())
+                arm()
+            case .event(.replyCancelled(let toast, let actionID)) where toast == id:
+                limits.go(.replying, now: now())
+                arm()
+                emit("reply_cancelled", ["action": .string(actionID)])
+            case .event(.replied(let toast, _, let text)) where toast == id:
+                reply = text
             case .event(.actionInvoked(let toast, let actionID, let token)) where toast == id:
                 limits.actionInvoked()
                 arm()
-                if json {
-                    emit("action", ["action": .string(actionID), "activation_token": .optional(token)])
-                } else {
-                    Output.line(TerminalText.escape(actionID))
-                }
+                Self.tellAction(actionID, token: token, reply: reply, json: json, emit: emit)
             case .event(.suppressed(let toast, let suppression)) where toast == id:
                 Self.tell(suppression, emit: emit)
                 if suppression.kind == .held {
@@ -378,6 +387,25 @@ struct Waiter {
             emit("failed", ["reason": .string(reason)])
             Output.error(reason)
             return code
+        }
+    }
+
+    /// Prints an invoked action: its id (a reply action's text in its place) on a line of its own, or the `action`
+    /// JSON event (with `reply` for a reply action) — the one place both paths, direct and through the agent, do it.
+    static func tellAction(
+        _ actionID: String, token: String?, reply: String?, json: Bool,
+        emit: (String, KeyValuePairs<String, JSONValue>) -> Void
+    ) {
+        if json {
+            if let reply {
+                emit(
+                    "action",
+                    ["action": .string(actionID), "activation_token": .optional(token), "reply": .string(reply)])
+            } else {
+                emit("action", ["action": .string(actionID), "activation_token": .optional(token)])
+            }
+        } else {
+            Output.line(TerminalText.escape(reply ?? actionID))
         }
     }
 

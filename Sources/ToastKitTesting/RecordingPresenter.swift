@@ -55,6 +55,10 @@ public final class RecordingPresenter: ToastPresenter {
         var nextWaiter: UInt64 = 0
         var onShow: (@Sendable (ToastPresentation, ToastPresenterEvents) -> Void)?
         var isConnected = false
+        var prompts: [ToastReplyPrompt] = []
+        var answer: @Sendable (ToastReplyPrompt) async -> ToastReplyPromptResult = { _ in
+            .unavailable(reason: "RecordingPresenter: no reply answer set (answerReplies(_:))")
+        }
     }
 
     private let state = Mutex(State())
@@ -225,6 +229,31 @@ public final class RecordingPresenter: ToastPresenter {
     /// does with a stale or unknown report (a double click, a toast no longer shown).
     public func reportActionInvoked(key: String, on id: String, activationToken: String? = nil) {
         events?.actionInvoked(toastID: id, key: key, activationToken: activationToken)
+    }
+
+    /// The person typed `text` in the reply field the service drew for reply action `action` (its key or id) on
+    /// `id`, as Plasma reports it (`NotificationReplied`).
+    public func reply(_ text: String, to action: String, on id: String, activationToken: String? = nil) {
+        let key = presentation(of: id)?.toast.actions.first { $0.key == action || $0.actionID == action }?.key ?? action
+        events?.replied(toastID: id, key: key, text: text, activationToken: activationToken)
+    }
+
+    /// What ``promptReply(_:)`` answers from now on: the person's text, a cancel, or no prompt; `answer` may wait
+    /// (a person typing). By default no prompt can be shown.
+    public func answerReplies(_ answer: @escaping @Sendable (ToastReplyPrompt) async -> ToastReplyPromptResult) {
+        state.withLock { $0.answer = answer }
+    }
+
+    /// Every reply prompt asked for so far, in order.
+    public var prompts: [ToastReplyPrompt] { state.withLock { $0.prompts } }
+
+    /// Records the prompt and answers it as ``answerReplies(_:)`` says.
+    public func promptReply(_ prompt: ToastReplyPrompt) async -> ToastReplyPromptResult {
+        let answer = state.withLock { state in
+            state.prompts.append(prompt)
+            return state.answer
+        }
+        return await answer(prompt)
     }
 
     /// The person closed the toast.

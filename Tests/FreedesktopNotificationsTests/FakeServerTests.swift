@@ -30,6 +30,60 @@ import ToastModel
         #expect(log.all == ["handler token=xdg-token-42"])
     }
 
+    /// A server with a reply field of its own (`inline-reply`, as Plasma): the reply action is sent under that key,
+    /// and `NotificationReplied` brings the text to the handler; the same signal for a notification sent without a
+    /// field, or from another connection, is nothing.
+    @Test func theServersReplyFieldBringsTheTextToTheHandler() async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let server = try await FakeNotificationServer.start(
+            on: bus, options: .init(capabilities: ["actions", "body", "inline-reply"], name: "plasma-like"))
+        defer { server.stop() }
+        let harness = DesktopHarness(busAddress: bus.address, maxVisible: 2)
+        let log = CallLog()
+        let answer = ToastAction.reply(title: "Responder", placeholder: "Escribe…") { context in
+            log.append("reply \(context.reply ?? "nil")")
+        }
+        harness.center.present(ToastMessage(id: "plain", title: "Sin respuesta"))
+        let plain = try await server.nextNotification()
+        harness.center.present(
+            ToastMessage(
+                id: "ana", title: "Ana", message: "¿Comemos?", swipeActions: ToastSwipeActions(leading: answer)))
+        let notification = try await server.nextNotification()
+        #expect(notification.actions.map(\.key) == ["inline-reply"])
+        #expect(notification.arguments.hints["x-kde-reply-placeholder-text"] == .string("Escribe…"))
+
+        try server.emitReplied(id: plain.id, text: "¿a quién?")
+        try server.emitReplied(id: notification.id, text: "Voy")
+        #expect(try await harness.outcome(of: "ana") == .actionInvoked(actionID: "reply"))
+        #expect(log.all == ["reply Voy"])
+        #expect(harness.center.entryState(of: "plain") != nil, "a reply to a toast without a field is nothing")
+    }
+
+    /// A server without a field: the reply action is a button, and choosing it runs the prompt program; its text
+    /// reaches the handler.
+    @Test func withoutAFieldThePromptProgramAsksForTheText() async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let server = try await FakeNotificationServer.start(on: bus)
+        defer { server.stop() }
+        let harness = DesktopHarness(busAddress: bus.address) { configuration in
+            configuration.replyPrompter = .command([
+                "/bin/sh", "-c", #"printf '%s|%s|%s\n' "Voy" "$TOASTKIT_REPLY_TITLE" "$TOASTKIT_REPLY_PLACEHOLDER""#,
+            ])
+        }
+        let log = CallLog()
+        let answer = ToastAction.reply(title: "Responder", placeholder: "Escribe…") { context in
+            log.append("reply \(context.reply ?? "nil")")
+        }
+        harness.center.present(ToastMessage(id: "ana", title: "Ana", swipeActions: ToastSwipeActions(leading: answer)))
+        let notification = try await server.nextNotification()
+        #expect(notification.actions.map(\.key) == ["reply"])
+        try server.emitActionInvoked(id: notification.id, key: "reply")
+        #expect(try await harness.outcome(of: "ana") == .actionInvoked(actionID: "reply"))
+        #expect(log.all == ["reply Voy|Ana|Escribe…"])
+    }
+
     @Test func aServerWithoutActionsBodyOrMarkupGetsLessAndItIsReported() async throws {
         let bus = try await PrivateBus.start()
         defer { bus.stop() }

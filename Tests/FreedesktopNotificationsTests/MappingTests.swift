@@ -258,6 +258,39 @@ import ToastModel
         #expect(withoutCapability.call.hints["action-icons"] == nil)
     }
 
+    /// A reply action is the server's own field where it draws one (`inline-reply`: Plasma, swaync 0.9), with
+    /// KDE's placeholder and submit hints; elsewhere it is a plain button under its own key (the presenter prompts).
+    @Test func aReplyActionIsTheServersFieldWhereItHasOne() throws {
+        let request = ToastRequest(
+            summary: "Ana", body: "¿Comemos?",
+            actions: [
+                .init(key: "default", label: "Open"),
+                .init(key: "archive", label: "Archive", icon: .system("archivebox")),
+                .init(
+                    key: "answer", label: "Responder",
+                    reply: ToastReplyField(placeholder: "Escribe…", submitTitle: "Enviar")),
+            ])
+        let plasma = try map(
+            request, capabilities: ServerCapabilities(["actions", "action-icons", "body", "inline-reply"]))
+        #expect(plasma.call.actions.map(\.key) == ["default", "archive", "inline-reply"])
+        #expect(plasma.call.actions.map(\.label) == ["Open", "Archive", "Responder"])
+        #expect(plasma.actionKeys == ["inline-reply": "answer"])
+        #expect(plasma.call.hints["x-kde-reply-placeholder-text"] == .string("Escribe…"))
+        #expect(plasma.call.hints["x-kde-reply-submit-button-text"] == .string("Enviar"))
+        #expect(plasma.call.hints["action-icons"] == nil, "not every button has an icon")
+
+        let dunst = try map(request, capabilities: Self.dunst)
+        #expect(dunst.call.actions.map(\.key) == ["default", "archive", "answer"])
+        #expect(dunst.actionKeys.isEmpty)
+        #expect(dunst.call.hints["x-kde-reply-placeholder-text"] == nil)
+
+        var hostile = request
+        hostile.actions[2].reply?.placeholder = "a\u{0}b"
+        #expect(throws: ToastValidationError.self) {
+            try map(hostile, capabilities: ServerCapabilities(["actions", "inline-reply"]))
+        }
+    }
+
     @Test func longMessagesAreCutAndSaidSo() throws {
         var configuration = Self.configuration
         configuration.maximumMessageLength = 10

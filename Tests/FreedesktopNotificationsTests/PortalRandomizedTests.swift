@@ -170,6 +170,8 @@ struct PortalWorld {
                 break
             case .runAction(let invocation):
                 carryOut(stack.completeAction(invocation, now: now))
+            case .promptReply(let invocation, _):
+                carryOut(stack.replyPrompted(invocation, result: .cancelled, now: now))
             case .keepForLater:
                 break
             }

@@ -200,6 +200,8 @@ struct World {
                 break
             case .runAction(let invocation):
                 carryOut(stack.completeAction(invocation, now: now))
+            case .promptReply(let invocation, _):
+                carryOut(stack.replyPrompted(invocation, result: .cancelled, now: now))
             case .keepForLater:
                 break
             }

@@ -208,6 +208,11 @@ public final class FakeNotificationServer: Sendable {
         try emit("ActivationToken", [.uint32(id), .string(token)], id: id, from: nil)
     }
 
+    /// Emits `NotificationReplied(id, text)`: the person typed in the server's own reply field (Plasma).
+    public func emitReplied(id: UInt32, text: String) throws {
+        try emit("NotificationReplied", [.uint32(id), .string(text)], id: id, from: nil)
+    }
+
     /// Emits `NotificationClosed(id, reason)` and forgets the id.
     public func emitClosed(id: UInt32, reason: UInt32, from other: DBusConnection? = nil) throws {
         if other == nil { _ = state.withLock { $0.live.removeValue(forKey: id) } }

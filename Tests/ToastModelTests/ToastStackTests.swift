@@ -14,6 +14,7 @@ struct ToastStackTests {
                 "timer \(id) \(remaining.map { "\($0)" } ?? "∞") \(isRunning ? "running" : "stopped")"
             case .event(let event): "event \(event)"
             case .runAction(let invocation): "run \(invocation.action.id)"
+            case .promptReply(let invocation, _): "prompt \(invocation.action.id)"
             case .keepForLater(let message): "keep \(message.id)"
             }
         }

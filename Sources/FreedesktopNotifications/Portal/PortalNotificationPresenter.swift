@@ -115,6 +115,12 @@ public final class PortalNotificationPresenter: ToastPresenter {
         await shell.flush()
     }
 
+    /// Asks for a reply's text with ``PresenterConfiguration/replyPrompter``, in this process's environment: no
+    /// portal backend draws a reply field yet (version 2's `im.reply-with-text` purpose has no implementation).
+    public func promptReply(_ prompt: ToastReplyPrompt) async -> ToastReplyPromptResult {
+        await configuration.replyPrompter.prompt(prompt, environment: ProcessEnvironment.current)
+    }
+
     // MARK: - Queries
 
     /// The portal's interface version (read once per portal and cached): 1 for xdg-desktop-portal before 1.20.

@@ -386,6 +386,10 @@ struct AgentWaiting {
                 case "paused": limits.pause(now: now())
                 case "resumed": limits.resume(now: now())
                 case "action" where toast == id: limits.actionInvoked()
+                case "reply_asked" where toast == id: limits.stop(.replying, now: now())
+                case "reply_cancelled" where toast == id:
+                    limits.go(.replying, now: now())
+                    state.emit("reply_cancelled", ["action": .string(details["action"]?.stringValue ?? "")])
                 default: break
                 }
                 arm()
@@ -476,16 +480,9 @@ private struct Reporter {
     mutating func report(_ ended: AgentOutcome) -> ExitCode {
         if serverID == nil { serverID = ended.details["server_id"]?.uint32Value }
         if case .actionInvoked(let actionID)? = ended.toastOutcome?.outcome {
-            if json {
-                emit(
-                    "action",
-                    [
-                        "action": .string(actionID),
-                        "activation_token": .optional(ended.details["activation_token"]?.stringValue),
-                    ])
-            } else {
-                Output.line(TerminalText.escape(actionID))
-            }
+            Waiter.tellAction(
+                actionID, token: ended.details["activation_token"]?.stringValue,
+                reply: ended.details["reply"]?.stringValue, json: json, emit: emit)
         }
         if let (outcome, unexplained) = ended.toastOutcome {
             return Waiter.finish(outcome, unexplainedClose: unexplained, emit: emit)

@@ -72,6 +72,8 @@ extension ToastCenter {
             deliver(event)
         case .runAction(let invocation):
             runAction(invocation)
+        case .promptReply(let presenter, let invocation, let prompt):
+            promptReply(presenter, invocation, prompt)
         case .keepForLater(let message):
             keepForLater(message)
         case .restoreLater:
@@ -128,11 +130,26 @@ extension ToastCenter {
         case .async(let body): start(body, invocation.context)
         }
         onToastAction?(invocation.context)
+        if let text = invocation.context.reply {
+            deliver(.replied(id: invocation.context.toast.id, actionID: invocation.context.actionID, text: text))
+        }
         deliver(
             .actionInvoked(
                 id: invocation.context.toast.id, actionID: invocation.context.actionID,
                 activationToken: invocation.context.activationToken))
         mutate { stack, now in stack.completeAction(invocation, now: now) }
+    }
+
+    /// Asks the presenter for a reply's text in a task of its own (the person may take a while; the toast's time
+    /// is stopped), then hands the result to the stack. Kept in view for ``flush()`` like a running handler.
+    private func promptReply(
+        _ presenter: (any ToastPresenter)?, _ invocation: ToastStack.ActionInvocation, _ prompt: ToastReplyPrompt
+    ) {
+        start(
+            { [weak self] _ in
+                let result = await presenter?.promptReply(prompt) ?? .unavailable(reason: "no presenter is attached")
+                self?.mutate { stack, now in stack.replyPrompted(invocation, result: result, now: now) }
+            }, invocation.context)
     }
 
     /// Starts an `async` handler in a task of its own, kept in view until it ends for ``flush()``, and marked

@@ -71,6 +71,8 @@ struct ToastCenterState: Sendable {
                 outbox.append(.event(event))
             case .runAction(let invocation):
                 outbox.append(.runAction(invocation))
+            case .promptReply(let invocation, let prompt):
+                outbox.append(.promptReply(presenter, invocation, prompt))
             case .keepForLater(let message):
                 outbox.append(.keepForLater(message))
             }
@@ -108,6 +110,8 @@ enum ToastCenterWork: Sendable {
     case disconnect(any ToastPresenter)
     case event(ToastEvent)
     case runAction(ToastStack.ActionInvocation)
+    /// With no presenter (detached meanwhile) the prompt is unavailable, and the toast gets its time back.
+    case promptReply((any ToastPresenter)?, ToastStack.ActionInvocation, ToastReplyPrompt)
     case keepForLater(ToastMessage)
     case restoreLater
     /// Registers an ``ToastCenter/outcome(of:)`` waiter in order with the events around it.

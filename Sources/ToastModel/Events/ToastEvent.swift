@@ -15,6 +15,16 @@ public enum ToastEvent: Sendable, Hashable, Codable {
     case updated(id: String)
     /// The person invoked an action. Comes after the handler and the observer, before the effect.
     case actionInvoked(id: String, actionID: String, activationToken: String?)
+    /// The person chose reply action `actionID` on a service that draws no reply field: the presenter asks for the
+    /// text (``ToastPresenter/promptReply(_:)``), and the toast's time stays stopped until
+    /// ``replied(id:actionID:text:)`` or ``replyCancelled(id:actionID:)``.
+    case replyAsked(id: String, actionID: String)
+    /// The person sent `text` with reply action `actionID` (``ToastAction/reply``). Comes after the handler and the
+    /// observer, just before ``actionInvoked(id:actionID:activationToken:)`` for the same action.
+    case replied(id: String, actionID: String, text: String)
+    /// The person closed the reply prompt without sending, or no prompt could be shown (then a
+    /// ``degraded(id:reason:)`` says why). The toast stays, and its time runs again.
+    case replyCancelled(id: String, actionID: String)
     /// The presenter had to leave something out, such as actions on a server without actions. Informational.
     case degraded(id: String?, reason: String)
     /// The presenter could not show a toast for now (for example, no notification server); the center keeps
@@ -40,6 +50,7 @@ public enum ToastEvent: Sendable, Hashable, Codable {
     public var toastID: String? {
         switch self {
         case .presented(let id), .shown(let id), .updated(let id), .actionInvoked(let id, _, _),
+            .replyAsked(let id, _), .replied(let id, _, _), .replyCancelled(let id, _),
             .ended(let id, _), .suppressed(let id, _):
             id
         case .degraded(let id, _), .presenterFailed(let id, _):

@@ -26,6 +26,8 @@ public struct ToastLaterRecord: Sendable, Hashable, Codable {
         public var builtInLabel: ToastLabel?
         /// For a Later action with a time (``ToastAction/later(after:)``): the snooze, in seconds.
         public var snoozeSeconds: Double?
+        /// For a reply action, its text field.
+        public var reply: ToastReplyField?
 
         /// Creates a stored action.
         public init(role: ToastActionRole, action: ToastAction) {
@@ -37,6 +39,7 @@ public struct ToastLaterRecord: Sendable, Hashable, Codable {
             self.effect = action.effect
             self.builtInLabel = action.builtInLabel
             self.snoozeSeconds = action.snooze?.seconds
+            self.reply = action.reply
         }
 
         /// The action without a handler.
@@ -48,6 +51,7 @@ public struct ToastLaterRecord: Sendable, Hashable, Codable {
                 action.snooze = .milliseconds(
                     Int64((min(snoozeSeconds, ToastDuration.maximumSeconds) * 1000).rounded()))
             }
+            action.reply = reply
             return action
         }
     }

@@ -48,6 +48,9 @@ public struct ToastAction: Sendable, Hashable, Identifiable {
     /// For a ``Effect/later`` action: the toast comes back by itself this long after the person chose it (a snooze,
     /// ``later(after:)``); nil: it comes back when the host is active again.
     public var snooze: Duration?
+    /// For a reply action (``reply(id:title:placeholder:submitTitle:confirmation:handler:)-(_,_,_,_,_,(ToastActionContext)->Void)``):
+    /// its text field; the handler gets the text in ``ToastActionContext/reply``.
+    public var reply: ToastReplyField?
 
     let handler: Handler
 
@@ -195,6 +198,7 @@ public struct ToastAction: Sendable, Hashable, Identifiable {
             id: id, title: title, icon: icon, confirmation: confirmation, effect: effect,
             builtInLabel: builtInLabel, handler: .sync(handler))
         copy.snooze = snooze
+        copy.reply = reply
         return copy
     }
 
@@ -204,6 +208,7 @@ public struct ToastAction: Sendable, Hashable, Identifiable {
             id: id, title: title, icon: icon, confirmation: confirmation, effect: effect,
             builtInLabel: builtInLabel, handler: .async(handler))
         copy.snooze = snooze
+        copy.reply = reply
         return copy
     }
 
@@ -211,6 +216,7 @@ public struct ToastAction: Sendable, Hashable, Identifiable {
     public static func == (lhs: ToastAction, rhs: ToastAction) -> Bool {
         lhs.id == rhs.id && lhs.title == rhs.title && lhs.icon == rhs.icon && lhs.confirmation == rhs.confirmation
             && lhs.effect == rhs.effect && lhs.builtInLabel == rhs.builtInLabel && lhs.snooze == rhs.snooze
+            && lhs.reply == rhs.reply
     }
 
     /// Hashes what ``==(_:_:)`` compares.
@@ -222,6 +228,7 @@ public struct ToastAction: Sendable, Hashable, Identifiable {
         hasher.combine(effect)
         hasher.combine(builtInLabel)
         hasher.combine(snooze)
+        hasher.combine(reply)
     }
 
     /// Runs the handler. The center calls this; it is public so custom drivers and tests can too.
@@ -249,12 +256,15 @@ public struct ToastActionContext: Sendable {
     /// The activation token the desktop sent with the action, if any (`ActivationToken` signal); pass it to
     /// the window you raise.
     public var activationToken: String?
+    /// For a reply action, the text the person sent; nil for any other action.
+    public var reply: String?
 
     /// Creates a context.
-    public init(toast: ToastMessage, actionID: String, activationToken: String? = nil) {
+    public init(toast: ToastMessage, actionID: String, activationToken: String? = nil, reply: String? = nil) {
         self.toast = toast
         self.actionID = actionID
         self.activationToken = activationToken
+        self.reply = reply
     }
 }
 

@@ -61,11 +61,12 @@ extension ToastImage: Codable {
 extension ToastAction: Codable {
     private enum CodingKeys: String, CodingKey {
         case id, title, icon, confirmation, effect, builtInLabel
-        case snoozeSeconds
+        case snoozeSeconds, reply
     }
 
     /// Decodes an action without a handler: `{"id", "title", "icon"?, "confirmation"?, "effect"?, "builtInLabel"?,
-    /// "snoozeSeconds"?}` (`effect` is `"dismiss"` when absent; `id` is the title when absent).
+    /// "snoozeSeconds"?, "reply"?}` (`effect` is `"dismiss"` when absent; `id` is the title when absent; `reply`:
+    /// `{"placeholder"?, "submitTitle"?}` for a reply action).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let title = try container.decode(String.self, forKey: .title)
@@ -84,6 +85,7 @@ extension ToastAction: Codable {
             }
             snooze = .milliseconds(Int64((seconds * 1000).rounded()))
         }
+        reply = try container.decodeIfPresent(ToastReplyField.self, forKey: .reply)
     }
 
     /// Encodes what the action shows and does; the handler is not stored.
@@ -96,6 +98,7 @@ extension ToastAction: Codable {
         try container.encode(effect, forKey: .effect)
         try container.encodeIfPresent(builtInLabel, forKey: .builtInLabel)
         try container.encodeIfPresent(snooze.map(\.seconds), forKey: .snoozeSeconds)
+        try container.encodeIfPresent(reply, forKey: .reply)
     }
 }
 

@@ -75,14 +75,20 @@ public struct PresentedAction: Sendable, Hashable {
     public var icon: ToastIcon?
     /// Where the action sits.
     public var role: ToastActionRole
+    /// For a reply action, its text field.
+    public var reply: ToastReplyField?
 
     /// Creates a presented action.
-    public init(key: String, actionID: String, title: String, icon: ToastIcon? = nil, role: ToastActionRole) {
+    public init(
+        key: String, actionID: String, title: String, icon: ToastIcon? = nil, role: ToastActionRole,
+        reply: ToastReplyField? = nil
+    ) {
         self.key = key
         self.actionID = actionID
         self.title = title
         self.icon = icon
         self.role = role
+        self.reply = reply
     }
 }
 

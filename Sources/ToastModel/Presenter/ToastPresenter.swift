@@ -33,6 +33,10 @@ public protocol ToastPresenter: AnyObject, Sendable {
     /// soon after ``connect(_:)``, whatever happens (when it cannot read it, it reports it off). Until that first
     /// report the center hands it no toast, so none slips past Do Not Disturb. False by default.
     var reportsDoNotDisturb: Bool { get }
+    /// Asks the person for a reply's text: the person chose a reply action (``ToastAction/reply``) on a service
+    /// that draws no text field of its own. The toast's time stops until this returns. The default says no prompt
+    /// can be shown.
+    func promptReply(_ prompt: ToastReplyPrompt) async -> ToastReplyPromptResult
 }
 
 extension ToastPresenter {
@@ -47,4 +51,9 @@ extension ToastPresenter {
 
     /// Returns at once by default: a presenter that works synchronously has nothing in flight.
     public func flush() async {}
+
+    /// Says by default that this presenter cannot ask for a reply.
+    public func promptReply(_ prompt: ToastReplyPrompt) async -> ToastReplyPromptResult {
+        .unavailable(reason: "this presenter cannot ask for a reply")
+    }
 }

@@ -21,6 +21,12 @@ public struct ToastPresenterEvents: Sendable {
         send(.actionInvoked(toastID: toastID, key: key, activationToken: activationToken))
     }
 
+    /// The person typed `text` in the reply field the service drew for the reply action with presenter key `key`
+    /// (Plasma's `inline-reply`).
+    public func replied(toastID: String, key: String, text: String, activationToken: String? = nil) {
+        send(.replied(toastID: toastID, key: key, text: text, activationToken: activationToken))
+    }
+
     /// The toast left the screen without the center asking.
     public func closed(toastID: String, reason: ToastPresenterCloseReason) {
         send(.closed(toastID: toastID, reason: reason))
@@ -64,6 +70,8 @@ public struct ToastPresenterEvents: Sendable {
 public enum ToastPresenterReport: Sendable, Hashable {
     /// The person invoked an action; `key` is the presenter-level key (`"default"` for the tap action).
     case actionInvoked(toastID: String, key: String, activationToken: String?)
+    /// The person sent `text` from the service's own reply field; see ``ToastPresenterEvents/replied(toastID:key:text:activationToken:)``.
+    case replied(toastID: String, key: String, text: String, activationToken: String?)
     /// The toast left the screen without the center asking.
     case closed(toastID: String, reason: ToastPresenterCloseReason)
     /// Showing failed; see ``ToastPresenterEvents/failed(toastID:reason:recoverable:)``.

@@ -64,6 +64,10 @@ public struct ToastStack: Sendable {
         case event(ToastEvent)
         /// Run the action's handler, then the observer, then call ``ToastStack/completeAction(_:now:)``.
         case runAction(ActionInvocation)
+        /// Ask the presenter for the reply's text (``ToastPresenter/promptReply(_:)``), then call
+        /// ``ToastStack/replyPrompted(_:result:now:)``: the person chose a reply action on a service without a
+        /// field of its own. The toast's time stays stopped meanwhile.
+        case promptReply(ActionInvocation, ToastReplyPrompt)
         /// Store the message for ``ToastAction/later``.
         case keepForLater(ToastMessage)
     }
@@ -441,7 +445,9 @@ public struct ToastStack: Sendable {
         expireDue(now: now, into: &out)
         switch report {
         case .actionInvoked(let toastID, let key, let token):
-            invokeAction(toastID: toastID, key: key, token: token, into: &out)
+            invokeAction(toastID: toastID, key: key, token: token, reply: nil, into: &out)
+        case .replied(let toastID, let key, let text, let token):
+            invokeAction(toastID: toastID, key: key, token: token, reply: text, into: &out)
         case .closed(let toastID, let reason):
             closedByPresenter(toastID: toastID, reason: reason, into: &out)
         case .failed(let toastID, let reason, let recoverable):
@@ -502,7 +508,11 @@ public struct ToastStack: Sendable {
 
     // MARK: - Presenter reports
 
-    private mutating func invokeAction(toastID: String, key: String, token: String?, into out: inout [Output]) {
+    /// The person chose an action (`reply`: with the text typed in the service's own reply field). A reply action
+    /// chosen as a plain button asks for its text first (``Output/promptReply(_:_:)``).
+    private mutating func invokeAction(
+        toastID: String, key: String, token: String?, reply: String?, into out: inout [Output]
+    ) {
         guard let index = entries.firstIndex(where: { $0.id == toastID }),
             entries[index].presenter == .shown, entries[index].pendingAction == nil,
             case .toast(let message) = entries[index].content
@@ -512,8 +522,51 @@ public struct ToastStack: Sendable {
         }
         guard let action = match?.action else { return }
         entries[index].pendingAction = action.id
-        let context = ToastActionContext(toast: message, actionID: action.id, activationToken: token)
-        out.append(.runAction(ActionInvocation(context: context, action: action, presentation: entries[index].serial)))
+        let context = ToastActionContext(
+            toast: message, actionID: action.id, activationToken: token, reply: action.reply == nil ? nil : reply)
+        let invocation = ActionInvocation(context: context, action: action, presentation: entries[index].serial)
+        if let field = action.reply, reply == nil {
+            let prompt = ToastReplyPrompt(
+                toastID: message.id, title: message.title, message: message.message,
+                actionTitle: action.builtInLabel.map { configuration.labels[$0] } ?? action.title, field: field,
+                activationToken: token)
+            out.append(.event(.replyAsked(id: message.id, actionID: action.id)))
+            out.append(.promptReply(invocation, prompt))
+        } else {
+            out.append(.runAction(invocation))
+        }
+    }
+
+    /// What came of the prompt for a reply action's text: the text runs the action (handler, observer, effect);
+    /// a cancel, or no prompt at all, gives the toast back its time (and shows it again if the server closed it
+    /// meanwhile). Does nothing if the presentation already ended.
+    public mutating func replyPrompted(
+        _ invocation: ActionInvocation, result: ToastReplyPromptResult, now: Duration
+    ) -> [Output] {
+        var out: [Output] = []
+        expireDue(now: now, into: &out)
+        guard let index = entries.firstIndex(where: { $0.serial == invocation.presentation }),
+            entries[index].pendingAction == invocation.action.id, entries[index].isToast
+        else {
+            reconcile(now: now, into: &out)
+            return out
+        }
+        let id = entries[index].id
+        switch result {
+        case .text(let text):
+            var answered = invocation
+            answered.context.reply = text
+            out.append(.runAction(answered))
+        case .cancelled, .unavailable:
+            entries[index].pendingAction = nil
+            if entries[index].presenter == .gone { entries[index].presenter = .off }
+            if case .unavailable(let reason) = result {
+                out.append(.event(.degraded(id: id, reason: "the reply could not be asked for: \(reason)")))
+            }
+            out.append(.event(.replyCancelled(id: id, actionID: invocation.action.id)))
+        }
+        reconcile(now: now, into: &out)
+        return out
     }
 
     private mutating func closedByPresenter(
@@ -760,7 +813,8 @@ public struct ToastStack: Sendable {
                     actionID: action.id,
                     title: action.builtInLabel.map { configuration.labels[$0] } ?? action.title,
                     icon: action.icon,
-                    role: role)
+                    role: role,
+                    reply: action.reply)
             }
             return PresentedToast(
                 id: entry.id, status: message.status, title: message.title, message: message.message,

@@ -22,13 +22,19 @@ public struct ToastRequest: Sendable, Hashable {
         /// `"im.reply-with-text"`, or an `x-` vendor purpose), so the desktop can draw or place it to fit. Only the
         /// portal presenter sends it, and only to a portal that knows it; the notification server has no such field.
         public var purpose: String?
+        /// For a reply action, its text field: drawn in the toast where the service can (Plasma's `inline-reply`),
+        /// else the button asks the presenter to prompt for the text.
+        public var reply: ToastReplyField?
 
         /// Creates an action button.
-        public init(key: String, label: String, icon: ToastIcon? = nil, purpose: String? = nil) {
+        public init(
+            key: String, label: String, icon: ToastIcon? = nil, purpose: String? = nil, reply: ToastReplyField? = nil
+        ) {
             self.key = key
             self.label = label
             self.icon = icon
             self.purpose = purpose
+            self.reply = reply
         }
     }
 

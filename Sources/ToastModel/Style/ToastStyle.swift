@@ -52,7 +52,9 @@ public struct PlainToastStyle: ToastStyle {
             body: toast.message,
             icon: toast.icon,
             sound: toast.sound,
-            actions: toast.actions.map { ToastRequest.Action(key: $0.key, label: $0.title, icon: $0.icon) },
+            actions: toast.actions.map {
+                ToastRequest.Action(key: $0.key, label: $0.title, icon: $0.icon, reply: $0.reply)
+            },
             isTransient: toast.isConfirmation)
     }
 }

@@ -1,0 +1,132 @@
+// Asks the person for a reply's text in a small dialog, for a notification service that draws no reply field of
+// its own: the command in TOASTKIT_REPLY_PROMPT, or kdialog, zenity or yad, whichever is installed.
+import CSpawn
+import Dispatch
+import Glibc
+package import ToastModel
+
+/// How a presenter asks for a reply's text where the service has no reply field (every server but Plasma; the
+/// portal): the person chose the reply action's button, and a dialog opens.
+public enum ReplyPrompter: Sendable, Hashable {
+    /// The first that is there: the command in `TOASTKIT_REPLY_PROMPT` (run by `/bin/sh -c`, see
+    /// ``command(_:)``), then `kdialog` on KDE, then `zenity`, `yad` and `kdialog`.
+    case automatic
+    /// This program with these arguments. It is started with `TOASTKIT_REPLY_TITLE` (the toast's title),
+    /// `TOASTKIT_REPLY_MESSAGE` (its message), `TOASTKIT_REPLY_ACTION` (the action's label) and
+    /// `TOASTKIT_REPLY_PLACEHOLDER` in its environment (and `XDG_ACTIVATION_TOKEN` when the desktop sent one), prints
+    /// the text on its standard output and exits 0; any other exit is a cancel (`["rofi", "-dmenu"]`).
+    case command([String])
+    /// Never prompt: a reply action without a service field is cancelled, saying so.
+    case off
+
+    /// The most a prompt may print that is kept (a reply is a line or two; a runaway program is not read forever).
+    static let outputLimit = 64 * 1024
+
+    /// Asks for the text, on a thread of its own, for as long as the person takes.
+    package func prompt(_ prompt: ToastReplyPrompt, environment: [String: String]) async -> ToastReplyPromptResult {
+        await withCheckedContinuation { continuation in
+            DispatchQueue(label: "toastkit.reply-prompt").async {
+                continuation.resume(returning: self.promptNow(prompt, environment: environment))
+            }
+        }
+    }
+
+    /// The programs tried, in order, with their arguments for `prompt`.
+    package func candidates(
+        for prompt: ToastReplyPrompt, environment: [String: String]
+    ) -> [(name: String, argv: [String])] {
+        let question = prompt.message.map { "\(prompt.actionTitle): \($0)" } ?? prompt.actionTitle
+        switch self {
+        case .off:
+            return []
+        case .command(let argv):
+            return argv.isEmpty ? [] : [(argv[0], argv)]
+        case .automatic:
+            if let command = environment["TOASTKIT_REPLY_PROMPT"], !command.isEmpty {
+                return [("TOASTKIT_REPLY_PROMPT", ["/bin/sh", "-c", command])]
+            }
+            // zenity's and yad's label is Pango markup; kdialog's is plain text.
+            let marked = BodyMarkup.escape(question)
+            let kdialog = ("kdialog", ["kdialog", "--title", prompt.title, "--inputbox", question, ""])
+            var list: [(name: String, argv: [String])] = [
+                ("zenity", ["zenity", "--entry", "--title=\(prompt.title)", "--text=\(marked)"]),
+                ("yad", ["yad", "--entry", "--title=\(prompt.title)", "--text=\(marked)"]),
+                kdialog,
+            ]
+            let desktop = (environment["XDG_CURRENT_DESKTOP"] ?? "").uppercased()
+            if desktop.split(separator: ":").contains("KDE") { list.insert(kdialog, at: 0) }
+            return list
+        }
+    }
+
+    /// The prompt, on this thread.
+    private func promptNow(_ prompt: ToastReplyPrompt, environment: [String: String]) -> ToastReplyPromptResult {
+        var environment = environment
+        environment["TOASTKIT_REPLY_TITLE"] = prompt.title
+        environment["TOASTKIT_REPLY_MESSAGE"] = prompt.message ?? ""
+        environment["TOASTKIT_REPLY_ACTION"] = prompt.actionTitle
+        environment["TOASTKIT_REPLY_PLACEHOLDER"] = prompt.field.placeholder ?? ""
+        if let token = prompt.activationToken { environment["XDG_ACTIVATION_TOKEN"] = token }
+        for (name, argv) in candidates(for: prompt, environment: environment) {
+            // A named program that is not installed: the next one. A command given is always tried.
+            if self == .automatic, name != "TOASTKIT_REPLY_PROMPT",
+                ProcessEnvironment.findExecutable(argv[0], in: environment) == nil
+            {
+                continue
+            }
+            return Self.run(argv, name: name, environment: environment)
+        }
+        if self == .off { return .unavailable(reason: "asking for a reply is turned off") }
+        return .unavailable(reason: "no prompt program: install zenity, kdialog or yad, or set TOASTKIT_REPLY_PROMPT")
+    }
+
+    /// Runs `argv` and reads what it prints until it ends: exit 0 is the text (one final newline dropped), exit 1,
+    /// 5 (zenity's time-out) or 252 (yad's Escape) a cancel, anything else the program's failure.
+    private static func run(_ argv: [String], name: String, environment: [String: String]) -> ToastReplyPromptResult {
+        var pipe: [Int32] = [0, 0]
+        guard pipe2(&pipe, O_CLOEXEC) == 0 else {
+            return .unavailable(reason: "\(name) could not start: \(Errno(errno))")
+        }
+        let pid: Int32
+        switch Spawn.start(
+            argv.map { Array($0.utf8) }, environment: environment, standardInput: nil, standardOutput: pipe[1],
+            standardError: nil, newSession: true)
+        {
+        case .success(let started): pid = started
+        case .failure(let error):
+            close(pipe[0])
+            close(pipe[1])
+            return .unavailable(reason: "\(name) could not start: \(error)")
+        }
+        close(pipe[1])
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(pipe[0], $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            if output.count < outputLimit { output += buffer[0..<min(count, outputLimit - output.count)] }
+        }
+        close(pipe[0])
+        var status: Int32 = 0
+        var reaped: Int32
+        repeat { reaped = waitpid(pid, &status, 0) } while reaped < 0 && errno == EINTR
+        guard reaped == pid else {
+            // Reaped by someone else (the agent's reaper of --on-action commands): what it printed is all there is.
+            return output.isEmpty ? .cancelled : .text(text(of: output))
+        }
+        guard status & 0x7f == 0 else { return .unavailable(reason: "\(name): signal \(status & 0x7f)") }
+        switch (status >> 8) & 0xff {
+        case 0: return .text(text(of: output))
+        case 1, 5, 252: return .cancelled
+        case let code: return .unavailable(reason: "\(name): exit \(code)")
+        }
+    }
+
+    /// What a prompt printed, as text: valid UTF-8 (anything else replaced), without its final newline.
+    private static func text(of output: [UInt8]) -> String {
+        var bytes = output[...]
+        if bytes.last == UInt8(ascii: "\n") { bytes = bytes.dropLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
