@@ -124,11 +124,12 @@ package struct AgentRequest: Sendable, Equatable, Codable {
         package static let doNotDisturb = "dnd"  // s: hold, drop, show
         package static let sound = "sound"  // s: a sound-theme name, an absolute file path, or "silent"
         package static let soundPlayed = "sound_played"  // b: the notification of replace_id played the sound
+        package static let reply = "reply"  // (ss): the id of the action that asks for a text, its placeholder
 
         package static let all: Set<String> = [
             id, title, message, status, icon, iconFile, duration, actions, tap, appName, appIcon, urgency, category,
             hints, transient, replaceID, onAction, awaitShown, workingDirectory, environment, plainText,
-            dialect, due, snooze, progress, doNotDisturb, sound, soundPlayed,
+            dialect, due, snooze, progress, doNotDisturb, sound, soundPlayed, reply,
         ]
     }
 
@@ -159,6 +160,10 @@ package struct AgentRequest: Sendable, Equatable, Codable {
             entries.append((Key.actions, .array("(sss)", options.actions.map(Self.encode))))
         }
         if let tap = options.tap { entries.append((Key.tap, Self.encode(tap))) }
+        if let reply = options.actions.first(where: { $0.reply != nil }) {
+            entries.append(
+                (Key.reply, .structure([.string(reply.id), .string(reply.reply?.placeholder ?? "")])))
+        }
         if let appName = options.appName { entries.append((Key.appName, .string(appName))) }
         if let appIcon = options.appIcon { entries.append((Key.appIcon, .string(appIcon))) }
         if let urgency = options.urgency { entries.append((Key.urgency, .string(Self.name(of: urgency)))) }
@@ -278,6 +283,15 @@ package struct AgentRequest: Sendable, Equatable, Codable {
             options.actions = try items.map(Self.decodeAction)
         }
         if let tap = entries[Key.tap] { options.tap = try Self.decodeAction(tap) }
+        if let reply = entries[Key.reply] {
+            guard case .structure(let fields) = reply, fields.count == 2, let id = fields[0].stringValue,
+                let placeholder = fields[1].stringValue
+            else { throw AgentRequestError("reply must be (ss): the action's id, its placeholder") }
+            guard let index = options.actions.firstIndex(where: { $0.id == id }) else {
+                throw AgentRequestError("reply: no action has the id \"\(id)\"")
+            }
+            options.actions[index].reply = ToastReplyField(placeholder: placeholder.isEmpty ? nil : placeholder)
+        }
         options.appName = try string(Key.appName)
         options.appIcon = try string(Key.appIcon)
         if let urgency = try string(Key.urgency) {

@@ -182,4 +182,7 @@ package final class LanePresenter: ToastPresenter {
     }
     package func flush() async { await shared.presenter.flush() }
     package var reportsDoNotDisturb: Bool { shared.presenter.reportsDoNotDisturb }
+    package func promptReply(_ prompt: ToastReplyPrompt) async -> ToastReplyPromptResult {
+        await shared.presenter.promptReply(prompt)
+    }
 }

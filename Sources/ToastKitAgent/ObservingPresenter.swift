@@ -29,13 +29,20 @@ package final class ObservingPresenter: ToastPresenter {
     }
     private let state = Mutex(State())
 
-    package init(_ desktop: DesktopNotificationPresenter) {
+    /// The environment to ask for a toast's reply in (nil: the process's own).
+    private let promptEnvironment: (@Sendable (String) -> [String: String]?)?
+
+    package init(
+        _ desktop: DesktopNotificationPresenter, promptEnvironment: (@Sendable (String) -> [String: String]?)? = nil
+    ) {
         self.desktop = desktop
+        self.promptEnvironment = promptEnvironment
         (reports, reportContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     package init(_ portal: PortalNotificationPresenter) {
         desktop = portal
+        promptEnvironment = nil
         (reports, reportContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -131,8 +138,18 @@ package final class ObservingPresenter: ToastPresenter {
     /// id alone is not that: a toast whose time ran out before it was sent is closed after `Notify` is answered.)
     package func flush() async { await desktop.flush() }
     package var reportsDoNotDisturb: Bool { desktop.reportsDoNotDisturb }
+    /// Asks for a reply's text in the environment ``promptEnvironment`` gives for the toast (the agent's: its
+    /// sender's, so the prompt opens on the sender's display), else as the wrapped presenter does.
     package func promptReply(_ prompt: ToastReplyPrompt) async -> ToastReplyPromptResult {
-        await desktop.promptReply(prompt)
+        if let environment = promptEnvironment?(prompt.toastID) {
+            if let desktop = desktop as? DesktopNotificationPresenter {
+                return await desktop.configuration.replyPrompter.prompt(prompt, environment: environment)
+            }
+            if let portal = desktop as? PortalNotificationPresenter {
+                return await portal.configuration.replyPrompter.prompt(prompt, environment: environment)
+            }
+        }
+        return await desktop.promptReply(prompt)
     }
 
     package func close(id: String, reason: ToastCloseReason) {

@@ -116,7 +116,8 @@ package final class ToastAgent: Sendable {
         desktop = DesktopNotificationPresenter(
             configuration: PresenterConfiguration(
                 appName: "toastkit", bus: .session, callTimeout: AgentInterface.serverTimeout))
-        observer = ObservingPresenter(desktop)
+        let senders = SenderEnvironments()
+        observer = ObservingPresenter(desktop) { senders.environment(of: $0) }
         let style = AgentStyle()
         let relay = EventRelay()
         self.style = style
@@ -147,6 +148,8 @@ package final class ToastAgent: Sendable {
         let (signals, events) = AsyncStream<[DBusValue]>.makeStream()
         self.events = events
         saver.attach { [weak self] records in self?.write(records) }
+        // A reply prompt opens where its sender runs (its display), with the environment `send` captured.
+        senders.attach { [weak self] id in self?.state.withLock { $0.live[id]?.request.environment } }
         Task { [connection] in
             for await arguments in signals {
                 try? connection.emitSignal(
@@ -1182,5 +1185,18 @@ private final class EventRelay: Sendable {
 
     func send(_ event: ToastEvent) {
         handler.withLock { $0 }?.handle(event)
+    }
+}
+
+/// Lets the presenter, made before the agent, ask it for the environment a toast's sender captured.
+private final class SenderEnvironments: Sendable {
+    private let lookup = Mutex<(@Sendable (String) -> [String: String]?)?>(nil)
+
+    func attach(_ body: @escaping @Sendable (String) -> [String: String]?) {
+        lookup.withLock { $0 = body }
+    }
+
+    func environment(of id: String) -> [String: String]? {
+        lookup.withLock { $0 }?(id)
     }
 }

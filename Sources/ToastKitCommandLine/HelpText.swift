@@ -119,6 +119,12 @@ enum HelpText {
                                     exit 0 (for `set -e` scripts).
               --tap ID[=LABEL]      The action for clicking the toast (server key "default"); implies --wait.
               --confirm ID=TEXT     After action ID, show TEXT briefly in place of the toast.
+              --reply [ID=]LABEL    A button that asks for a short text (id "reply" by default); the text is
+                                    printed in place of the id (--json: the action event's "reply"). Plasma
+                                    draws the field in the toast; elsewhere a prompt opens: TOASTKIT_REPLY_PROMPT
+                                    (a shell command that prints the text), else kdialog, zenity or yad.
+              --reply-placeholder TEXT
+                                    The grey text in the empty reply field.
               --on-action ID=COMMAND
                                     Run COMMAND when action ID is invoked, even after this command has exited
                                     (the agent runs it). COMMAND is split into words as a shell would (quotes,

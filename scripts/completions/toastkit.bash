@@ -27,9 +27,9 @@ _toastkit() {
         --terminal-code) mapfile -t COMPREPLY < <(compgen -W "99 777 9 plain" -- "$cur"); return ;;
         --dnd) mapfile -t COMPREPLY < <(compgen -W "hold drop show" -- "$cur"); return ;;
         --sound) mapfile -t COMPREPLY < <(compgen -W "default silent message-new-instant complete bell dialog-warning dialog-error" -- "$cur"); return ;;
-        --id | --tap | --confirm | --on-action | -a | --app-name | -c | --category | -r | --replace-id | -t | --expire-time) return ;;
+        --id | --tap | --confirm | --reply | --reply-placeholder | --on-action | -a | --app-name | -c | --category | -r | --replace-id | -t | --expire-time) return ;;
         esac
-        mapfile -t COMPREPLY < <(compgen -W "-s --status -i --icon --id -d --duration -A --action --tap --confirm --on-action --shell
+        mapfile -t COMPREPLY < <(compgen -W "-s --status -i --icon --id -d --duration -A --action --tap --confirm --reply --reply-placeholder --on-action --shell
             --no-agent --progress --dnd --sound --in --at --terminal --terminal-code -w --wait --json -a --app-name -n --app-icon -u --urgency -c --category -h --hint -e --transient
             -p --print-id -r --replace-id -t --expire-time --plain --lang --default --help" -- "$cur")
         ;;

@@ -28,6 +28,8 @@ complete -c toastkit -n $send -s d -l duration -x -a "auto indefinite" -d 'Secon
 complete -c toastkit -n $send -s A -l action -x -a "later dismiss" -d 'Action ID=LABEL'
 complete -c toastkit -n $send -l tap -x -d 'Action for clicking the toast, ID[=LABEL]'
 complete -c toastkit -n $send -l confirm -x -d 'Text after an action, ID=TEXT'
+complete -c toastkit -n $send -l reply -x -d 'A button that asks for a text, [ID=]LABEL'
+complete -c toastkit -n $send -l reply-placeholder -x -d 'The grey text in the empty reply field'
 complete -c toastkit -n $send -l on-action -x -d 'Command run when an action is invoked, ID=COMMAND'
 complete -c toastkit -n $send -l shell -d 'Run --on-action commands with /bin/sh -c'
 complete -c toastkit -n $send -l no-agent -d 'Show the toast directly, without the agent'

@@ -331,8 +331,9 @@ extension AgentRequest {
         resolved.duration = ToastOptions.duration(for: options).map(DurationOption.duration) ?? .serverDefault
         self.init(options: resolved, onAction: options.onAction)
         awaitShown = options.printID || options.json || options.waits
-        if !options.onAction.isEmpty {
-            // The commands run later as this script would have run them: in its folder, with its environment.
+        if !options.onAction.isEmpty || options.actions.contains(where: { $0.reply != nil }) {
+            // The commands run later as this script would have run them: in its folder, with its environment; a
+            // reply's prompt opens where the script runs (its display).
             self.environment = environment
             workingDirectory = FileManager.default.currentDirectoryPath
         }
