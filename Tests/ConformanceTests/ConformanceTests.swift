@@ -23,8 +23,9 @@ extension OneAtATime {
     struct ConformanceTests {
         /// Every row of the matrix, the servers side by side. One test, not one per server: the suite sits under
         /// ``OneAtATime`` (no flood may run beside its real-time checks), which would run parameterized cases one
-        /// after another. `CONFORMANCE_SERVERS=plasma,mako` limits a run to some servers (the table then says
-        /// "not run" for the others, and `scripts/update-conformance-table.sh` refuses it).
+        /// after another. `CONFORMANCE_SERVERS=plasma,mako` limits a run to some servers, and
+        /// `CONFORMANCE_SCENARIOS=reply,sound` (the cases' names) to some scenarios (the table then says "not run" for
+        /// the others, and `scripts/update-conformance-table.sh` refuses it).
         @Test func conformance() async throws {
             defer { try? ConformanceResults.shared.write() }
             let chosen = ProcessInfo.processInfo.environment["CONFORMANCE_SERVERS"].map {
@@ -43,7 +44,10 @@ extension OneAtATime {
 
         /// One server's scenarios, one after another, each on a fresh desktop.
         private func row(of server: NotificationServerKind) async {
-            for scenario in Scenario.allCases {
+            let chosen = ProcessInfo.processInfo.environment["CONFORMANCE_SCENARIOS"].map {
+                Set($0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
+            }
+            for scenario in Scenario.allCases where chosen?.contains(String(describing: scenario)) ?? true {
                 let record = ScenarioRecord(server: server, scenario: scenario)
                 defer { ConformanceResults.shared.record(record) }
                 await DesktopSlots.shared.withSlot(for: server) {
@@ -89,6 +93,7 @@ extension OneAtATime {
             case .progress: try await progress(desktop, record)
             case .doNotDisturb: try await doNotDisturb(desktop, record)
             case .sound: try await sound(desktop, record)
+            case .reply: try await reply(desktop, record)
             }
         }
 

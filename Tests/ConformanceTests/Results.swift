@@ -27,6 +27,7 @@ enum Scenario: String, CaseIterable, Sendable {
     case progress = "progress, then done"
     case doNotDisturb = "Do Not Disturb holds a toast"
     case sound = "sound, played once"
+    case reply = "inline reply"
 }
 
 /// What one scenario on one server found: its failed checks (each also a test issue) and its quirks.

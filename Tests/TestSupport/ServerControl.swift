@@ -191,6 +191,24 @@ extension NotificationEnvironment {
         }
     }
 
+    /// Types `text` in the reply field of the newest popup and sends it with Return, as a person would: Plasma draws
+    /// the field (the `inline-reply` action) below the text, and shows it at once when it is the only action.
+    ///
+    /// - Throws: ``NotSupportedOnServer`` on every other server (none draws a reply field).
+    public func typeInlineReply(_ text: String) async throws {
+        guard server == .plasma else {
+            throw NotSupportedOnServer(description: "\(server) draws no reply field")
+        }
+        let popup = try await newestPopup()
+        try await run(
+            "xdotool",
+            [
+                "mousemove", "--sync", "\(popup.x + popup.width / 3)", "\(popup.y + popup.height - 20)", "click", "1",
+                "type", "--delay", "20", text,
+            ])
+        try await run("xdotool", ["key", "Return", "mousemove", "0", "\(Self.screen.height - 1)"])
+    }
+
     /// Closes notification `serverID` as a person would, with the server's own close control ("x"; xfce4-notifyd has
     /// none: a click on the body). The server should then send `NotificationClosed(id, 2)` (mate sends 1).
     public func dismiss(serverID: UInt32) async throws {

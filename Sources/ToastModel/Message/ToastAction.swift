@@ -48,8 +48,8 @@ public struct ToastAction: Sendable, Hashable, Identifiable {
     /// For a ``Effect/later`` action: the toast comes back by itself this long after the person chose it (a snooze,
     /// ``later(after:)``); nil: it comes back when the host is active again.
     public var snooze: Duration?
-    /// For a reply action (``reply(id:title:placeholder:submitTitle:confirmation:handler:)-(_,_,_,_,_,(ToastActionContext)->Void)``):
-    /// its text field; the handler gets the text in ``ToastActionContext/reply``.
+    /// For a reply action (made by `ToastAction.reply(title:…)`): its text field; the handler gets the text in
+    /// ``ToastActionContext/reply``.
     public var reply: ToastReplyField?
 
     let handler: Handler

@@ -1,12 +1,12 @@
-/// Inline reply: an action that asks the person for a short text (the field, the prompt, and what the prompt gave).
-///
-/// A reply action is a ``ToastAction`` with a ``ToastAction/reply`` field. Where the service draws a text field in
-/// the toast (Plasma's `inline-reply`), the person types there; elsewhere the action is a button, and choosing it
-/// asks the presenter to prompt for the text (``ToastPresenter/promptReply(_:)``; the desktop presenter opens a small
-/// dialog). The toast's time stops while the person types. The action's handler gets the text in
-/// ``ToastActionContext/reply``; the center reports ``ToastEvent/replied(id:actionID:text:)`` before
-/// ``ToastEvent/actionInvoked(id:actionID:activationToken:)``, or ``ToastEvent/replyCancelled(id:actionID:)`` when
-/// the person closed the prompt (the toast stays, and its time runs again).
+// Inline reply: an action that asks the person for a short text (the field, the prompt, and what the prompt gave).
+//
+// A reply action is a ``ToastAction`` with a ``ToastAction/reply`` field. Where the service draws a text field in
+// the toast (Plasma's `inline-reply`), the person types there; elsewhere the action is a button, and choosing it
+// asks the presenter to prompt for the text (``ToastPresenter/promptReply(_:)``; the desktop presenter opens a small
+// dialog). The toast's time stops while the person types. The action's handler gets the text in
+// ``ToastActionContext/reply``; the center reports ``ToastEvent/replied(id:actionID:text:)`` before
+// ``ToastEvent/actionInvoked(id:actionID:activationToken:)``, or ``ToastEvent/replyCancelled(id:actionID:)`` when
+// the person closed the prompt (the toast stays, and its time runs again).
 
 /// The text field of a reply action.
 public struct ToastReplyField: Sendable, Hashable, Codable {
