@@ -21,6 +21,7 @@ packages=(
     lxqt-notificationd lxqt-qtplugin                         # with the LXQt platform theme, as in a session
     # sound where the server plays none: libcanberra (and its ALSA backend), pw-play, the freedesktop sound theme
     libcanberra0 pipewire-bin sound-theme-freedesktop
+    zenity                     # the reply prompt where the server draws no field (a real dialog in the tests)
     # the notification portal in front of those servers, and sandboxed callers: a fake one (bwrap) and a real Flatpak app
     xdg-desktop-portal xdg-desktop-portal-gtk xdg-desktop-portal-dev flatpak bubblewrap xdg-dbus-proxy
 )

@@ -191,6 +191,18 @@ extension NotificationEnvironment {
         }
     }
 
+    /// Waits (at most 10 s) for the dialog window titled `title` (a reply prompt: zenity, kdialog, yad) on this
+    /// display, gives it the keyboard, types `text` in it and presses Return, as a person would.
+    public func answerDialog(titled title: String, with text: String) async throws {
+        let pattern = "^\(NSRegularExpression.escapedPattern(for: title))$"
+        let found = try await run("timeout", ["10", "xdotool", "search", "--sync", "--name", pattern])
+        guard let window = found.split(separator: "\n").first.map(String.init) else {
+            throw TestEnvironmentError("no window titled \(title) on \(server)'s display")
+        }
+        try await run("xdotool", ["windowfocus", "--sync", window, "type", "--delay", "20", text])
+        try await run("xdotool", ["key", "Return"])
+    }
+
     /// Types `text` in the reply field of the newest popup and sends it with Return, as a person would: Plasma draws
     /// the field (the `inline-reply` action) below the text, and shows it at once when it is the only action.
     ///

@@ -142,6 +142,29 @@ import ToastKitAgent
         }
     }
 
+    /// `--reply` on dunst (no reply field): choosing the button opens a real dialog (zenity, which
+    /// scripts/install-deps.sh installs), the person types in it and presses Return, and the text is what the script
+    /// reads — sent directly, and through the agent, which opens the dialog on the sender's display.
+    @Test(arguments: [false, true]) func aReplyIsTypedInARealDialog(throughAgent: Bool) async throws {
+        try await withDesktop { desktop, watcher in
+            var env = throughAgent ? desktop.agentEnvironment : desktop.toolEnvironment
+            env["TOASTKIT_REPLY_PROMPT"] = nil
+            env["XDG_CURRENT_DESKTOP"] = nil
+            let title = throughAgent ? "Ana (agente)" : "Ana"
+            let process = try ToolProcess.start(
+                ["send", "--reply", "Responder", title, "¿Comemos?"].map { Array($0.utf8) }, environment: env)
+            let (notify, id) = try await watcher.nextNotifyAndReply()
+            #expect(notify.actionList == ["reply", "Responder"])
+            try await desktop.waitUntilDisplayed(1)
+            try desktop.chooseInContextMenu("\\[\(id),reply\\]$")
+            try await desktop.dunstctl("context")
+            try await desktop.answerDialog(titled: title, with: "Voy a las dos")
+            let result = await process.finish()
+            #expect(result.status == 0, "\(result.error)")
+            #expect(result.output == "Voy a las dos\n")
+        }
+    }
+
     @Test func outcomesHaveTheirExitCodes() async throws {
         try await withDesktop { desktop, watcher in
             let env = desktop.toolEnvironment
