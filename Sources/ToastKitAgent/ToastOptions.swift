@@ -26,8 +26,7 @@ package enum ToastOptions {
             title: untitled ? " " : options.title,
             message: text,
             icon: icon(options.icon),
-            // The server's default: no timer in the model, the server closes it (CommandLineStyle sends -1).
-            duration: duration(for: options) ?? .indefinite,
+            duration: modelDuration(for: options),
             tapAction: options.tap.map { Self.action($0, tap: true, snoozes: snoozes) },
             swipeActions: options.actions.isEmpty ? nil : swipe,
             progress: options.progress,
@@ -39,6 +38,12 @@ package enum ToastOptions {
             throw ToastOptionError(Self.describe(error))
         }
         return message
+    }
+
+    /// The toast's duration in the model — what its center times, and what a waiting `send` waits for on either path:
+    /// ``duration(for:)``, and for the server's default no timer (the server closes it; CommandLineStyle sends -1).
+    package static func modelDuration(for options: SendOptions) -> ToastDuration {
+        duration(for: options) ?? .indefinite
     }
 
     /// How long the toast stays: the duration given (`-d`, or `-t` in milliseconds); without one, a toast with

@@ -92,6 +92,26 @@ extension OneAtATime {
             }
         }
 
+        /// `send --reply` through the portal (version 1 knows no reply purpose): a plain button; choosing it opens the
+        /// prompt in the sending process (here TOASTKIT_REPLY_PROMPT's command) and its text is the output.
+        @Test func aReplyThroughThePortalIsAskedFor() async throws {
+            try await withPortal { desktop, _, watcher in
+                var env = desktop.toolEnvironment
+                env["TOASTKIT_REPLY_PROMPT"] = "echo \"Voy ($TOASTKIT_REPLY_ACTION)\""
+                let waiting = try ToolProcess.start(
+                    ["--backend", "portal", "send", "--reply", "Responder", "Ana", "por el portal"].map {
+                        Array($0.utf8)
+                    }, environment: env)
+                let (notify, serverID) = try await watcher.nextNotifyAndReply()
+                #expect(notify.actionList == ["reply", "Responder"])
+                try await desktop.waitUntilDisplayed(1)
+                try await desktop.invokeAction("reply", serverID: serverID, actionKeys: ["reply"])
+                let result = await waiting.finish()
+                #expect(result.status == 0, "\(result.error)")
+                #expect(result.output == "Voy (Responder)\n")
+            }
+        }
+
         /// `toastkit progress` through the portal: each step under a fresh id that replaces (removes) the one before,
         /// the bar as text in the body (the portal draws none), then the final toast without it.
         @Test func theProgressCommandThroughThePortal() async throws {

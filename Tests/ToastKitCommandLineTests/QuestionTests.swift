@@ -37,6 +37,26 @@ struct QuestionTests {
         #expect(dismissed.status == 2 && dismissed.output.isEmpty, "\(dismissed.status) \(dismissed.error)")
     }
 
+    /// A question has no time of its own on either path: answered after the standard four seconds, it still gets
+    /// its answer. (Through the agent the waiting `send` once timed it with `-d`'s default, 4 s, closed it at 4.1 s
+    /// and exited 3; a loaded CI run dismissed one too late and saw it.) This waits five seconds of wall clock: what
+    /// it shows is that nothing ends the question meanwhile.
+    @Test(arguments: [false, true])
+    func aQuestionAnsweredAfterFourSecondsGetsItsAnswer(throughAgent: Bool) async throws {
+        try await withFakeServer { environment, server in
+            let env = throughAgent ? environment.agentEnvironment : environment.environment
+            let question = try ToolProcess.start(
+                ["send", "-A", "si=Sí", "-A", "no=No", "¿Borrar?"].map { Array($0.utf8) }, environment: env)
+            let notification = try await server.nextNotification()
+            try await Task.sleep(for: .seconds(5))
+            #expect(server.liveIDs.contains(notification.id), "nothing closed the question")
+            try server.emitActionInvoked(id: notification.id, key: "si")
+            let answered = await question.finish()
+            #expect(answered.status == 0, "\(answered.error)")
+            #expect(answered.output == "si\n")
+        }
+    }
+
     @Test func theDefaultMustBeOneOfTheActions() async throws {
         let environment = try await BusOnlyEnvironment()
         defer { environment.stop() }

@@ -167,7 +167,9 @@ extension SendCommand {
             return try await direct(text: text).runDirectly()
         }
         defer { connection.close() }
-        let duration = try? (options.duration?.toastDuration ?? .automatic).resolved(default: .standardDefault)
+        // The toast's own duration, as the direct path waits for it: a question (actions, no -d) and a toast the
+        // server times have none here (it was -d's or 4 s, and a question through the agent expired at 4.1 s).
+        let duration = try? ToastOptions.modelDuration(for: options).resolved(default: .standardDefault)
         let waiting = AgentWaiting(
             id: id, json: options.json, owns: true, duration: duration, connection: connection,
             environment: environment)
