@@ -174,7 +174,9 @@ import ToastKitAgent
             let elapsed = ContinuousClock.now - started
             #expect(expired.status == 3)
             #expect(expired.lines.dropFirst().first?.hasSuffix(#""reason":"expired"}"#) == true)
-            #expect(elapsed > .milliseconds(900) && elapsed < .seconds(5), "expired after \(elapsed)")
+            // Not before its second; the exact time is the model's (on a manual clock): the upper bound only shows it
+            // ended, with a margin for a loaded machine (5 s was passed beside a build).
+            #expect(elapsed > .milliseconds(900) && elapsed < .seconds(30), "expired after \(elapsed)")
             let (_, expiredID) = try await watcher.nextNotifyAndReply()
             // Gone from the server: closed by the tool, or by dunst's own timer, told the same time.
             #expect([1, 3].contains(try await watcher.nextClosed(expiredID)))
