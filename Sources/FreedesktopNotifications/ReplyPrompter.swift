@@ -59,6 +59,21 @@ public enum ReplyPrompter: Sendable, Hashable {
         }
     }
 
+    /// What would ask for a reply in `environment`: `TOASTKIT_REPLY_PROMPT`'s command, or the first prompt program
+    /// installed; nil when there is none (or with ``off``, "nothing").
+    package func firstChoice(environment: [String: String]) -> String? {
+        let sample = ToastReplyPrompt(toastID: "", title: "", actionTitle: "", field: ToastReplyField())
+        switch self {
+        case .off: return "nothing (asking for a reply is off)"
+        case .command(let argv): return argv.isEmpty ? nil : argv.joined(separator: " ")
+        case .automatic:
+            if let command = environment["TOASTKIT_REPLY_PROMPT"], !command.isEmpty { return command }
+            return candidates(for: sample, environment: environment).first {
+                ProcessEnvironment.findExecutable($0.argv[0], in: environment) != nil
+            }?.name
+        }
+    }
+
     /// The prompt, on this thread.
     private func promptNow(_ prompt: ToastReplyPrompt, environment: [String: String]) -> ToastReplyPromptResult {
         var environment = environment

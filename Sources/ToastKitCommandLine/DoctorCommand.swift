@@ -195,7 +195,28 @@ struct DoctorCommand {
             }
         }
         checkSound(&report, capabilities, into: &details)
+        checkReply(&report, capabilities, into: &details)
         report.details["server"] = .object(details)
+    }
+
+    /// How the text of a reply action (`--reply`) is asked for: the server's own field, else a prompt program.
+    private func checkReply(_ report: inout Report, _ capabilities: ServerCapabilities, into details: inout JSONObject)
+    {
+        let name = capabilities.information?.name ?? "the server"
+        let prompt = ReplyPrompter.automatic.firstChoice(environment: environment.variables)
+        let field = capabilities.has("inline-reply")
+        details["reply"] = .object([
+            "asked_by": .string(field ? "server" : "prompt"), "prompt": field ? .null : .optional(prompt),
+        ])
+        if field {
+            report.add("reply", .ok, "\(name) draws the reply field in the toast (inline-reply)")
+        } else if let prompt {
+            report.add("reply", .ok, "\(name) draws no reply field: --reply asks with \(prompt)")
+        } else {
+            report.add(
+                "reply", .warning, "\(name) draws no reply field, and no prompt program was found",
+                fix: "install zenity, kdialog or yad, or set TOASTKIT_REPLY_PROMPT")
+        }
     }
 
     /// Who plays a toast's sound (`--sound`): the server, where it really does, else toastkit, and with what.

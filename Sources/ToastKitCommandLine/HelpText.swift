@@ -345,7 +345,7 @@ enum HelpText {
 
         OPTIONS:
           --json            One JSON object: "can_show", "bus", "server" (with "quirks",
-                            "do_not_disturb" and "sound"), "service_files", "agent", "backend", "portal", and
+                            "do_not_disturb", "sound" and "reply"), "service_files", "agent", "backend", "portal", and
                             "findings" ([{"topic", "level", "text", "fix"}]).
           --help            Show this help.
 

@@ -38,6 +38,18 @@ import Testing
             withPlayer["TOASTKIT_SOUND_PLAYER"] = "mpv --no-video"
             let chosen = try await toastkit(["doctor"], environment: withPlayer)
             #expect(chosen.lines.contains("[ok] sound: toastkit plays a toast's sound through mpv --no-video"))
+            // No reply field on dunst: zenity (installed by scripts/install-deps.sh) asks, or the command given.
+            #expect(text.lines.contains("[ok] reply: dunst draws no reply field: --reply asks with zenity"))
+            var withPrompt = env
+            withPrompt["TOASTKIT_REPLY_PROMPT"] = "rofi -dmenu"
+            let prompted = try await toastkit(["doctor"], environment: withPrompt)
+            #expect(prompted.lines.contains("[ok] reply: dunst draws no reply field: --reply asks with rofi -dmenu"))
+            var bare = env
+            bare["PATH"] = "/nonexistent"
+            let none = try await toastkit(["doctor"], environment: bare)
+            #expect(
+                none.lines.contains(
+                    "[warning] reply: dunst draws no reply field, and no prompt program was found"), "\(none.output)")
             #expect(text.error.isEmpty, "\(text.error)")
 
             _ = try await desktop.dunstctl("set-paused", "true")
