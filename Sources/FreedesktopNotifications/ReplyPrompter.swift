@@ -14,7 +14,8 @@ public enum ReplyPrompter: Sendable, Hashable {
     /// This program with these arguments. It is started with `TOASTKIT_REPLY_TITLE` (the toast's title),
     /// `TOASTKIT_REPLY_MESSAGE` (its message), `TOASTKIT_REPLY_ACTION` (the action's label) and
     /// `TOASTKIT_REPLY_PLACEHOLDER` in its environment (and `XDG_ACTIVATION_TOKEN` when the desktop sent one), prints
-    /// the text on its standard output and exits 0; any other exit is a cancel (`["rofi", "-dmenu"]`).
+    /// the text on its standard output and exits 0; exit 1 (and nothing printed) is a cancel, any other exit a failure
+    /// (`["rofi", "-dmenu"]`).
     case command([String])
     /// Never prompt: a reply action without a service field is cancelled, saying so.
     case off
@@ -35,7 +36,8 @@ public enum ReplyPrompter: Sendable, Hashable {
     package func candidates(
         for prompt: ToastReplyPrompt, environment: [String: String]
     ) -> [(name: String, argv: [String])] {
-        let question = prompt.message.map { "\(prompt.actionTitle): \($0)" } ?? prompt.actionTitle
+        // The message as plain text (its markup tags would show as they are).
+        let question = prompt.message.map { "\(prompt.actionTitle): \(BodyMarkup.strip($0))" } ?? prompt.actionTitle
         switch self {
         case .off:
             return []
@@ -45,12 +47,19 @@ public enum ReplyPrompter: Sendable, Hashable {
             if let command = environment["TOASTKIT_REPLY_PROMPT"], !command.isEmpty {
                 return [("TOASTKIT_REPLY_PROMPT", ["/bin/sh", "-c", command])]
             }
-            // zenity's and yad's label is Pango markup; kdialog's is plain text.
-            let marked = BodyMarkup.escape(question)
-            let kdialog = ("kdialog", ["kdialog", "--title", prompt.title, "--inputbox", question, ""])
+            // Both expand backslash escapes in the label (g_strcompress); zenity's is text with mnemonics (`_`),
+            // yad's is Pango markup. kdialog's is plain text; `--name=value`, so no value is taken for an option.
+            let compressed = Self.doubling("\\", in: question)
+            let kdialog = ("kdialog", ["kdialog", "--title=\(prompt.title)", "--inputbox=\(question)"])
             var list: [(name: String, argv: [String])] = [
-                ("zenity", ["zenity", "--entry", "--title=\(prompt.title)", "--text=\(marked)"]),
-                ("yad", ["yad", "--entry", "--title=\(prompt.title)", "--text=\(marked)"]),
+                (
+                    "zenity",
+                    [
+                        "zenity", "--entry", "--title=\(prompt.title)",
+                        "--text=\(Self.doubling("_", in: compressed))",
+                    ]
+                ),
+                ("yad", ["yad", "--entry", "--title=\(prompt.title)", "--text=\(BodyMarkup.escape(compressed))"]),
                 kdialog,
             ]
             let desktop = (environment["XDG_CURRENT_DESKTOP"] ?? "").uppercased()
@@ -74,6 +83,16 @@ public enum ReplyPrompter: Sendable, Hashable {
         }
     }
 
+    /// `text` with every `character` doubled (how a backslash or a mnemonic underscore stands for itself).
+    static func doubling(_ character: Character, in text: String) -> String {
+        var result = ""
+        for each in text {
+            result.append(each)
+            if each == character { result.append(each) }
+        }
+        return result
+    }
+
     /// The prompt, on this thread.
     private func promptNow(_ prompt: ToastReplyPrompt, environment: [String: String]) -> ToastReplyPromptResult {
         var environment = environment
@@ -84,10 +103,14 @@ public enum ReplyPrompter: Sendable, Hashable {
         if let token = prompt.activationToken { environment["XDG_ACTIVATION_TOKEN"] = token }
         for (name, argv) in candidates(for: prompt, environment: environment) {
             // A named program that is not installed: the next one. A command given is always tried.
-            if self == .automatic, name != "TOASTKIT_REPLY_PROMPT",
-                ProcessEnvironment.findExecutable(argv[0], in: environment) == nil
-            {
-                continue
+            if self == .automatic, name != "TOASTKIT_REPLY_PROMPT" {
+                guard ProcessEnvironment.findExecutable(argv[0], in: environment) != nil else { continue }
+                // A dialog with no display exits 1, which would read as the person's cancel.
+                guard !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+                else {
+                    return .unavailable(
+                        reason: "\(name) has no display to open on (neither DISPLAY nor WAYLAND_DISPLAY)")
+                }
             }
             return Self.run(argv, name: name, environment: environment)
         }
@@ -132,7 +155,10 @@ public enum ReplyPrompter: Sendable, Hashable {
         }
         guard status & 0x7f == 0 else { return .unavailable(reason: "\(name): signal \(status & 0x7f)") }
         switch (status >> 8) & 0xff {
-        case 0: return .text(text(of: output))
+        case 0:
+            // OK on an empty field sends nothing: a cancel.
+            let text = text(of: output)
+            return text.isEmpty ? .cancelled : .text(text)
         case 1, 5, 252: return .cancelled
         case let code: return .unavailable(reason: "\(name): exit \(code)")
         }

@@ -30,7 +30,8 @@ package enum ActionEnvironment {
         environment["TOASTKIT_ACTION"] = action
         environment["TOASTKIT_ID"] = toastID
         environment["TOASTKIT_ACTIVATION_TOKEN"] = activationToken ?? ""
-        if let reply { environment["TOASTKIT_REPLY"] = reply }
+        // Set or removed: a sender's own TOASTKIT_REPLY (a send run by an earlier reply's command) is never passed on.
+        environment["TOASTKIT_REPLY"] = reply
         return environment
     }
 }

@@ -5,11 +5,18 @@ import ToastKit
 /// (version 2, ``AgentStore``) changes only when this file does, and a value no agent could have written is refused
 /// with its key's name.
 package struct SavedRequest: Codable, Sendable, Equatable {
-    /// An action: its id, label and confirmation text.
+    /// An action: its id, label and confirmation text, and for `--reply` its placeholder (`reply_placeholder`, ""
+    /// for none; absent for any other action).
     package struct Action: Codable, Sendable, Equatable {
         package var id: String
         package var label: String?
         package var confirmation: String?
+        package var replyPlaceholder: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id, label, confirmation
+            case replyPlaceholder = "reply_placeholder"
+        }
     }
 
     /// A hint: its name, its D-Bus type (`y b i u x d s`) and its value as text.
@@ -95,7 +102,9 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         plainText = options.plainText ? true : nil
         dialect = options.dialect == .toastkit ? nil : options.dialect.rawValue
         func action(_ option: ActionOption) -> Action {
-            Action(id: option.id, label: option.label, confirmation: option.confirmation)
+            Action(
+                id: option.id, label: option.label, confirmation: option.confirmation,
+                replyPlaceholder: option.reply.map { $0.placeholder ?? "" })
         }
         actions = options.actions.isEmpty ? nil : options.actions.map(action)
         tap = options.tap.map(action)
@@ -160,7 +169,9 @@ package struct SavedRequest: Codable, Sendable, Equatable {
         }
         func option(_ action: Action) throws(Invalid) -> ActionOption {
             guard !action.id.isEmpty else { throw Invalid(description: "an action without an id") }
-            return ActionOption(id: action.id, label: action.label, confirmation: action.confirmation)
+            return ActionOption(
+                id: action.id, label: action.label, confirmation: action.confirmation,
+                reply: action.replyPlaceholder.map { ToastReplyField(placeholder: $0.isEmpty ? nil : $0) })
         }
         let saved = actions ?? []
         guard saved.count <= 2 else { throw Invalid(description: "\(saved.count) actions") }

@@ -479,6 +479,9 @@ enum CommandLineParser {
                 let (id, label) = second.map { (first, $0) } ?? ("reply", first)
                 guard !id.isEmpty else { throw .data("\(flag) \(value): the action id is empty") }
                 guard !label.isEmpty else { throw .data("\(flag) \(value): the label is empty") }
+                guard !["default", "later", "dismiss", "inline-reply"].contains(id) else {
+                    throw .usage("\(flag) \(value): \"\(id)\" is reserved; give the reply another id")
+                }
                 guard !options.actions.contains(where: { $0.reply != nil }) else {
                     throw .usage("\(flag): one reply action per toast")
                 }

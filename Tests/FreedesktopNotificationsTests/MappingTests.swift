@@ -291,6 +291,24 @@ import ToastModel
         }
     }
 
+    /// The prompt programs' arguments: the label as each shows it (zenity: text with `_` mnemonics; yad: markup; both
+    /// expand backslashes), the message without its tags, and `--name=value` so no text is taken for an option.
+    @Test func thePromptProgramsGetTheirTextAsTheyReadIt() {
+        let prompt = ToastReplyPrompt(
+            toastID: "t", title: "-Tom & Ana", message: "C:\\temp_dir <b>ya</b>", actionTitle: "Responder",
+            field: ToastReplyField())
+        let list = ReplyPrompter.automatic.candidates(for: prompt, environment: [:])
+        #expect(list.map(\.name) == ["zenity", "yad", "kdialog"])
+        #expect(list[0].argv == ["zenity", "--entry", "--title=-Tom & Ana", "--text=Responder: C:\\\\temp__dir ya"])
+        #expect(list[1].argv == ["yad", "--entry", "--title=-Tom & Ana", "--text=Responder: C:\\\\temp_dir ya"])
+        #expect(list[2].argv == ["kdialog", "--title=-Tom & Ana", "--inputbox=Responder: C:\\temp_dir ya"])
+        let kde = ReplyPrompter.automatic.candidates(for: prompt, environment: ["XDG_CURRENT_DESKTOP": "KDE"])
+        #expect(kde.first?.name == "kdialog")
+        let given = ReplyPrompter.automatic.candidates(
+            for: prompt, environment: ["TOASTKIT_REPLY_PROMPT": "rofi -dmenu"])
+        #expect(given.map(\.argv) == [["/bin/sh", "-c", "rofi -dmenu"]])
+    }
+
     @Test func longMessagesAreCutAndSaidSo() throws {
         var configuration = Self.configuration
         configuration.maximumMessageLength = 10

@@ -3,6 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 import ToastKitAgent
+import ToastModel
 
 @testable import ToastKitCommandLine
 
@@ -58,6 +59,16 @@ import ToastKitAgent
         var indefinite = AgentRequest(options: SendOptions(title: "x"))
         indefinite.options.duration = .duration(.indefinite)
         #expect(try SavedRequest(indefinite).request() == indefinite)
+        // A reply action keeps its field (a scheduled or restored toast still asks for its text).
+        var reply = AgentRequest(options: SendOptions(title: "Ana"))
+        reply.options.duration = .duration(.indefinite)
+        reply.options.actions = [
+            ActionOption(id: "reply", label: "Responder", reply: ToastReplyField(placeholder: "Escribe…")),
+            ActionOption(id: "plain", label: "Plain"),
+        ]
+        let saved = String(decoding: try JSONEncoder().encode(SavedRequest(reply)), as: UTF8.self)
+        #expect(saved.contains(#""reply_placeholder":"Escribe…""#))
+        #expect(try JSONDecoder().decode(SavedRequest.self, from: Data(saved.utf8)).request() == reply)
     }
 
     @Test func recordsAreReplayedInOrder() throws {

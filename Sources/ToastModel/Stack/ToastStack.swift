@@ -559,7 +559,11 @@ public struct ToastStack: Sendable {
             out.append(.runAction(answered))
         case .cancelled, .unavailable:
             entries[index].pendingAction = nil
-            if entries[index].presenter == .gone { entries[index].presenter = .off }
+            if entries[index].presenter == .gone {
+                // Closed by the server meanwhile: shown again, wherever it stands among the visible ones.
+                entries[index].presenter = .off
+                reshowVisible = true
+            }
             if case .unavailable(let reason) = result {
                 out.append(.event(.degraded(id: id, reason: "the reply could not be asked for: \(reason)")))
             }
