@@ -31,18 +31,22 @@ package final class ObservingPresenter: ToastPresenter {
 
     /// The environment to ask for a toast's reply in (nil: the process's own).
     private let promptEnvironment: (@Sendable (String) -> [String: String]?)?
+    /// The wrapped presenter's way of asking for a reply, used with ``promptEnvironment``'s environment.
+    private let replyPrompter: ReplyPrompter
 
     package init(
         _ desktop: DesktopNotificationPresenter, promptEnvironment: (@Sendable (String) -> [String: String]?)? = nil
     ) {
         self.desktop = desktop
         self.promptEnvironment = promptEnvironment
+        replyPrompter = desktop.configuration.replyPrompter
         (reports, reportContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     package init(_ portal: PortalNotificationPresenter) {
         desktop = portal
         promptEnvironment = nil
+        replyPrompter = portal.configuration.replyPrompter
         (reports, reportContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -142,12 +146,7 @@ package final class ObservingPresenter: ToastPresenter {
     /// sender's, so the prompt opens on the sender's display), else as the wrapped presenter does.
     package func promptReply(_ prompt: ToastReplyPrompt) async -> ToastReplyPromptResult {
         if let environment = promptEnvironment?(prompt.toastID) {
-            if let desktop = desktop as? DesktopNotificationPresenter {
-                return await desktop.configuration.replyPrompter.prompt(prompt, environment: environment)
-            }
-            if let portal = desktop as? PortalNotificationPresenter {
-                return await portal.configuration.replyPrompter.prompt(prompt, environment: environment)
-            }
+            return await replyPrompter.prompt(prompt, environment: environment)
         }
         return await desktop.promptReply(prompt)
     }

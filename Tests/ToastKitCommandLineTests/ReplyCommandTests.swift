@@ -15,12 +15,6 @@ import Testing
         return try ToolProcess.start(arguments.map { Array($0.utf8) }, environment: variables)
     }
 
-    private func events(_ output: String) -> [[String: Any]] {
-        output.split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
-    }
-
     @Test(arguments: SendPath.allCases)
     func theTypedTextIsWhatTheScriptReads(_ path: SendPath) async throws {
         try await withFakeServer { environment, server in

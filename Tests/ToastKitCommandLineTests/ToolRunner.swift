@@ -165,3 +165,10 @@ func toastkit(
     process.feed(stdin)
     return await process.finish()
 }
+
+/// The JSON objects a run printed, one per line (`--json`); lines that are not an object are left out.
+func events(_ output: String) -> [[String: Any]] {
+    output.split(separator: "\n").compactMap {
+        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+}

@@ -33,13 +33,6 @@ extension ToolProcess {
         try ToolProcess.start(arguments.map { Array($0.utf8) }, environment: path.environment(environment))
     }
 
-    /// The JSON objects a run printed.
-    private func events(_ output: String) -> [[String: Any]] {
-        output.split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
-    }
-
     // MARK: - Item 5: the server goes away
 
     @Test(arguments: SendPath.allCases)
