@@ -56,6 +56,7 @@ public final class RecordingPresenter: ToastPresenter {
         var onShow: (@Sendable (ToastPresentation, ToastPresenterEvents) -> Void)?
         var isConnected = false
         var prompts: [ToastReplyPrompt] = []
+        var closedPrompts: [String] = []
         var answer: @Sendable (ToastReplyPrompt) async -> ToastReplyPromptResult = { _ in
             .unavailable(reason: "RecordingPresenter: no reply answer set (answerReplies(_:))")
         }
@@ -247,13 +248,22 @@ public final class RecordingPresenter: ToastPresenter {
     /// Every reply prompt asked for so far, in order.
     public var prompts: [ToastReplyPrompt] { state.withLock { $0.prompts } }
 
-    /// Records the prompt and answers it as ``answerReplies(_:)`` says.
+    /// The toasts whose prompt the center closed while it was open (its task was cancelled: the toast ended or was
+    /// replaced, or the presenter was detached), in order.
+    public var closedPrompts: [String] { state.withLock { $0.closedPrompts } }
+
+    /// Records the prompt and answers it as ``answerReplies(_:)`` says; a cancel of the asking task is recorded in
+    /// ``closedPrompts`` (and reaches `answer`, which should then end).
     public func promptReply(_ prompt: ToastReplyPrompt) async -> ToastReplyPromptResult {
         let answer = state.withLock { state in
             state.prompts.append(prompt)
             return state.answer
         }
-        return await answer(prompt)
+        return await withTaskCancellationHandler {
+            await answer(prompt)
+        } onCancel: {
+            state.withLock { $0.closedPrompts.append(prompt.toastID) }
+        }
     }
 
     /// The person closed the toast.

@@ -172,6 +172,8 @@ struct PortalWorld {
                 carryOut(stack.completeAction(invocation, now: now))
             case .promptReply(let invocation, _):
                 carryOut(stack.replyPrompted(invocation, result: .cancelled, now: now))
+            case .cancelReplyPrompt:
+                break
             case .keepForLater:
                 break
             }

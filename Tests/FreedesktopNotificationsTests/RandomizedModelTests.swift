@@ -202,6 +202,8 @@ struct World {
                 carryOut(stack.completeAction(invocation, now: now))
             case .promptReply(let invocation, _):
                 carryOut(stack.replyPrompted(invocation, result: .cancelled, now: now))
+            case .cancelReplyPrompt:
+                break
             case .keepForLater:
                 break
             }

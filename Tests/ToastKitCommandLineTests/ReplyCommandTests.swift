@@ -71,6 +71,30 @@ import Testing
         }
     }
 
+    /// Ctrl-C while the person types: the toast closes, and so does the dialog (it runs in a session of its own, so
+    /// the terminal's Ctrl-C never reaches it: toastkit closes it), on both paths.
+    @Test(arguments: SendPath.allCases)
+    func anInterruptedWaitClosesTheOpenPrompt(_ path: SendPath) async throws {
+        try await withFakeServer { environment, server in
+            let fifo = "\(environment.directory)/prompt.fifo"
+            #expect(mkfifo(fifo, 0o600) == 0)
+            let lines = FIFOLines(fifo)
+            let process = try run(
+                ["send", "--json", "--reply", "Responder", "Ana"], environment, path,
+                prompt: "echo $$ > \(fifo); exec sleep 3600")
+            let notification = try await server.nextNotification()
+            try server.emitActionInvoked(id: notification.id, key: "reply")
+            let prompt = try #require(Int32(try await lines.next(within: 30)))
+            process.signal(SIGINT)
+            let result = await process.finish()
+            #expect(result.status == 130, "\(result.error)")
+            let closed = try #require(events(result.output).last, "\(result.error)")
+            #expect(closed["event"] as? String == "closed")
+            #expect(closed["reason"] as? String == "interrupted")
+            #expect(try await processEnds(prompt, within: 30), "the prompt \(prompt) is still open")
+        }
+    }
+
     /// Through the agent, after `send` has gone: the `--on-action` command of the reply action gets the text in
     /// TOASTKIT_REPLY, and the prompt ran with the sender's environment (TOASTKIT_REPLY_PROMPT was never the
     /// agent's own).

@@ -172,6 +172,71 @@ struct ToastReplyTests {
         #expect(h.presenter.onScreen.map(\.id) == ["M"])
     }
 
+    /// A prompt the person leaves open until the center closes it; the text it then gives comes too late.
+    private func promptLeftOpen(_ h: Harness) {
+        h.presenter.answerReplies { _ in
+            try? await Task.sleep(for: .seconds(3600))
+            return .text("demasiado tarde")
+        }
+    }
+
+    @Test("the app closes the toast while the person types: it ends closed by the app, and the prompt closes")
+    func dismissedWhileAsking() async throws {
+        let h = Harness()
+        let trace = Trace()
+        promptLeftOpen(h)
+        h.center.present(message(trace))
+        try h.presenter.invokeAction("reply", on: "M")
+        await h.log.waitFor(.replyAsked(id: "M", actionID: "reply"))
+        h.center.dismiss(id: "M")
+        await h.log.waitFor(.ended(id: "M", outcome: .closedByApp))
+        // Returns: the prompt's task was cancelled, not left to the person.
+        await h.center.flush()
+        #expect(h.presenter.closedPrompts == ["M"])
+        #expect(trace.all.isEmpty, "the late text runs nothing")
+        #expect(
+            h.log.events.filter { $0.toastID == "M" }
+                == [
+                    .presented(id: "M"), .shown(id: "M"), .replyAsked(id: "M", actionID: "reply"),
+                    .replyCancelled(id: "M", actionID: "reply"), .ended(id: "M", outcome: .closedByApp),
+                ])
+    }
+
+    @Test("the toast is replaced while the person types: replaced, not answered, and the new one is shown")
+    func replacedWhileAsking() async throws {
+        let h = Harness()
+        let trace = Trace()
+        promptLeftOpen(h)
+        h.center.present(message(trace))
+        try h.presenter.invokeAction("reply", on: "M")
+        await h.log.waitFor(.replyAsked(id: "M", actionID: "reply"))
+        h.center.present(ToastMessage(id: "M", title: "Ana", message: "Da igual, ya comí"))
+        await h.log.waitFor(.ended(id: "M", outcome: .replaced))
+        await h.center.flush()
+        #expect(h.presenter.closedPrompts == ["M"])
+        #expect(trace.all.isEmpty)
+        #expect(h.log.events.contains(.replyCancelled(id: "M", actionID: "reply")))
+        #expect(h.presenter.onScreen.map(\.toast.message) == ["Da igual, ya comí"])
+        await h.advance(to: 4)
+        await h.log.waitFor(.ended(id: "M", outcome: .expired))
+    }
+
+    @Test("the presenter is detached while the person types: the prompt closes, the toast waits with its time")
+    func detachedWhileAsking() async throws {
+        let h = Harness()
+        promptLeftOpen(h)
+        h.center.present(message(Trace()))
+        await h.advance(to: 1)
+        try h.presenter.invokeAction("reply", on: "M")
+        await h.log.waitFor(.replyAsked(id: "M", actionID: "reply"))
+        h.center.detach()
+        await h.log.waitFor(.replyCancelled(id: "M", actionID: "reply"))
+        await h.center.flush()
+        #expect(h.presenter.closedPrompts == ["M"])
+        #expect(h.log.terminal.isEmpty)
+        #expect(h.center.entryState(of: "M")?.remaining == .seconds(3))
+    }
+
     @Test("a reply action is stored with its field: JSON, and a toast kept for Later")
     func storedWithItsField() throws {
         let action = ToastAction.reply(id: "answer", title: "Responder", placeholder: "Escribe…")

@@ -15,6 +15,7 @@ struct ToastStackTests {
             case .event(let event): "event \(event)"
             case .runAction(let invocation): "run \(invocation.action.id)"
             case .promptReply(let invocation, _): "prompt \(invocation.action.id)"
+            case .cancelReplyPrompt(let presentation): "cancel prompt \(presentation)"
             case .keepForLater(let message): "keep \(message.id)"
             }
         }

@@ -13,7 +13,7 @@ struct ToastStackTimerTests {
             case .update(let toast): "update \(toast.id) \(state(toast.remaining, toast.isTimerRunning))"
             case .close(let id, let reason): "close \(id) \(reason.rawValue)"
             case .timer(let id, let remaining, let isRunning): "timer \(id) \(state(remaining, isRunning))"
-            case .event, .runAction, .promptReply, .keepForLater: nil
+            case .event, .runAction, .promptReply, .cancelReplyPrompt, .keepForLater: nil
             }
         }
     }

@@ -74,6 +74,11 @@ extension ToastCenter {
             runAction(invocation)
         case .promptReply(let presenter, let invocation, let prompt):
             promptReply(presenter, invocation, prompt)
+        case .cancelReplyPrompt(let presentation):
+            let task = state.withLock { state in
+                state.replyPrompts.removeValue(forKey: presentation).flatMap { state.runningHandlers[$0] }
+            }
+            task?.cancel()
         case .keepForLater(let message):
             keepForLater(message)
         case .restoreLater:
@@ -141,7 +146,8 @@ extension ToastCenter {
     }
 
     /// Asks the presenter for a reply's text in a task of its own (the person may take a while; the toast's time
-    /// is stopped), then hands the result to the stack. Kept in view for ``flush()`` like a running handler.
+    /// is stopped), then hands the result to the stack. Kept in view for ``flush()`` like a running handler, and
+    /// cancelled when the stack closes the prompt (``ToastStack/Output/cancelReplyPrompt(presentation:)``).
     private func promptReply(
         _ presenter: (any ToastPresenter)?, _ invocation: ToastStack.ActionInvocation, _ prompt: ToastReplyPrompt
     ) {
@@ -149,13 +155,16 @@ extension ToastCenter {
             { [weak self] _ in
                 let result = await presenter?.promptReply(prompt) ?? .unavailable(reason: "no presenter is attached")
                 self?.mutate { stack, now in stack.replyPrompted(invocation, result: result, now: now) }
-            }, invocation.context)
+            }, invocation.context, promptOf: invocation.presentation)
     }
 
     /// Starts an `async` handler in a task of its own, kept in view until it ends for ``flush()``, and marked
     /// (``RunningHandler``) so that a flush it calls itself does not wait for it.
+    /// With `presentation`, the task asks for that presentation's reply and is kept in
+    /// ``ToastCenterState/replyPrompts`` too.
     private func start(
-        _ body: @escaping @Sendable (ToastActionContext) async -> Void, _ context: ToastActionContext
+        _ body: @escaping @Sendable (ToastActionContext) async -> Void, _ context: ToastActionContext,
+        promptOf presentation: UInt64? = nil
     ) {
         let inherited = RunningHandler.keys
         // Made under the lock, so it is kept before it can end and remove itself.
@@ -164,8 +173,14 @@ extension ToastCenter {
             let key = state.nextHandler
             state.runningHandlers[key] = Task { [weak self] in
                 await RunningHandler.$keys.withValue(inherited.union([key])) { await body(context) }
-                _ = self?.state.withLock { $0.runningHandlers.removeValue(forKey: key) }
+                self?.state.withLock { state in
+                    state.runningHandlers.removeValue(forKey: key)
+                    if let presentation, state.replyPrompts[presentation] == key {
+                        state.replyPrompts.removeValue(forKey: presentation)
+                    }
+                }
             }
+            if let presentation { state.replyPrompts[presentation] = key }
         }
     }
 

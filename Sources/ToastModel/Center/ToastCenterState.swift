@@ -43,6 +43,8 @@ struct ToastCenterState: Sendable {
     /// The `async` action handlers still running, by serial: ``ToastCenter/flush()`` waits for them.
     var runningHandlers: [UInt64: Task<Void, Never>] = [:]
     var nextHandler: UInt64 = 0
+    /// The tasks among ``runningHandlers`` that ask for a reply's text, by the presentation they ask for.
+    var replyPrompts: [UInt64: UInt64] = [:]
 
     /// Messages kept with "Later" in this process, with their handlers, by id.
     var keptMessages: [String: ToastMessage] = [:]
@@ -73,6 +75,8 @@ struct ToastCenterState: Sendable {
                 outbox.append(.runAction(invocation))
             case .promptReply(let invocation, let prompt):
                 outbox.append(.promptReply(presenter, invocation, prompt))
+            case .cancelReplyPrompt(let presentation):
+                outbox.append(.cancelReplyPrompt(presentation))
             case .keepForLater(let message):
                 outbox.append(.keepForLater(message))
             }
@@ -112,6 +116,8 @@ enum ToastCenterWork: Sendable {
     case runAction(ToastStack.ActionInvocation)
     /// With no presenter (detached meanwhile) the prompt is unavailable, and the toast gets its time back.
     case promptReply((any ToastPresenter)?, ToastStack.ActionInvocation, ToastReplyPrompt)
+    /// Cancels the task asking for that presentation's reply (the presenter closes its prompt).
+    case cancelReplyPrompt(UInt64)
     case keepForLater(ToastMessage)
     case restoreLater
     /// Registers an ``ToastCenter/outcome(of:)`` waiter in order with the events around it.

@@ -23,7 +23,9 @@ public enum ToastEvent: Sendable, Hashable, Codable {
     /// observer, just before ``actionInvoked(id:actionID:activationToken:)`` for the same action.
     case replied(id: String, actionID: String, text: String)
     /// The person closed the reply prompt without sending, or no prompt could be shown (then a
-    /// ``degraded(id:reason:)`` says why). The toast stays, and its time runs again.
+    /// ``degraded(id:reason:)`` says why): the toast stays, and its time runs again. Also when the prompt was closed
+    /// for them: the toast ended or was replaced meanwhile (its ``ended(id:outcome:)`` follows), or the presenter was
+    /// detached.
     case replyCancelled(id: String, actionID: String)
     /// The presenter had to leave something out, such as actions on a server without actions. Informational.
     case degraded(id: String?, reason: String)

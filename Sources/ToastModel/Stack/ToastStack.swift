@@ -14,7 +14,9 @@
 ///   nothing paused it and no action is in flight. Everyone else keeps their remaining time.
 /// - **Durations (M3).** `.automatic` resolves to ``Configuration/defaultDuration``; `.indefinite` never runs out.
 /// - **One ending (M9).** Every accepted presentation ends with exactly one ``ToastEvent/ended(id:outcome:)``.
-///   Once an action is invoked, the presentation's outcome is fixed: whatever ends it reports that action.
+///   Once an action is invoked, the presentation's outcome is fixed: whatever ends it reports that action. A reply
+///   action asking for its text is not invoked yet: whatever ends the toast meanwhile reports its own outcome, after
+///   ``ToastEvent/replyCancelled(id:actionID:)``, and the prompt is closed (``Output/cancelReplyPrompt(presentation:)``).
 /// - **Do Not Disturb.** While the presenter reports it on, a new toast follows its ``ToastMessage/doNotDisturb``
 ///   policy: held outside the order (its time does not run) until it ends, then joining the back in arrival order;
 ///   ended at once with ``ToastOutcome/suppressed``; or shown as usual. Toasts waiting behind the visible part when
@@ -68,6 +70,11 @@ public struct ToastStack: Sendable {
         /// ``ToastStack/replyPrompted(_:result:now:)``: the person chose a reply action on a service without a
         /// field of its own. The toast's time stays stopped meanwhile.
         case promptReply(ActionInvocation, ToastReplyPrompt)
+        /// Close the prompt asked for with ``promptReply(_:_:)`` for this presentation
+        /// (``ActionInvocation/presentation``), if it is still open: the toast ended or was replaced, or the presenter
+        /// was detached. Its result, if one still comes, is ignored, and ``ToastEvent/replyCancelled(id:actionID:)``
+        /// was already reported.
+        case cancelReplyPrompt(presentation: UInt64)
         /// Store the message for ``ToastAction/later``.
         case keepForLater(ToastMessage)
     }
@@ -120,6 +127,9 @@ public struct ToastStack: Sendable {
         var runningSince: Duration?
         var presenter: PresenterState = .off
         var pendingAction: String?
+        /// Whether ``pendingAction`` is a reply action whose text is being asked for (``Output/promptReply(_:_:)``):
+        /// nothing is decided yet, so whatever ends the toast meanwhile reports its own outcome and closes the prompt.
+        var isPrompting = false
         /// Whether the presenter was last told that this entry's timer runs (see ``reconcile(now:into:)``).
         var toldRunning = false
         /// Whether it was reported as sent to the presenter during Do Not Disturb.
@@ -266,6 +276,7 @@ public struct ToastStack: Sendable {
         if entryIDs.contains(message.id), let index = entries.firstIndex(where: { $0.id == message.id }) {
             var entry = entries.remove(at: index)
             if entry.isToast {
+                cancelPrompt(of: entry, into: &out)
                 out.append(.event(.ended(id: entry.id, outcome: entry.fixedOutcome ?? .replaced)))
             }
             entry.serial = nextSerial
@@ -273,6 +284,7 @@ public struct ToastStack: Sendable {
             entry.remaining = remaining
             entry.runningSince = nil
             entry.pendingAction = nil
+            entry.isPrompting = false
             entry.toldSentAnyway = false
             if entry.presenter == .gone { entry.presenter = .off }
             entries.insert(entry, at: 0)
@@ -424,6 +436,13 @@ public struct ToastStack: Sendable {
         expireDue(now: now, into: &out)
         isPresenterAttached = false
         isAwaitingDoNotDisturb = false
+        // A prompt belongs to the presenter: it closes, and the toast waits with its time, as the others do.
+        for index in entries.indices where entries[index].isPrompting {
+            cancelPrompt(of: entries[index], into: &out)
+            entries[index].isPrompting = false
+            entries[index].pendingAction = nil
+            if entries[index].presenter == .gone { entries[index].presenter = .off }
+        }
         if doNotDisturb.isOn { out.append(.event(.doNotDisturbChanged(.off))) }
         doNotDisturb = .off
         releaseHeld(into: &out)
@@ -522,6 +541,7 @@ public struct ToastStack: Sendable {
         }
         guard let action = match?.action else { return }
         entries[index].pendingAction = action.id
+        entries[index].isPrompting = action.reply != nil && reply == nil
         let context = ToastActionContext(
             toast: message, actionID: action.id, activationToken: token, reply: action.reply == nil ? nil : reply)
         let invocation = ActionInvocation(context: context, action: action, presentation: entries[index].serial)
@@ -546,12 +566,13 @@ public struct ToastStack: Sendable {
         var out: [Output] = []
         expireDue(now: now, into: &out)
         guard let index = entries.firstIndex(where: { $0.serial == invocation.presentation }),
-            entries[index].pendingAction == invocation.action.id, entries[index].isToast
+            entries[index].pendingAction == invocation.action.id, entries[index].isPrompting
         else {
             reconcile(now: now, into: &out)
             return out
         }
         let id = entries[index].id
+        entries[index].isPrompting = false
         switch result {
         case .text(let text):
             var answered = invocation
@@ -666,8 +687,16 @@ public struct ToastStack: Sendable {
             out.append(.close(id: entry.id, reason: closeReason))
         }
         if entry.isToast {
+            cancelPrompt(of: entry, into: &out)
             out.append(.event(.ended(id: entry.id, outcome: entry.fixedOutcome ?? outcome)))
         }
+    }
+
+    /// Closes the reply prompt open for `entry`, if one is: the person's text can no longer answer it.
+    private func cancelPrompt(of entry: Entry, into out: inout [Output]) {
+        guard entry.isPrompting, let actionID = entry.pendingAction else { return }
+        out.append(.cancelReplyPrompt(presentation: entry.serial))
+        out.append(.event(.replyCancelled(id: entry.id, actionID: actionID)))
     }
 
     /// Brings presenter and timers in line with the order: entries beyond the visible part are closed first
@@ -797,6 +826,9 @@ public struct ToastStack: Sendable {
                     index < visibleCount || entry.presenter == .off,
                     "entry \(index) (\(entry.id)) is beyond the \(visibleCount) visible ones but \(entry.presenter)")
                 precondition(
+                    !entry.isPrompting || (entry.pendingAction != nil && entry.isToast),
+                    "entry \(index) (\(entry.id)) is prompting with no reply action pending")
+                precondition(
                     index == 0 || entry.runningSince == nil, "entry \(index) (\(entry.id)) has a running timer")
                 precondition(
                     index == 0 || entry.presenter != .shown || !entry.toldRunning,
@@ -835,7 +867,8 @@ public struct ToastStack: Sendable {
 
 extension ToastStack.Entry {
     /// Once an action is invoked, whatever ends the presentation reports that action.
+    /// A reply action still asking for its text is not invoked yet.
     fileprivate var fixedOutcome: ToastOutcome? {
-        pendingAction.map { .actionInvoked(actionID: $0) }
+        isPrompting ? nil : pendingAction.map { .actionInvoked(actionID: $0) }
     }
 }
