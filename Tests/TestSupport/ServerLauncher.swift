@@ -258,7 +258,13 @@ struct ServerLauncher: Sendable {
                     return nil
                 }
             } catch {
-                throw TestEnvironmentError("\(error)\(Deadline.tail(of: shell.log, lines: 20))")
+                // Its shell's own lines (kde.plasmashell, on in plasmaEnvironment) say how far its start got; the
+                // many lines about missing services (UDisks2, KScreen, KWin) come with every start and say nothing.
+                let log = (try? String(contentsOfFile: shell.log, encoding: .utf8)) ?? ""
+                let own = log.split(separator: "\n").filter { $0.hasPrefix("kde.plasmashell") }.suffix(30)
+                throw TestEnvironmentError(
+                    "\(error); plasmashell's own lines in \(shell.log):\n    \(own.joined(separator: "\n    "))"
+                        + Deadline.tail(of: shell.log, lines: 10))
             }
             return
         case .gnomeShell:
@@ -291,6 +297,9 @@ struct ServerLauncher: Sendable {
         env["XDG_SESSION_TYPE"] = "x11"
         env["QT_QPA_PLATFORM"] = "xcb"
         env["DISPLAY"] = display
+        // The shell's start in its log (containments, screens, "Plasma Shell startup completed"), for a start that
+        // stalls.
+        env["QT_LOGGING_RULES"] = "kde.plasmashell.debug=true;kde.plasmashell.screenpool.debug=true"
         return env
     }
 

@@ -221,6 +221,28 @@ struct ToastReplyTests {
         await h.log.waitFor(.ended(id: "M", outcome: .expired))
     }
 
+    @Test("another button while the dialog is open: that choice wins and the dialog closes; Reply again does nothing")
+    func anotherButtonWhileAsking() async throws {
+        let h = Harness()
+        let trace = Trace()
+        promptLeftOpen(h)
+        var question = message(trace)
+        question.swipeActions?.trailing = .withContext(id: "open", title: "Abrir") { context in
+            trace.append("\(context.actionID)")
+        }
+        h.center.present(question)
+        try h.presenter.invokeAction("reply", on: "M")
+        await h.log.waitFor(.replyAsked(id: "M", actionID: "reply"))
+        try h.presenter.invokeAction("reply", on: "M")
+        try h.presenter.invokeAction("open", on: "M")
+        await h.log.waitFor(.ended(id: "M", outcome: .actionInvoked(actionID: "open")))
+        await h.center.flush()
+        #expect(h.presenter.prompts.count == 1, "a second Reply opened no second dialog")
+        #expect(h.presenter.closedPrompts == ["M"])
+        #expect(trace.all == ["open"])
+        #expect(h.log.events.contains(.replyCancelled(id: "M", actionID: "reply")))
+    }
+
     @Test("the presenter is detached while the person types: the prompt closes, the toast waits with its time")
     func detachedWhileAsking() async throws {
         let h = Harness()

@@ -533,13 +533,20 @@ public struct ToastStack: Sendable {
         toastID: String, key: String, token: String?, reply: String?, into out: inout [Output]
     ) {
         guard let index = entries.firstIndex(where: { $0.id == toastID }),
-            entries[index].presenter == .shown, entries[index].pendingAction == nil,
+            entries[index].presenter == .shown, entries[index].pendingAction == nil || entries[index].isPrompting,
             case .toast(let message) = entries[index].content
         else { return }
         let match = message.actions.first { role, action in
             role == .tap ? key == ToastActionRole.tapKey : key == action.id
         }
         guard let action = match?.action else { return }
+        if entries[index].isPrompting {
+            // Another button while the dialog is open (or the text from the service's own field): that choice wins,
+            // and the dialog closes. The same reply button again leaves the open dialog be.
+            guard action.id != entries[index].pendingAction || reply != nil else { return }
+            cancelPrompt(of: entries[index], into: &out)
+            entries[index].isPrompting = false
+        }
         entries[index].pendingAction = action.id
         entries[index].isPrompting = action.reply != nil && reply == nil
         let context = ToastActionContext(
