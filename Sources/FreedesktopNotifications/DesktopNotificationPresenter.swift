@@ -1,4 +1,5 @@
 import DBus
+import Dispatch
 import Synchronization
 public import ToastModel
 
@@ -190,8 +191,8 @@ struct DesktopBackend: PresenterBackend {
         }
     }
 
-    /// The Do Not Disturb state of the server `information` names, read on `link`: off when it has none to read
-    /// over D-Bus (GNOME, MATE and LXQt keep it in settings files; `toastkit doctor` reads those).
+    /// The Do Not Disturb state of the server `information` names, read on `link` or, for GNOME, MATE and LXQt, in
+    /// the user's settings (``DoNotDisturbSettings``): off when it has none.
     private func readDoNotDisturb(of information: ServerInformation?, on link: BusLink) async -> ToastDoNotDisturb {
         await withCheckedContinuation { continuation in
             readDoNotDisturb(of: information, on: link) { continuation.resume(returning: $0) }
@@ -205,7 +206,15 @@ struct DesktopBackend: PresenterBackend {
     ) {
         guard let information, let query = DoNotDisturbQuery.forServer(information) else {
             let name = information?.name ?? "the server"
-            return answered(ToastDoNotDisturb(isOn: false, source: "\(name) has no Do Not Disturb to read over D-Bus"))
+            let none = ToastDoNotDisturb(isOn: false, source: "\(name) has no Do Not Disturb to read")
+            guard let information else { return answered(none) }
+            // GNOME, MATE and LXQt keep it in the user's settings: read off the I/O thread (a `gsettings` run).
+            let environment = configuration.settingsEnvironment
+            return DispatchQueue.global(qos: .userInitiated).async {
+                let reading = DoNotDisturbSettings.reading(
+                    for: information, environment: environment ?? ProcessEnvironment.current)
+                answered(reading?.toastDoNotDisturb ?? none)
+            }
         }
         BusLink.call(query.call, on: link, timeout: configuration.callTimeout) { reply in
             let reading = query.reading(

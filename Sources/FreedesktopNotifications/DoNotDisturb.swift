@@ -158,8 +158,9 @@ extension DoNotDisturbReading {
 extension DoNotDisturbQuery {
     /// The signals that say a server's Do Not Disturb may have changed, each naming its sender: dunst's and Plasma's
     /// `PropertiesChanged` (dunst sends it only when the pause is set over D-Bus, as `dunstctl` does; not for
-    /// SIGUSR1), SwayNotificationCenter's `Subscribe`, xfconf's `PropertyChanged` for xfce4-notifyd. mako says
-    /// nothing; its modes are read when the presenter links to it.
+    /// SIGUSR1), SwayNotificationCenter's `Subscribe`, xfconf's `PropertyChanged` for xfce4-notifyd, dconf's `Notify`
+    /// for GNOME Shell's and MATE's keys (GSettings' usual backend). mako, LXQt and GSettings in a keyfile say
+    /// nothing: read when the presenter links to the server, and again every two seconds while it is on.
     static let changeRules: [MatchRule] = [
         MatchRule(
             sender: NotificationsClient.busName, interface: "org.freedesktop.DBus.Properties",
@@ -168,7 +169,12 @@ extension DoNotDisturbQuery {
         MatchRule(
             sender: "org.xfce.Xfconf", interface: "org.xfce.Xfconf", member: "PropertyChanged",
             arguments: [0: "xfce4-notifyd"]),
+        MatchRule(sender: "ca.desrt.dconf", interface: "ca.desrt.dconf.Writer", member: "Notify"),
     ]
+
+    /// The dconf folders of the GSettings keys GNOME Shell and MATE keep Do Not Disturb in
+    /// (``DoNotDisturbSettings``): a dconf `Notify` under one of them is a change.
+    static let dconfFolders = ["/org/gnome/desktop/notifications/", "/org/mate/notification-daemon/"]
 
     /// Whether `message` is one of the ``changeRules`` signals.
     static func isChange(_ message: DBusMessage) -> Bool {
@@ -176,6 +182,13 @@ extension DoNotDisturbQuery {
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"), ("org.erikreider.swaync.cc", "Subscribe"),
             ("org.xfce.Xfconf", "PropertyChanged"):
             true
+        case ("ca.desrt.dconf.Writer", "Notify"):
+            // (prefix, changes, tag): a change to a key under the prefix, or to the folder itself.
+            if let prefix = (try? message.arguments("sass"))?.first?.stringValue {
+                dconfFolders.contains { prefix.hasPrefix($0) || $0.hasPrefix(prefix) }
+            } else {
+                false
+            }
         default: false
         }
     }

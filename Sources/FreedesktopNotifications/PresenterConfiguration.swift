@@ -46,11 +46,15 @@ public struct PresenterConfiguration: Sendable {
     /// presenter classes themselves always use their own service.
     public var backend: NotificationBackend
     /// Follow the desktop's Do Not Disturb where the server lets it be read (dunst, Plasma, SwayNotificationCenter,
-    /// mako, xfce4-notifyd): the presenter reads it when it links to a server, follows its changes, and reports it
+    /// mako and xfce4-notifyd over D-Bus; GNOME Shell and MATE in GSettings, LXQt in its settings file): the presenter
+    /// reads it when it links to a server, follows its changes, and reports it
     /// to the center, which then holds, drops or sends toasts by their ``ToastModel/ToastMessage/doNotDisturb``
     /// policy. The center hands the presenter nothing until the first reading (one more round trip to the server on
     /// the first toast). True by default.
     public var followsDoNotDisturb = true
+    /// The environment GSettings and settings files are read in for Do Not Disturb (``DoNotDisturbSettings``): nil,
+    /// this process's.
+    package var settingsEnvironment: [String: String]? = nil
     /// How a toast's sound is played where the server plays none (``SoundPlayer/automatic``: libcanberra or a player
     /// program). Sounds are played once, when a toast first appears with them, never while Do Not Disturb is on.
     public var soundPlayer = SoundPlayer.automatic

@@ -262,54 +262,8 @@ struct DoctorCommand {
         if let query = DoNotDisturbQuery.forServer(information) {
             return query.reading(from: connection.call([query.call], timeout: Self.callTimeout)[0])
         }
-        switch (information.name, information.vendor) {
-        case ("gnome-shell", _):
-            return gsettings(
-                "org.gnome.desktop.notifications", "show-banners", onWhen: "false", server: "GNOME Shell",
-                effect: "GNOME Shell puts toasts in its message tray without a banner or sound",
-                criticalBypasses: true)
-        case ("Notification Daemon", "MATE"):
-            return gsettings(
-                "org.mate.NotificationDaemon", "do-not-disturb", onWhen: "true", server: "MATE",
-                effect: "MATE's daemon shows nothing and says nothing", criticalBypasses: false)
-        case ("lxqt-notificationd", _):
-            let config =
-                environment.variable("XDG_CONFIG_HOME").flatMap { $0.isEmpty ? nil : $0 }
-                ?? "\(environment.variable("HOME") ?? "")/.config"
-            let path = "\(config)/lxqt/notifications.conf"
-            let source = "lxqt-notificationd: doNotDisturb in \(path)"
-            guard let text = LocalFiles.text(of: path, limit: 65536) else {
-                return DoNotDisturbReading(state: .off, source: "\(source) (no such file: the default)")
-            }
-            let on = text.split(separator: "\n").contains {
-                $0.filter { $0 != " " && $0 != "\t" && $0 != "\r" }.lowercased() == "donotdisturb=true"
-            }
-            return DoNotDisturbReading(
-                state: on ? .on : .off, source: source,
-                effect: on ? "lxqt-notificationd hides toasts, and reports them expired when their time runs" : nil)
-        default:
-            return DoNotDisturbReading(state: .unknown, source: "\(information.name) has no Do Not Disturb to read")
-        }
-    }
-
-    /// Reads a GSettings key with `gsettings get` (bounded; a missing `gsettings` makes it unknown).
-    private func gsettings(
-        _ schema: String, _ key: String, onWhen value: String, server: String, effect: String,
-        criticalBypasses: Bool
-    ) -> DoNotDisturbReading {
-        let source = "\(server): gsettings \(schema) \(key)"
-        guard let output = Subprocess.output(of: ["gsettings", "get", schema, key], environment: environment.variables)
-        else {
-            return DoNotDisturbReading(state: .unknown, source: "\(source): `gsettings` did not answer")
-        }
-        let answer = output.trimmingTrailingNewlines
-        guard answer == "true" || answer == "false" else {
-            return DoNotDisturbReading(state: .unknown, source: "\(source): \(answer)")
-        }
-        let on = answer == value
-        return DoNotDisturbReading(
-            state: on ? .on : .off, source: "\(source) = \(answer)", effect: on ? effect : nil,
-            criticalBypasses: criticalBypasses)
+        return DoNotDisturbSettings.reading(for: information, environment: environment.variables)
+            ?? DoNotDisturbReading(state: .unknown, source: "\(information.name) has no Do Not Disturb to read")
     }
 
     // MARK: - Service files

@@ -142,7 +142,7 @@ enum HelpText {
                                     (libcanberra, pw-play or paplay; TOASTKIT_SOUND_PLAYER to choose); not
                                     again for an update with the same sound, never during Do Not Disturb.
               --dnd hold|drop|show  While the desktop's Do Not Disturb is on (read on dunst, Plasma, swaync,
-                                    mako, xfce4-notifyd): hold the toast until it ends (the default; the agent
+                                    mako, xfce4-notifyd, GNOME, MATE, LXQt): hold the toast until it ends (the default; the agent
                                     holds it after this command exits), drop it (exit 6), or send it anyway
                                     (the server decides). Each says so: a `suppressed` event, a note on
                                     stderr. notify-send and dunstify send anyway, as the real tools do.

@@ -552,13 +552,26 @@ extension OneAtATime.ConformanceTests {
     }
 
     /// Do Not Disturb turned on with the server's own control, before the app links: where ToastKit reads it
-    /// (dunst's pause, Plasma's `Inhibit`, SwayNotificationCenter's `--dnd-on`, mako's `do-not-disturb` mode) a toast
-    /// is held in the center — a `suppressed` event, held, naming the source — nothing reaches the server, and the
-    /// toast is shown once the server's control turns it off. Elsewhere the cell says why it is not read.
+    /// (dunst's pause, Plasma's `Inhibit`, SwayNotificationCenter's `--dnd-on`, mako's `do-not-disturb` mode; GNOME's
+    /// and MATE's GSettings keys and LXQt's settings file) a toast is held in the center — a `suppressed` event, held,
+    /// naming the source — nothing reaches the server, and the toast is shown once the server's control turns it off.
+    /// Elsewhere the cell says why it is not read. The settings are written where the presenter reads them (GSettings
+    /// in a keyfile of the test's own, LXQt's file in a folder of its own); the server itself runs with other settings
+    /// and is not in Do Not Disturb.
     func doNotDisturb(_ desktop: Desktop, _ record: ScenarioRecord) async throws {
         var plasmaInhibitor: DBusConnection?
         defer { plasmaInhibitor?.close() }
         let off: () async throws -> Void
+        var settings = desktop.environment.environment
+        settings["GSETTINGS_BACKEND"] = "keyfile"
+        settings["XDG_CONFIG_HOME"] = "\(desktop.environment.directory)/do-not-disturb"
+        let environment = settings
+        func gsettings(_ schema: String, _ key: String, _ value: String) async throws {
+            let result = try await onOwnThread {
+                try Tools.run("gsettings", ["set", schema, key, value], environment: environment)
+            }
+            guard result.status == 0 else { throw TestEnvironmentError("gsettings set \(key): \(result.error)") }
+        }
         switch desktop.kind {
         case .dunst:
             try await desktop.run("dunstctl", ["set-paused", "true"])
@@ -582,15 +595,23 @@ extension OneAtATime.ConformanceTests {
             return record.notTestable(
                 "its Do Not Disturb is the xfconf property /do-not-disturb, and the suite runs no xfconfd to set it "
                     + "(ToastKit reads it over D-Bus and follows its PropertyChanged)")
-        case .gnomeShell, .mateNotificationDaemon, .lxqtNotificationd:
-            return record.notTestable(
-                "keeps Do Not Disturb in GSettings or a settings file, not on the bus: ToastKit does not follow it "
-                    + "(toastkit doctor reads it)")
+        case .gnomeShell:
+            try await gsettings("org.gnome.desktop.notifications", "show-banners", "false")
+            off = { try await gsettings("org.gnome.desktop.notifications", "show-banners", "true") }
+        case .mateNotificationDaemon:
+            try await gsettings("org.mate.NotificationDaemon", "do-not-disturb", "true")
+            off = { try await gsettings("org.mate.NotificationDaemon", "do-not-disturb", "false") }
+        case .lxqtNotificationd:
+            let folder = "\(environment["XDG_CONFIG_HOME"]!)/lxqt"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let file = "\(folder)/notifications.conf"
+            try "[General]\ndoNotDisturb=true\n".write(toFile: file, atomically: true, encoding: .utf8)
+            off = { try "[General]\ndoNotDisturb=false\n".write(toFile: file, atomically: true, encoding: .utf8) }
         case .notificationDaemon:
             return record.notTestable("has no Do Not Disturb")
         }
         // A center that links now reads the state before it hands anything over.
-        let toasts = ToastHarness(busAddress: desktop.environment.bus.address)
+        let toasts = ToastHarness(busAddress: desktop.environment.bus.address, settingsEnvironment: environment)
         defer { toasts.stop() }
         toasts.center.present(ToastMessage(id: "quiet", title: "En silencio", duration: 30))
         let held = try await toasts.events.next("the held toast's suppressed event", within: .seconds(10)) {

@@ -262,13 +262,14 @@ final class ToastHarness: Sendable {
     init(
         busAddress: String, markup: PresenterConfiguration.Markup = .plainText,
         maximumMessageLength: Int = 64 * 1024, maxVisible: Int = 1, soundPlayer: SoundPlayer = .automatic,
-        replyPrompter: ReplyPrompter = .off
+        replyPrompter: ReplyPrompter = .off, settingsEnvironment: [String: String]? = nil
     ) {
         var configuration = PresenterConfiguration(
             appName: "toastkit-conformance", bus: .address(busAddress), callTimeout: .seconds(5), markup: markup,
             maximumMessageLength: maximumMessageLength, pausesWhileScreenLocked: false)
         configuration.soundPlayer = soundPlayer
         configuration.replyPrompter = replyPrompter
+        configuration.settingsEnvironment = settingsEnvironment
         presenter = DesktopNotificationPresenter(configuration: configuration)
         center = ToastCenter(
             defaultDuration: 30, maxVisible: maxVisible, presenter: presenter, clock: ContinuousClock(),

@@ -128,6 +128,45 @@ extension OneAtATime {
             }
         }
 
+        /// GNOME Shell's Do Not Disturb is the GSettings key `show-banners` (false: on), read with `gsettings` (here
+        /// in a keyfile of the test's own). A waiting `send` holds its toast while it is on, says where it read it,
+        /// and shows the toast once the key says off again (read again every two seconds while on: a keyfile tells
+        /// nobody); nothing reached GNOME before.
+        @Test func onGNOMEAToastWaitsWhileBannersAreOff() async throws {
+            try await on(.gnomeShell) { desktop, watcher in
+                var env = desktop.toolEnvironment
+                env["GSETTINGS_BACKEND"] = "keyfile"
+                env["XDG_CONFIG_HOME"] = "\(desktop.directory)/config"
+                func banners(_ value: String) throws {
+                    _ = try Tools.run(
+                        "gsettings", ["set", "org.gnome.desktop.notifications", "show-banners", value], environment: env
+                    )
+                }
+                try banners("false")
+                let send = try ToolProcess.start(
+                    ["send", "--wait", "--json", "-d", "2", "--id", "quiet", "En silencio"].map { Array($0.utf8) },
+                    environment: env)
+                let held = await send.nextLine()
+                #expect(
+                    held.hasPrefix(#"{"event":"suppressed","id":"quiet","server_id":null,"how":"held","#), "\(held)")
+                #expect(
+                    held.contains(
+                        #""source":"GNOME Shell: gsettings org.gnome.desktop.notifications show-banners = false""#),
+                    "\(held)")
+                // Everything sent before the held line was printed is on the monitor after a marker sent now.
+                let bus = try await desktop.bus.connect()
+                defer { bus.close() }
+                try await watcher.sync(from: bus)
+                #expect(watcher.seen(where: { $0.member == "Notify" }).isEmpty, "nothing reached GNOME")
+                try banners("true")
+                let (notify, id) = try await watcher.nextNotifyAndReply()
+                #expect(notify.summary == "En silencio")
+                #expect(await send.nextLine() == #"{"event":"presented","id":"quiet","server_id":\#(id)}"#)
+                let end = await send.finish()
+                #expect(end.status == 3, "\(end.error)")
+            }
+        }
+
         /// Plasma's Do Not Disturb is its `Inhibited` property: on while a connection holds an `Inhibit`, off when it
         /// leaves the bus. A waiting `send` holds its toast meanwhile and shows it when Plasma says (in
         /// `PropertiesChanged`) that it is off again; nothing reached Plasma before.

@@ -1,13 +1,12 @@
+// Short questions to other programs (`gsettings`, `getent`): what one prints, bounded in time and size.
 import CSpawn
-import FreedesktopNotifications
 import Glibc
-import ToastKitAgent
 
 /// Short questions to other programs (`gsettings`, `getent`): what one prints, bounded in time and size.
-enum Subprocess {
+package enum Subprocess {
     /// What `argv` prints on standard output, or nil when it cannot start, fails, or takes longer than two seconds
     /// (it is then killed).
-    static func output(of argv: [String], environment: [String: String]) -> String? {
+    package static func output(of argv: [String], environment: [String: String]) -> String? {
         var pipeEnds: [Int32] = [0, 0]
         guard pipe2(&pipeEnds, O_CLOEXEC) == 0 else { return nil }
         defer { close(pipeEnds[0]) }
