@@ -124,6 +124,8 @@ public enum NotificationMapping {
     /// The action key of the server's own reply field (`inline-reply`, KDE's extension of the spec): the server
     /// answers it with `NotificationReplied(id, text)` instead of `ActionInvoked`.
     public static let inlineReplyKey = "inline-reply"
+    /// The key an ordinary action with the id `inline-reply` is sent under where the server draws reply fields.
+    static let renamedInlineReplyKey = "toastkit-inline-reply"
 
     /// What the server is told about expiry, so that it never contradicts the center: the remaining time while
     /// the toast's timer runs, `nil` (never, `0` on the wire) while it is covered, waiting, paused or indefinite.
@@ -262,6 +264,10 @@ public enum NotificationMapping {
                     var key = action.key
                     if useIcons, action.key != "default", case .system(let name)? = action.icon {
                         key = IconNames.freedesktopName(for: name)
+                        actionKeys[key] = action.key
+                    } else if key == Self.inlineReplyKey, capabilities.has("inline-reply") {
+                        // An action of the app's that happens to be called so is not the server's reply field.
+                        key = Self.renamedInlineReplyKey
                         actionKeys[key] = action.key
                     }
                     actions.append((key, action.label))

@@ -284,6 +284,18 @@ import ToastModel
         #expect(dunst.actionKeys.isEmpty)
         #expect(dunst.call.hints["x-kde-reply-placeholder-text"] == nil)
 
+        // An ordinary action of the app's called `inline-reply` is not Plasma's field (and keeps its id).
+        var named = request
+        named.actions[1] = .init(key: "inline-reply", label: "Archive")
+        let renamed = try map(named, capabilities: ServerCapabilities(["actions", "body", "inline-reply"]))
+        #expect(renamed.call.actions.map(\.key) == ["default", "toastkit-inline-reply", "inline-reply"])
+        #expect(renamed.actionKeys == ["toastkit-inline-reply": "inline-reply", "inline-reply": "answer"])
+        named.actions.removeLast()
+        let alone = try map(named, capabilities: ServerCapabilities(["actions", "body", "inline-reply"]))
+        #expect(alone.call.actions.map(\.key) == ["default", "toastkit-inline-reply"])
+        #expect(alone.call.hints["x-kde-reply-placeholder-text"] == nil)
+        #expect(try map(named, capabilities: Self.dunst).call.actions.map(\.key) == ["default", "inline-reply"])
+
         var hostile = request
         hostile.actions[2].reply?.placeholder = "a\u{0}b"
         #expect(throws: ToastValidationError.self) {
