@@ -30,6 +30,54 @@ import ToastModel
         #expect(log.all == ["handler token=xdg-token-42"])
     }
 
+    /// GNOME Shell keeps Do Not Disturb in GSettings; with dconf, a change comes as dconf's `Notify` signal. The
+    /// presenter reads the key again on a `Notify` for its folder and tells the center, which holds the next toast;
+    /// a `Notify` for another folder is nothing. (The key is in a keyfile here, which itself tells nobody: only the
+    /// signal can make the presenter read it again while it is off.)
+    @Test func aDconfChangeToGNOMEsBannersIsReadAgain() async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let server = try await FakeNotificationServer.start(on: bus, options: .init(name: "gnome-shell"))
+        defer { server.stop() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("toastkit-dconf-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let settings = [
+            "PATH": "/usr/bin:/bin", "HOME": folder, "XDG_CONFIG_HOME": "\(folder)/config",
+            "GSETTINGS_BACKEND": "keyfile",
+        ]
+        func banners(_ value: String) throws {
+            let result = try Tools.run(
+                "gsettings", ["set", "org.gnome.desktop.notifications", "show-banners", value], environment: settings)
+            #expect(result.status == 0, "gsettings: \(result.error)")
+        }
+        let harness = DesktopHarness(busAddress: bus.address) { $0.settingsEnvironment = settings }
+        harness.center.present(ToastMessage(id: "a", title: "Primero"))
+        _ = try await server.nextNotification()
+
+        let dconf = try await DBusConnection.connect(to: .address(bus.address))
+        defer { dconf.close() }
+        #expect(try await dconf.bus.requestName("ca.desrt.dconf", flags: .doNotQueue) == .primaryOwner)
+        func notify(_ prefix: String) throws {
+            try dconf.emitSignal(
+                path: "/ca/desrt/dconf/Writer/user", interface: "ca.desrt.dconf.Writer", member: "Notify",
+                arguments: [.string(prefix), .strings([""]), .string("tag")])
+        }
+        try banners("false")
+        try notify("/org/gnome/desktop/interface/")
+        try notify("/org/gnome/desktop/notifications/show-banners")
+        let changed = try await harness.next("the center's Do Not Disturb event") {
+            if case .doNotDisturbChanged = $0 { true } else { false }
+        }
+        guard case .doNotDisturbChanged(let state) = changed else { return }
+        #expect(state.isOn)
+        #expect(state.source == "GNOME Shell: gsettings org.gnome.desktop.notifications show-banners = false")
+        harness.center.present(ToastMessage(id: "b", title: "Segundo"))
+        let held = try await harness.next("b's suppressed event") {
+            if case .suppressed(id: "b", _) = $0 { true } else { false }
+        }
+        if case .suppressed(_, let suppression) = held { #expect(suppression.kind == .held) }
+    }
+
     /// A server with a reply field of its own (`inline-reply`, as Plasma): the reply action is sent under that key,
     /// and `NotificationReplied` brings the text to the handler; the same signal for a notification sent without a
     /// field, or from another connection, is nothing.
