@@ -8,6 +8,20 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh test
 
+# Every private bus is a dbus-daemon, and each holds an inotify instance (it watches its service folders, even with
+# none); the suites start over a hundred at once, and the kernel's default of 128 instances per user then refuses the
+# tests' own (LaterStoreTests watching a folder: "inotify_init1: Too many open files", seen in a full run) and the
+# real servers' file monitors. Raised, never lowered: the tests run as root, as the package installs do.
+instances=/proc/sys/fs/inotify/max_user_instances
+if [ "$(cat "$instances")" -lt 1024 ]; then
+    if ! echo 1024 >"$instances" 2>/dev/null; then
+        echo "test.sh: cannot raise $instances to 1024 (the suites start over a hundred dbus-daemons, each with an" \
+            "inotify instance): run as root, or set it with sysctl fs.inotify.max_user_instances=1024" >&2
+        exit 1
+    fi
+    echo "== fs.inotify.max_user_instances raised to 1024 (over a hundred private dbus-daemons run at once)"
+fi
+
 echo "== build (warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors
 

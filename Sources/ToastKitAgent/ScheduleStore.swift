@@ -118,6 +118,14 @@ package final class ScheduleStore: Sendable {
         return claimed
     }
 
+    /// Puts back toasts an agent claimed and no server showed (``ClaimedSchedules``), due as they were (so at once),
+    /// except those whose id was scheduled anew meanwhile: the newer schedule wins.
+    package func giveBack(_ given: [Entry]) throws(PrivateFileError) {
+        try change { entries in
+            for entry in given where !entries.contains(where: { $0.id == entry.id }) { entries.append(entry) }
+        }
+    }
+
     private func change(_ body: (inout [Entry]) -> Void) throws(PrivateFileError) {
         let lock = try PrivateFiles.Lock(lockPath)
         defer { lock.unlock() }

@@ -86,6 +86,9 @@ package final class ToastAgent: Sendable {
     private let scheduleTask = Mutex<Task<Void, Never>?>(nil)
     /// The user's scheduled toasts on disk (nil when the state folder cannot be used: scheduling is then refused).
     private let schedules: ScheduleStore?
+    /// The scheduled toasts this agent took from ``schedules`` and no server has accepted yet: given back if the agent
+    /// leaves first.
+    private let claimed: ClaimedSchedules?
     private let saver = AgentSaver<AgentStore.Record>()
     /// The machine's time: since the agent started.
     private let clock = ContinuousClock()
@@ -138,6 +141,7 @@ package final class ToastAgent: Sendable {
             ErrorLine.write("warning: scheduled toasts cannot be kept: \(error)")
             schedules = nil
         }
+        claimed = schedules.map(ClaimedSchedules.init(store:))
         state = Mutex(
             State(
                 machine: AgentMachine(
@@ -226,12 +230,18 @@ package final class ToastAgent: Sendable {
         return agent
     }
 
-    /// Returns when another agent has taken the name (`toastkit agent --replace`).
-    package func nameLost() async {
+    /// Waits until another agent takes the name (`toastkit agent --replace`): true. False when the connection closed
+    /// first (the bus went away, or the agent stopped): the name went with it, nobody took it over.
+    package func nameLost() async -> Bool {
         let me = connection.uniqueName
         do {
-            for try await change in ownerChanges where change.newOwner != me { return }
+            for try await change in ownerChanges where change.newOwner != me {
+                // Freed with nobody taking it while this connection is closing: no take-over.
+                guard change.newOwner != nil || connection.isConnected else { return false }
+                return true
+            }
         } catch {}
+        return false
     }
 
     /// What becomes of the saved toasts when the agent stops.
@@ -246,6 +256,8 @@ package final class ToastAgent: Sendable {
 
     /// Closes the connection (the name goes with it).
     package func stop(_ leaving: Leaving = .save) {
+        scheduleTask.withLock { $0?.cancel() }
+        giveBackClaimedSchedules(keepingLive: leaving != .endSession)
         switch leaving {
         case .save:
             // With every timer as it is now: the journal's records know when timers started, not when a covered
@@ -768,6 +780,13 @@ package final class ToastAgent: Sendable {
                 announce(id, "action", ["action": .string(actionID), "activation_token": .string(token ?? "")])
             case .shown(let id):
                 resumeShownWaiters(id)
+                // A scheduled toast is settled once a server has it (a bus closing before that gives it back).
+                if let claimed, claimed.holds(id) {
+                    let desktop = self.desktop
+                    Task {
+                        if (try? await desktop.accepted(id)) != nil { claimed.settle(id) }
+                    }
+                }
                 // Shown after Do Not Disturb held it: a waiting `send` starts its clock again.
                 let wasHeld = state.withLock { $0.heldIDs.remove(id) != nil }
                 if wasHeld {
@@ -808,6 +827,10 @@ package final class ToastAgent: Sendable {
                     return (ended, actions, false)
                 }
                 guard let (ended, actions, replaced) = ending else { break }
+                // A scheduled toast that failed on the way to the server (the bus closing under it) is still owed.
+                if !replaced, let claimed, claimed.holds(id) {
+                    if case .failed(.presenter) = outcome {} else { claimed.settle(id) }
+                }
                 if !replaced {
                     state.withLock { _ = $0.heldIDs.remove(id) }
                     resumeShownWaiters(id)
@@ -909,23 +932,47 @@ package final class ToastAgent: Sendable {
     }
 
     /// Shows the scheduled toast `id`, whose time has come, unless another agent of the user (another session)
-    /// showed it first; then answers the call the machine counted for it.
+    /// showed it first or this one is leaving; then answers the call the machine counted for it. It stays claimed
+    /// (``ClaimedSchedules``) until a server accepts it: if the agent leaves before, it goes back to the user's store.
     private func fire(_ id: String) async {
         defer { leave() }
         guard let entry = state.withLock({ $0.scheduled.removeValue(forKey: id) }) else { return }
-        let claimed: Bool
+        let mine: Bool
         do {
-            claimed = try schedules?.claim(id, due: entry.due) ?? true
+            mine = try claimed?.claim(entry) ?? true
         } catch {
+            // The store cannot be changed: shown all the same (another session's agent may show it too).
             ErrorLine.write("warning: \(error)")
-            claimed = true
+            mine = true
         }
-        guard claimed else { return }
+        guard mine else { return }
         do {
             let toast = try entry.request.message()
             _ = try await present(Prepared(request: entry.request, toast: toast, continues: false))
         } catch {
-            ErrorLine.write("warning: the scheduled toast \"\(id)\" cannot be shown: \(error)")
+            // Never showable as it is (the store refuses what is invalid): not kept. Anything else (the agent full,
+            // the server or the bus gone) is given back when the agent leaves.
+            let invalid = (error as? DBusError)?.name == AgentInterface.ErrorName.invalidToast
+            if invalid { claimed?.settle(id) }
+            ErrorLine.write(
+                "warning: the scheduled toast \"\(id)\" cannot be shown: \(error)"
+                    + (invalid ? "" : "; it is kept for the next agent"))
+        }
+    }
+
+    /// The agent is leaving: the scheduled toasts it claimed that no server accepted go back to the user's store,
+    /// due at once, except (with `keepingLive`) those live here: the saved journal takes them to this bus's next
+    /// agent.
+    private func giveBackClaimedSchedules(keepingLive: Bool) {
+        guard let claimed else { return }
+        do {
+            let given = try claimed.giveBack { id in keepingLive && state.withLock { $0.live[id] != nil } }
+            guard !given.isEmpty else { return }
+            ErrorLine.write(
+                "giving back \(given.count) scheduled toast(s) no server showed, for the next agent: "
+                    + given.joined(separator: ", "))
+        } catch {
+            ErrorLine.write("warning: scheduled toasts no server showed are lost: \(error)")
         }
     }
 

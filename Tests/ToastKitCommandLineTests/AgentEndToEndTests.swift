@@ -172,13 +172,9 @@ import ToastKitAgent
     private func killAgent(_ desktop: NotificationEnvironment) async throws {
         let bus = try await desktop.bus.connect()
         defer { bus.close() }
-        try await bus.awaitAgent()
-        let info = try await bus.call(
-            destination: "org.toastkit.Agent1", path: "/org/toastkit/Agent1", interface: "org.toastkit.Agent1",
-            member: "GetInfo")
-        let pid = try #require(info.arguments("a{sv}")[0].variantDictionaryValue?["pid"]?.uint32Value)
+        let pid = try await bus.agentPID()
         let changes = try await bus.bus.nameOwnerChanges(of: "org.toastkit.Agent1")
-        kill(Int32(pid), SIGKILL)
+        kill(pid, SIGKILL)
         _ = try await Deadline.run(within: .seconds(5), "the killed agent's name released") {
             for try await change in changes where change.newOwner == nil { return true }
             return nil

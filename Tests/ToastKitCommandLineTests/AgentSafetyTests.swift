@@ -14,15 +14,6 @@ import ToastKitAgent
         try await NotificationEnvironment.withWatched(.dunst, body)
     }
 
-    /// The running agent's pid (`GetInfo`).
-    private func agentPID(_ bus: DBusConnection) async throws -> pid_t {
-        try await bus.awaitAgent()
-        let info = try await bus.call(
-            destination: "org.toastkit.Agent1", path: "/org/toastkit/Agent1", interface: "org.toastkit.Agent1",
-            member: "GetInfo")
-        return pid_t(try #require(info.arguments("a{sv}")[0].variantDictionaryValue?["pid"]?.uint32Value))
-    }
-
     /// SIGKILLs `pid` and returns once the agent's name is free.
     private func kill(agent pid: pid_t, _ bus: DBusConnection) async throws {
         let changes = try await bus.bus.nameOwnerChanges(of: "org.toastkit.Agent1")
@@ -65,7 +56,7 @@ import ToastKitAgent
             defer { bus.close() }
             let first = try await toastkit(["send", "--id", "front", "-d", "indefinite", "Delante"], environment: env)
             #expect(first.status == 0 && first.error.isEmpty, "\(first.error)")
-            let pid = try await agentPID(bus)
+            let pid = try await bus.agentPID()
             for index in 1...5 {
                 // A minute each: none may end by itself before the kill, however loaded the machine.
                 let queued = try await toastkit(
@@ -149,7 +140,7 @@ import ToastKitAgent
             let bus = try await desktop.bus.connect()
             defer { bus.close() }
             _ = try await toastkit(["send", "-d", "0.1", "Arranca"], environment: env)
-            let pid = try await agentPID(bus)
+            let pid = try await bus.agentPID()
             Glibc.kill(pid, SIGSTOP)
             defer { Glibc.kill(pid, SIGCONT) }
             let started = ContinuousClock.now
@@ -250,7 +241,7 @@ import ToastKitAgent
                 #expect(sent.status == 0 && sent.error.isEmpty, "\(sent.error)")
                 _ = try await watcher.nextNotifyAndReply()
             }
-            let pid = try await agentPID(bus)
+            let pid = try await bus.agentPID()
             defer {
                 // On a thread of its own: a defer cannot await, and a test's task never waits on the pool.
                 let environment = desktop.environment
@@ -300,7 +291,7 @@ import ToastKitAgent
             _ = try await toastkit(["close", "--id", "a"], environment: env)
             _ = try await toastkit(["wait", "--id", "a"], environment: env)
             // Its end is written (the journal removed: nothing is live) once GetInfo answers.
-            _ = try await agentPID(bus)
+            _ = try await bus.agentPID()
             let path = "\(desktop.directory)/runtime/toastkit/agent-\(try await bus.bus.id()).json"
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
             let sent = try await toastkit(["send", "--id", "b", "-d", "indefinite", "Sin guardar"], environment: env)
@@ -394,7 +385,7 @@ import ToastKitAgent
         defer { busA.close() }
         let sent = try await toastkit(["send", "--id", "mine", "-d", "indefinite", "Sesión A"], environment: envA)
         #expect(sent.status == 0 && sent.error.isEmpty, "\(sent.error)")
-        try await kill(agent: try await agentPID(busA), busA)
+        try await kill(agent: try await busA.agentPID(), busA)
         let other = try await toastkit(["send", "--id", "other", "-d", "indefinite", "Sesión B"], environment: envB)
         #expect(other.status == 0 && other.error.isEmpty, "\(other.error)")
         let listB = try await toastkit(["list"], environment: envB)
@@ -478,7 +469,7 @@ import ToastKitAgent
                         .count == 1, "\(name): one line naming the reason\n\(log)")
                 var info = stat()
                 #expect(stat(folder, &info) == 0 && info.st_mode & 0o777 == 0o700, "\(name): the folder made private")
-                try await kill(agent: try await agentPID(bus), bus)
+                try await kill(agent: try await bus.agentPID(), bus)
                 unlink(path + ".refused")
                 try? FileManager.default.removeItem(atPath: "\(desktop.directory)/state/toastkit/agent.log")
                 unlink(path)

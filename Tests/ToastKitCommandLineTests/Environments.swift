@@ -104,4 +104,13 @@ extension DBusConnection {
             return nil
         }
     }
+
+    /// The running agent's pid (`GetInfo`, which answers once the agent has its name and has adopted what was saved).
+    func agentPID() async throws -> pid_t {
+        try await awaitAgent()
+        let info = try await call(
+            destination: "org.toastkit.Agent1", path: "/org/toastkit/Agent1", interface: "org.toastkit.Agent1",
+            member: "GetInfo")
+        return pid_t(try #require(info.arguments("a{sv}")[0].variantDictionaryValue?["pid"]?.uint32Value))
+    }
 }

@@ -61,20 +61,77 @@ import ToastKitAgent
         }
     }
 
+    /// The next `Notify` with `summary` within 30 s (an agent that is started and takes up its schedules is seconds on
+    /// a loaded machine), or a failure with the agent's log.
+    private func next(_ summary: String, on server: FakeNotificationServer, log: String) async throws
+        -> FakeNotificationServer.Notification
+    {
+        do {
+            return try await Deadline.run(within: .seconds(30), "\"\(summary)\" on the server") {
+                try await next(summary, on: server)
+            }
+        } catch {
+            throw TestEnvironmentError("\(error)\nthe agent's log:\n\(Self.log(log))")
+        }
+    }
+
+    private static func log(_ path: String) -> String {
+        (try? String(contentsOfFile: path, encoding: .utf8)) ?? "(none)"
+    }
+
+    /// Ends a session whose agent runs: its server, its bus, and then its agent, which follows its bus; returns once
+    /// that agent has exited.
+    private func end(_ session: BusOnlyEnvironment, server: FakeNotificationServer, log: String) async throws {
+        let bus = try await session.bus.connect()
+        let agent = try await bus.agentPID()
+        bus.close()
+        server.stop()
+        session.stop()
+        #expect(try await processEnds(agent, within: 30), "the agent \(agent) outlived its bus:\n\(Self.log(log))")
+        // Its name went with its bus: nobody took it over, and the session's toasts ended with it.
+        let said = Self.log(log)
+        #expect(said.contains("agent: the session bus closed") && !said.contains("took over"), "\(said)")
+    }
+
+    /// Makes every scheduled toast in `state` due a second ago, as if its time had come while no agent ran: a
+    /// schedule an hour ahead is a schedule whatever the machine's load, where one a second or two ahead may be due
+    /// before the agent has it (and is then shown at once, in the session that is about to end).
+    private func makeDue(_ state: String) throws {
+        let path = "\(state)/toastkit/scheduled.json"
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        var file = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let toasts = try #require(file["toasts"] as? [[String: Any]], "\(String(decoding: data, as: UTF8.self))")
+        file["toasts"] = toasts.map { toast in
+            var toast = toast
+            toast["due"] = AgentStore.now() - 1
+            return toast
+        }
+        try JSONSerialization.data(withJSONObject: file).write(to: URL(fileURLWithPath: path))
+        #expect(chmod(path, 0o600) == 0)
+    }
+
+    /// `send --json --in 1h --id cita Cita` in `environment`: answered as scheduled.
+    private func scheduleCita(_ environment: [String: String]) async throws {
+        let sent = try await toastkit(
+            ["send", "--json", "--in", "1h", "--id", "cita", "Cita"], environment: environment)
+        #expect(sent.status == 0, "\(sent.error)")
+        #expect(sent.output.contains("\"event\":\"scheduled\""), "\(sent.output)")
+    }
+
     /// The toast is the user's, not the session's: scheduled in one session whose bus then closed, it comes in the next
     /// session, from that session's agent.
     @Test func aScheduledToastOutlivesItsAgentAndItsSession() async throws {
         let state = try Tools.makeTemporaryDirectory(prefix: "toastkit-scheduled-state")
         defer { try? FileManager.default.removeItem(atPath: state) }
+        let log = "\(state)/toastkit/agent.log"
         let first = try await BusOnlyEnvironment()
         var envA = first.agentEnvironment
         envA["XDG_STATE_HOME"] = state
         let serverA = try await FakeNotificationServer.start(on: first.bus)
-        let sent = try await toastkit(["send", "--in", "2s", "--id", "cita", "Cita"], environment: envA)
-        #expect(sent.status == 0, "\(sent.error)")
-        // The session ends: its bus, its server and its agent go.
-        serverA.stop()
-        first.stop()
+        try await scheduleCita(envA)
+        // The session ends: its bus, its server and its agent go. Then the hour passes.
+        try await end(first, server: serverA, log: log)
+        try makeDue(state)
 
         try await withFakeServer { second, serverB in
             var envB = second.agentEnvironment
@@ -82,10 +139,54 @@ import ToastKitAgent
             // Any toast starts the new session's agent, which takes up the user's schedules.
             let ping = try await toastkit(["send", "--id", "ping", "-d", "5", "Hola"], environment: envB)
             #expect(ping.status == 0, "\(ping.error)")
-            let cita = try await next("Cita", on: serverB)
+            let cita = try await next("Cita", on: serverB, log: log)
             #expect(cita.arguments.summary == "Cita")
-            let log = (try? String(contentsOfFile: "\(state)/toastkit/agent.log", encoding: .utf8)) ?? ""
-            #expect(log.contains("taking up 1 scheduled toast(s): cita"), "\(log)")
+            #expect(Self.log(log).contains("taking up 1 scheduled toast(s): cita"), "\(Self.log(log))")
+        }
+    }
+
+    /// Due while its session's agent ran, claimed by that agent, and its session ended before the server answered:
+    /// the toast was never shown, so it goes back to the user and the next session's agent shows it.
+    @Test func aScheduledToastNoServerAcceptedGoesBackToTheUser() async throws {
+        let state = try Tools.makeTemporaryDirectory(prefix: "toastkit-scheduled-state")
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let log = "\(state)/toastkit/agent.log"
+        let first = try await BusOnlyEnvironment()
+        var envA = first.agentEnvironment
+        envA["XDG_STATE_HOME"] = state
+        // A server that takes the Notify and never answers it.
+        let serverA = try await FakeNotificationServer.start(
+            on: first.bus, options: .init(notifyDelay: .seconds(3600)))
+        try await scheduleCita(envA)
+        // Its agent stops (SIGTERM: the schedule stays the user's), and the hour passes.
+        let bus = try await first.bus.connect()
+        let stopped = try await bus.agentPID()
+        bus.close()
+        kill(stopped, SIGTERM)
+        #expect(try await processEnds(stopped, within: 30), "the agent \(stopped) ignored SIGTERM:\n\(Self.log(log))")
+        try makeDue(state)
+        // The session's next agent takes it up, due: it claims it at once, and the server never answers.
+        let agent = try ToolProcess.start(["agent"].map { Array($0.utf8) }, environment: envA)
+        _ = try await next("Cita", on: serverA, log: log)
+        #expect(
+            !FileManager.default.fileExists(atPath: "\(state)/toastkit/scheduled.json"), "claimed by the agent")
+        serverA.stop()
+        first.stop()
+        #expect(try await processEnds(agent.pid, within: 30), "the agent \(agent.pid) outlived its bus")
+        let said = await agent.finish().error
+        #expect(said.contains("giving back 1 scheduled toast(s) no server showed, for the next agent: cita"), "\(said)")
+        #expect(said.contains("agent: the session bus closed") && !said.contains("took over"), "\(said)")
+
+        try await withFakeServer { second, serverB in
+            var envB = second.agentEnvironment
+            envB["XDG_STATE_HOME"] = state
+            let ping = try await toastkit(["send", "--id", "ping", "-d", "5", "Hola"], environment: envB)
+            #expect(ping.status == 0, "\(ping.error)")
+            let cita = try await next("Cita", on: serverB, log: log)
+            #expect(cita.arguments.summary == "Cita")
+            // Shown: no longer the user's to keep.
+            let list = try await toastkit(["list"], environment: envB)
+            #expect(!list.output.contains("scheduled"), "\(list.output)")
         }
     }
 

@@ -75,7 +75,7 @@ enum AgentCommand {
             Task { for await signal in signals.signals { _ = stop.yield(.signal(signal)) } },
             Task { _ = stop.yield(.busClosed(await agent.connection.waitUntilClosed().message)) },
             Task {
-                await agent.nameLost(); _ = stop.yield(.replaced)
+                if await agent.nameLost() { _ = stop.yield(.replaced) }
             },
         ]
         defer { for watcher in watchers { watcher.cancel() } }
