@@ -118,31 +118,46 @@ import ToastKitAgent
         #expect(sent.output.contains("\"event\":\"scheduled\""), "\(sent.output)")
     }
 
+    /// A session of the user whose state folder is `state`: its bus, a fake server (`options`) on it, and the
+    /// environment in which `send` goes through that session's agent.
+    private func session(_ state: String, _ options: FakeNotificationServer.Options = .init()) async throws
+        -> (BusOnlyEnvironment, FakeNotificationServer, [String: String])
+    {
+        let session = try await BusOnlyEnvironment()
+        var environment = session.agentEnvironment
+        environment["XDG_STATE_HOME"] = state
+        return (session, try await FakeNotificationServer.start(on: session.bus, options: options), environment)
+    }
+
+    /// The user's next session: any toast starts its agent, which takes up the user's schedules and shows Cita,
+    /// which is due; shown, it is no longer the user's to keep.
+    private func citaComesInTheNextSession(_ state: String, log: String) async throws {
+        let (second, server, environment) = try await session(state)
+        defer {
+            server.stop()
+            second.stop()
+        }
+        let ping = try await toastkit(["send", "--id", "ping", "-d", "5", "Hola"], environment: environment)
+        #expect(ping.status == 0, "\(ping.error)")
+        let cita = try await next("Cita", on: server, log: log)
+        #expect(cita.arguments.summary == "Cita")
+        #expect(Self.log(log).contains("taking up 1 scheduled toast(s): cita"), "\(Self.log(log))")
+        let list = try await toastkit(["list"], environment: environment)
+        #expect(!list.output.contains("scheduled"), "\(list.output)")
+    }
+
     /// The toast is the user's, not the session's: scheduled in one session whose bus then closed, it comes in the next
     /// session, from that session's agent.
     @Test func aScheduledToastOutlivesItsAgentAndItsSession() async throws {
         let state = try Tools.makeTemporaryDirectory(prefix: "toastkit-scheduled-state")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let log = "\(state)/toastkit/agent.log"
-        let first = try await BusOnlyEnvironment()
-        var envA = first.agentEnvironment
-        envA["XDG_STATE_HOME"] = state
-        let serverA = try await FakeNotificationServer.start(on: first.bus)
-        try await scheduleCita(envA)
+        let (first, server, environment) = try await session(state)
+        try await scheduleCita(environment)
         // The session ends: its bus, its server and its agent go. Then the hour passes.
-        try await end(first, server: serverA, log: log)
+        try await end(first, server: server, log: log)
         try makeDue(state)
-
-        try await withFakeServer { second, serverB in
-            var envB = second.agentEnvironment
-            envB["XDG_STATE_HOME"] = state
-            // Any toast starts the new session's agent, which takes up the user's schedules.
-            let ping = try await toastkit(["send", "--id", "ping", "-d", "5", "Hola"], environment: envB)
-            #expect(ping.status == 0, "\(ping.error)")
-            let cita = try await next("Cita", on: serverB, log: log)
-            #expect(cita.arguments.summary == "Cita")
-            #expect(Self.log(log).contains("taking up 1 scheduled toast(s): cita"), "\(Self.log(log))")
-        }
+        try await citaComesInTheNextSession(state, log: log)
     }
 
     /// Due while its session's agent ran, claimed by that agent, and its session ended before the server answered:
@@ -151,13 +166,9 @@ import ToastKitAgent
         let state = try Tools.makeTemporaryDirectory(prefix: "toastkit-scheduled-state")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let log = "\(state)/toastkit/agent.log"
-        let first = try await BusOnlyEnvironment()
-        var envA = first.agentEnvironment
-        envA["XDG_STATE_HOME"] = state
         // A server that takes the Notify and never answers it.
-        let serverA = try await FakeNotificationServer.start(
-            on: first.bus, options: .init(notifyDelay: .seconds(3600)))
-        try await scheduleCita(envA)
+        let (first, server, environment) = try await session(state, .init(notifyDelay: .seconds(3600)))
+        try await scheduleCita(environment)
         // Its agent stops (SIGTERM: the schedule stays the user's), and the hour passes.
         let bus = try await first.bus.connect()
         let stopped = try await bus.agentPID()
@@ -166,28 +177,17 @@ import ToastKitAgent
         #expect(try await processEnds(stopped, within: 30), "the agent \(stopped) ignored SIGTERM:\n\(Self.log(log))")
         try makeDue(state)
         // The session's next agent takes it up, due: it claims it at once, and the server never answers.
-        let agent = try ToolProcess.start(["agent"].map { Array($0.utf8) }, environment: envA)
-        _ = try await next("Cita", on: serverA, log: log)
+        let agent = try ToolProcess.start(["agent"].map { Array($0.utf8) }, environment: environment)
+        _ = try await next("Cita", on: server, log: log)
         #expect(
             !FileManager.default.fileExists(atPath: "\(state)/toastkit/scheduled.json"), "claimed by the agent")
-        serverA.stop()
+        server.stop()
         first.stop()
         #expect(try await processEnds(agent.pid, within: 30), "the agent \(agent.pid) outlived its bus")
         let said = await agent.finish().error
         #expect(said.contains("giving back 1 scheduled toast(s) no server showed, for the next agent: cita"), "\(said)")
         #expect(said.contains("agent: the session bus closed") && !said.contains("took over"), "\(said)")
-
-        try await withFakeServer { second, serverB in
-            var envB = second.agentEnvironment
-            envB["XDG_STATE_HOME"] = state
-            let ping = try await toastkit(["send", "--id", "ping", "-d", "5", "Hola"], environment: envB)
-            #expect(ping.status == 0, "\(ping.error)")
-            let cita = try await next("Cita", on: serverB, log: log)
-            #expect(cita.arguments.summary == "Cita")
-            // Shown: no longer the user's to keep.
-            let list = try await toastkit(["list"], environment: envB)
-            #expect(!list.output.contains("scheduled"), "\(list.output)")
-        }
+        try await citaComesInTheNextSession(state, log: log)
     }
 
     @Test func laterWithATimeBringsTheToastBackByItself() async throws {
