@@ -212,6 +212,14 @@ package struct DesktopPresenterMachine: Sendable {
     private var doNotDisturbRecheck: Duration?
     /// A signal said Do Not Disturb may have changed while the link was being made: read it again once it is up.
     private var doNotDisturbChangedWhileLinking = false
+    /// The current link's server says nothing when its Do Not Disturb changes (mako, LXQt, GSettings in a keyfile:
+    /// ``DoNotDisturbQuery/announcesChanges(of:gsettingsBackend:)``): while it is off, a new toast reads it again
+    /// once the last reading is ``PresenterConfiguration/doNotDisturbStaleAfter`` old.
+    private var doNotDisturbSilent = false
+    /// When Do Not Disturb was last read, or a reading asked for (nil: never on this link).
+    private var doNotDisturbReadAt: Duration?
+    /// `GSETTINGS_BACKEND` where the settings are read (a keyfile announces nothing), taken when the machine is made.
+    private let gsettingsBackend: String?
 
     /// How often Do Not Disturb is read again while it is on.
     package static let doNotDisturbRecheckInterval: Duration = .seconds(2)
@@ -223,6 +231,9 @@ package struct DesktopPresenterMachine: Sendable {
 
     package init(configuration: PresenterConfiguration) {
         self.configuration = configuration
+        gsettingsBackend =
+            configuration.settingsEnvironment.map { $0["GSETTINGS_BACKEND"] }
+            ?? ProcessEnvironment.current["GSETTINGS_BACKEND"]
     }
 
     // MARK: - Queries
@@ -275,6 +286,7 @@ package struct DesktopPresenterMachine: Sendable {
                 toast.wanted = true
                 toast.dirty = true
                 ledger.toasts[id] = toast
+                readDoNotDisturbIfStale(into: &out)
             }
             pump(id, into: &out)
         case .timer(let id, let remaining, let isRunning):
@@ -318,6 +330,13 @@ package struct DesktopPresenterMachine: Sendable {
         case .linkReady(let generation, let capabilities, let owner, let reading):
             // Told before the toasts that waited for the link go out: the center holds back what it must first.
             let current = ledger.link == .connecting(generation)
+            if current {
+                doNotDisturbSilent =
+                    capabilities.information.map {
+                        !DoNotDisturbQuery.announcesChanges(of: $0, gsettingsBackend: gsettingsBackend)
+                    } ?? false
+                doNotDisturbReadAt = nil
+            }
             if current, let reading { doNotDisturbRead(reading, into: &out) }
             linkReady(generation: generation, capabilities, owner: owner, into: &out)
             if current, doNotDisturbChangedWhileLinking {
@@ -407,6 +426,7 @@ package struct DesktopPresenterMachine: Sendable {
     /// Keeps the server's Do Not Disturb state and tells the center when it differs from what it was told.
     private mutating func doNotDisturbRead(_ reading: ToastDoNotDisturb, into out: inout [Action]) {
         doNotDisturb = reading
+        doNotDisturbReadAt = ledger.now
         centerAwaitsDoNotDisturb = false
         if reading != reportedDoNotDisturb {
             reportedDoNotDisturb = reading
@@ -419,6 +439,19 @@ package struct DesktopPresenterMachine: Sendable {
         } else if !reading.isOn {
             doNotDisturbRecheck = nil
         }
+    }
+
+    /// A new toast on a server that says nothing of its Do Not Disturb, while it is off: the state is read again if
+    /// the last reading is ``PresenterConfiguration/doNotDisturbStaleAfter`` old, once for a burst of toasts. The toast does not wait
+    /// for it (the server hides it itself if Do Not Disturb came on); the reading reaches the center, which holds the
+    /// toasts after it.
+    private mutating func readDoNotDisturbIfStale(into out: inout [Action]) {
+        guard configuration.followsDoNotDisturb, doNotDisturbSilent, doNotDisturbRecheck == nil,
+            let ready = ledger.ready, let readAt = doNotDisturbReadAt,
+            ledger.now - readAt >= configuration.doNotDisturbStaleAfter
+        else { return }
+        doNotDisturbReadAt = ledger.now
+        out.append(.readDoNotDisturb(generation: ledger.generation, information: ready.information))
     }
 
     /// Checks the counters kept by hand against the state they count, and the id map against the toasts; a

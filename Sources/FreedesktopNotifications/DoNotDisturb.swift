@@ -160,7 +160,8 @@ extension DoNotDisturbQuery {
     /// `PropertiesChanged` (dunst sends it only when the pause is set over D-Bus, as `dunstctl` does; not for
     /// SIGUSR1), SwayNotificationCenter's `Subscribe`, xfconf's `PropertyChanged` for xfce4-notifyd, dconf's `Notify`
     /// for GNOME Shell's and MATE's keys (GSettings' usual backend). mako, LXQt and GSettings in a keyfile say
-    /// nothing: read when the presenter links to the server, and again every two seconds while it is on.
+    /// nothing (``announcesChanges(of:gsettingsBackend:)``): read when the presenter links to the server, every two
+    /// seconds while it is on, and while it is off before a new toast once the last reading is two seconds old.
     static let changeRules: [MatchRule] = [
         MatchRule(
             sender: NotificationsClient.busName, interface: "org.freedesktop.DBus.Properties",
@@ -171,6 +172,18 @@ extension DoNotDisturbQuery {
             arguments: [0: "xfce4-notifyd"]),
         MatchRule(sender: "ca.desrt.dconf", interface: "ca.desrt.dconf.Writer", member: "Notify"),
     ]
+
+    /// Whether the server `information` names says when its Do Not Disturb changes, by a signal in ``changeRules``:
+    /// mako and lxqt-notificationd never do, nor GNOME Shell's and MATE's settings in a keyfile
+    /// (`GSETTINGS_BACKEND=keyfile`: no dconf to send `Notify`). A server with no Do Not Disturb to read counts as
+    /// saying it (there is nothing to read again).
+    package static func announcesChanges(of information: ServerInformation, gsettingsBackend: String?) -> Bool {
+        switch (information.name, information.vendor) {
+        case ("mako", _), ("lxqt-notificationd", _): false
+        case ("gnome-shell", _), ("Notification Daemon", "MATE"): gsettingsBackend != "keyfile"
+        default: true
+        }
+    }
 
     /// The dconf folders of the GSettings keys GNOME Shell and MATE keep Do Not Disturb in
     /// (``DoNotDisturbSettings``): a dconf `Notify` under one of them is a change.

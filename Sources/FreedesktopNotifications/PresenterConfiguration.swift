@@ -55,6 +55,10 @@ public struct PresenterConfiguration: Sendable {
     /// The environment GSettings and settings files are read in for Do Not Disturb (``DoNotDisturbSettings``): nil,
     /// this process's.
     package var settingsEnvironment: [String: String]? = nil
+    /// How old a Do Not Disturb reading of a server that announces no change (mako, LXQt, GSettings in a keyfile) may
+    /// be when a new toast comes before it is read again (``DesktopPresenterMachine``); two seconds, as the recheck
+    /// while it is on.
+    package var doNotDisturbStaleAfter: Duration = DesktopPresenterMachine.doNotDisturbRecheckInterval
     /// How a toast's sound is played where the server plays none (``SoundPlayer/automatic``: libcanberra or a player
     /// program). Sounds are played once, when a toast first appears with them, never while Do Not Disturb is on.
     public var soundPlayer = SoundPlayer.automatic

@@ -104,4 +104,55 @@ import ToastModel
                 .report(.doNotDisturbChanged(Self.off)), .readDoNotDisturb(generation: 1, information: information),
             ])
     }
+
+    /// mako says nothing when Do Not Disturb comes on either: a process that stays linked (the agent, an app) reads it
+    /// again before a new toast once the last reading is two seconds old — once for a burst, never for an update, and
+    /// never on a server that announces its changes. The toast goes out meanwhile; the ones after it are held.
+    @Test func onASilentServerANewToastReadsAStaleStateAgain() throws {
+        let mako = ServerCapabilities(
+            ["actions", "body"],
+            information: ServerInformation(
+                name: "mako", vendor: "emersion", version: "1.7.1", specificationVersion: "1.2"))
+        let information = try #require(mako.information)
+        let off = ToastDoNotDisturb(isOn: false, source: "mako: fr.emersion.Mako.ListModes (modes: default)")
+        let on = ToastDoNotDisturb(isOn: true, source: "mako: fr.emersion.Mako.ListModes (modes: do-not-disturb)")
+        func linked(_ capabilities: ServerCapabilities) -> Machine {
+            var machine = Machine(configuration: PresenterMachineTests.configuration)
+            _ = machine.handle(.attached, now: .zero)
+            _ = machine.handle(
+                .linkReady(
+                    generation: 1, capabilities: capabilities, owner: PresenterMachineTests.server, doNotDisturb: off),
+                now: .zero)
+            return machine
+        }
+        func reads(_ actions: [Machine.Action]) -> Int {
+            actions.filter { if case .readDoNotDisturb = $0 { true } else { false } }.count
+        }
+        var machine = linked(mako)
+        let fresh = machine.handle(.show(PresenterMachineTests.presentation("a")), now: .seconds(1))
+        #expect(reads(fresh) == 0 && fresh.notifies.count == 1, "a reading a second old is fresh: \(fresh)")
+        let stale = machine.handle(.show(PresenterMachineTests.presentation("b")), now: .seconds(3))
+        #expect(stale.first == .readDoNotDisturb(generation: 1, information: information), "\(stale)")
+        #expect(stale.notifies.count == 1, "the toast does not wait for it")
+        let burst = machine.handle(.show(PresenterMachineTests.presentation("c")), now: .seconds(3.5))
+        #expect(reads(burst) == 0, "one reading for a burst: \(burst)")
+        let update = machine.handle(.show(PresenterMachineTests.presentation("a", "T2")), now: .seconds(6))
+        #expect(reads(update) == 0, "an update in place reads nothing: \(update)")
+        #expect(reads(machine.handle(.show(PresenterMachineTests.presentation("d")), now: .seconds(6))) == 1)
+        #expect(
+            machine.handle(.doNotDisturbRead(generation: 1, on), now: .seconds(6.5)) == [
+                .report(.doNotDisturbChanged(on)), .wake(at: .seconds(8.5)),
+            ])
+
+        var dunst = linked(PresenterMachineTests.dunst)
+        #expect(reads(dunst.handle(.show(PresenterMachineTests.presentation("a")), now: .seconds(60))) == 0)
+        #expect(
+            !DoNotDisturbQuery.announcesChanges(
+                of: ServerInformation(name: "gnome-shell", vendor: "GNOME", version: "43", specificationVersion: "1.2"),
+                gsettingsBackend: "keyfile"), "GSettings in a keyfile says nothing")
+        #expect(
+            DoNotDisturbQuery.announcesChanges(
+                of: ServerInformation(name: "gnome-shell", vendor: "GNOME", version: "43", specificationVersion: "1.2"),
+                gsettingsBackend: nil), "dconf sends Notify")
+    }
 }
