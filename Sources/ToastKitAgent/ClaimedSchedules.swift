@@ -31,6 +31,11 @@ package final class ClaimedSchedules: Sendable {
         }
     }
 
+    /// The toasts claimed and not yet settled.
+    package var ids: Set<String> {
+        state.withLock { Set($0.entries.keys) }
+    }
+
     /// Whether toast `id` is claimed and not yet settled.
     package func holds(_ id: String) -> Bool {
         state.withLock { $0.entries[id] != nil }

@@ -62,12 +62,17 @@ package final class ScheduleStore: Sendable {
     /// The largest file read back.
     package static let maximumSize = 16 << 20
 
+    /// The file's name in its folder.
+    package static let fileName = "scheduled.json"
+    /// The folder (the user's state folder).
+    package let folder: String
     /// The file.
     package let path: String
     private let lockPath: String
 
     private init(folder: String) {
-        path = "\(folder)/scheduled.json"
+        self.folder = folder
+        path = "\(folder)/\(Self.fileName)"
         lockPath = "\(folder)/scheduled.lock"
     }
 
@@ -81,9 +86,14 @@ package final class ScheduleStore: Sendable {
         return ScheduleStore(folder: folder)
     }
 
-    /// Every scheduled toast, soonest first.
+    /// Every scheduled toast, soonest first (none when the file cannot be locked).
     package func load() -> [Entry] {
-        guard let lock = try? PrivateFiles.Lock(lockPath) else { return [] }
+        loadIfLocked() ?? []
+    }
+
+    /// Every scheduled toast, soonest first; nil when the file cannot be locked (nothing is known then).
+    package func loadIfLocked() -> [Entry]? {
+        guard let lock = try? PrivateFiles.Lock(lockPath) else { return nil }
         defer { lock.unlock() }
         return read().sorted { ($0.due, $0.id) < ($1.due, $1.id) }
     }

@@ -56,6 +56,8 @@ package final class ToastAgent: Sendable {
         var shownWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
         /// Toasts waiting for their time (`send --in`, `--at`, a snooze), as kept in ``ToastAgent/schedules``.
         var scheduled: [String: ScheduleStore.Entry] = [:]
+        /// ``ToastAgent/stop(_:)`` has begun: no schedule is taken up any more.
+        var leaving = false
     }
 
     package let connection: DBusConnection
@@ -89,6 +91,8 @@ package final class ToastAgent: Sendable {
     /// The scheduled toasts this agent took from ``schedules`` and no server has accepted yet: given back if the agent
     /// leaves first.
     private let claimed: ClaimedSchedules?
+    /// Follows ``schedules``' file for the changes other agents make (nil without inotify).
+    private let scheduleWatch = Mutex<ScheduleWatch?>(nil)
     private let saver = AgentSaver<AgentStore.Record>()
     /// The machine's time: since the agent started.
     private let clock = ContinuousClock()
@@ -225,7 +229,8 @@ package final class ToastAgent: Sendable {
         agent.openAfterAdoption()
         // Before the start: a schedule taken up keeps the first idle countdown from being armed at all (a tiny idle
         // timeout could otherwise decide the exit in between).
-        agent.adoptSchedules()
+        agent.watchSchedules()
+        agent.takeUpSchedules()
         agent.perform(agent.state.withLock { $0.machine.handle(.started(now: agent.now())) })
         return agent
     }
@@ -256,6 +261,8 @@ package final class ToastAgent: Sendable {
 
     /// Closes the connection (the name goes with it).
     package func stop(_ leaving: Leaving = .save) {
+        state.withLock { $0.leaving = true }
+        scheduleWatch.withLock { $0?.stop() }
         scheduleTask.withLock { $0?.cancel() }
         giveBackClaimedSchedules(keepingLive: leaving != .endSession)
         switch leaving {
@@ -989,24 +996,59 @@ package final class ToastAgent: Sendable {
         }
     }
 
-    /// Takes up the user's scheduled toasts at start: each waits for its time, or is shown at once when its time came
-    /// while no agent ran (the first agent of the user to reach it shows it).
-    private func adoptSchedules() {
-        guard let schedules else { return }
-        let entries = schedules.load()
-        guard !entries.isEmpty else { return }
-        let actions = state.withLock { state -> [AgentMachine.Action] in
+    /// Holds what the user's `scheduled.json` holds: at start (each toast waits for its time, or is shown at once when
+    /// its time came while no agent ran), and whenever the file changes (``ScheduleWatch``) — a schedule another
+    /// session's agent or `close --id` made, moved or removed, a toast another agent showed (claimed) or gave back
+    /// (``ClaimedSchedules``). The first agent of the user to reach a toast's time shows it.
+    private func takeUpSchedules() {
+        guard let schedules, let entries = schedules.loadIfLocked() else { return }
+        // Read before the state lock (a give-back holds the claims' lock and then takes the state lock).
+        let claimedIDs = claimed?.ids ?? []
+        let (actions, taken) = state.withLock { state -> ([AgentMachine.Action], [String]) in
+            guard !state.leaving, !state.machine.isStopping else { return ([], []) }
             var actions: [AgentMachine.Action] = []
-            for entry in entries {
+            var taken: [String] = []
+            for entry in entries where !claimedIDs.contains(entry.id) {
+                guard state.scheduled[entry.id]?.due != entry.due else {
+                    state.scheduled[entry.id] = entry
+                    continue
+                }
                 let scheduled = state.machine.handle(
                     .schedule(id: entry.id, due: machineTime(of: entry.due), now: now()))
-                if scheduled.contains(.keepScheduled) { state.scheduled[entry.id] = entry }
+                if scheduled.contains(.keepScheduled) {
+                    state.scheduled[entry.id] = entry
+                    taken.append(entry.id)
+                }
                 actions += scheduled
             }
-            return actions
+            let onDisk = Set(entries.map(\.id))
+            for id in state.scheduled.keys.sorted() where !onDisk.contains(id) {
+                state.scheduled[id] = nil
+                actions += state.machine.handle(.cancelSchedule(id: id, now: now()))
+            }
+            return (actions, taken)
         }
-        ErrorLine.write("taking up \(entries.count) scheduled toast(s): \(entries.map(\.id).joined(separator: ", "))")
+        if !taken.isEmpty {
+            ErrorLine.write("taking up \(taken.count) scheduled toast(s): \(taken.joined(separator: ", "))")
+        }
         perform(actions)
+    }
+
+    /// Follows the user's `scheduled.json` from now on (``takeUpSchedules()`` on each change); without inotify, says so
+    /// once and goes on with what it read at start.
+    private func watchSchedules() {
+        guard let schedules else { return }
+        let folder = schedules.folder
+        let watch = ScheduleWatch.start(folder: folder, name: ScheduleStore.fileName) { [weak self] in
+            self?.takeUpSchedules()
+        }
+        switch watch {
+        case .success(let watch): scheduleWatch.withLock { $0 = watch }
+        case .failure(let error):
+            ErrorLine.write(
+                "warning: \(folder) cannot be watched (\(error)): scheduled toasts another session changes are seen"
+                    + " when an agent starts")
+        }
     }
 
     // MARK: - Saving and adopting

@@ -106,8 +106,11 @@ import ToastKitAgent
             toast["due"] = AgentStore.now() - 1
             return toast
         }
-        try JSONSerialization.data(withJSONObject: file).write(to: URL(fileURLWithPath: path))
-        #expect(chmod(path, 0o600) == 0)
+        // As the store writes it (private, then renamed over): an agent that follows the file never reads half of it.
+        let temporary = path + ".test"
+        try JSONSerialization.data(withJSONObject: file).write(to: URL(fileURLWithPath: temporary))
+        #expect(chmod(temporary, 0o600) == 0)
+        #expect(rename(temporary, path) == 0)
     }
 
     /// `send --json --in 1h --id cita Cita` in `environment`: answered as scheduled.
@@ -188,6 +191,29 @@ import ToastKitAgent
         #expect(said.contains("giving back 1 scheduled toast(s) no server showed, for the next agent: cita"), "\(said)")
         #expect(said.contains("agent: the session bus closed") && !said.contains("took over"), "\(said)")
         try await citaComesInTheNextSession(state, log: log)
+    }
+
+    /// Two sessions of the user at once: a schedule session B's agent made, left behind when B ended, comes in session
+    /// A from A's agent, which ran all along — an agent follows the user's file, not only what it read at its start.
+    @Test func aRunningAgentTakesUpWhatAnotherSessionLeft() async throws {
+        let state = try Tools.makeTemporaryDirectory(prefix: "toastkit-scheduled-state")
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let log = "\(state)/toastkit/agent.log"
+        let (first, serverA, environmentA) = try await session(state)
+        defer {
+            serverA.stop()
+            first.stop()
+        }
+        // Session A's agent runs, kept by a live toast (its idle exit would end the test's point).
+        let ping = try await toastkit(["send", "--id", "ping", "-d", "600", "Hola"], environment: environmentA)
+        #expect(ping.status == 0, "\(ping.error)")
+        let (second, serverB, environmentB) = try await session(state)
+        try await scheduleCita(environmentB)
+        try await end(second, server: serverB, log: log)
+        // The hour passes: A's agent sees the file change and shows the toast, now due.
+        try makeDue(state)
+        let cita = try await next("Cita", on: serverA, log: log)
+        #expect(cita.arguments.summary == "Cita")
     }
 
     @Test func laterWithATimeBringsTheToastBackByItself() async throws {
