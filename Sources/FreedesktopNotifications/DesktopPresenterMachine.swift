@@ -442,9 +442,9 @@ package struct DesktopPresenterMachine: Sendable {
     }
 
     /// A new toast on a server that says nothing of its Do Not Disturb, while it is off: the state is read again if
-    /// the last reading is ``PresenterConfiguration/doNotDisturbStaleAfter`` old, once for a burst of toasts. The toast does not wait
-    /// for it (the server hides it itself if Do Not Disturb came on); the reading reaches the center, which holds the
-    /// toasts after it.
+    /// the last reading is ``PresenterConfiguration/doNotDisturbStaleAfter`` old, once for a burst of toasts. The
+    /// toast does not wait for it (a server that keeps Do Not Disturb itself, as mako and LXQt do, hides it); the
+    /// reading reaches the center, which holds the toasts after it.
     private mutating func readDoNotDisturbIfStale(into out: inout [Action]) {
         guard configuration.followsDoNotDisturb, doNotDisturbSilent, doNotDisturbRecheck == nil,
             let ready = ledger.ready, let readAt = doNotDisturbReadAt,

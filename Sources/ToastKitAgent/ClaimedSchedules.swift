@@ -31,11 +31,6 @@ package final class ClaimedSchedules: Sendable {
         }
     }
 
-    /// The toasts claimed and not yet settled.
-    package var ids: Set<String> {
-        state.withLock { Set($0.entries.keys) }
-    }
-
     /// Whether toast `id` is claimed and not yet settled.
     package func holds(_ id: String) -> Bool {
         state.withLock { $0.entries[id] != nil }
@@ -48,15 +43,15 @@ package final class ClaimedSchedules: Sendable {
     }
 
     /// The agent is leaving: every claimed toast `keeping` does not keep elsewhere goes back to the store, due at once
-    /// (unless the id was scheduled anew meanwhile), and nothing more is claimed. Returns the ids given back.
+    /// (unless the id was scheduled anew meanwhile: the newer schedule stays), and nothing more is claimed. Returns
+    /// the ids put back.
     package func giveBack(keeping: (String) -> Bool) throws(PrivateFileError) -> [String] {
         try state.withLock { state throws(PrivateFileError) -> [String] in
             state.leaving = true
             let given = state.entries.values.filter { !keeping($0.id) }.sorted { $0.id < $1.id }
             state.entries.removeAll()
             guard !given.isEmpty else { return [] }
-            try store.giveBack(given)
-            return given.map(\.id)
+            return try store.giveBack(given)
         }
     }
 }

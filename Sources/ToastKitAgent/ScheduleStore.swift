@@ -129,11 +129,16 @@ package final class ScheduleStore: Sendable {
     }
 
     /// Puts back toasts an agent claimed and no server showed (``ClaimedSchedules``), due as they were (so at once),
-    /// except those whose id was scheduled anew meanwhile: the newer schedule wins.
-    package func giveBack(_ given: [Entry]) throws(PrivateFileError) {
+    /// except those whose id was scheduled anew meanwhile: the newer schedule wins. Returns the ids put back.
+    package func giveBack(_ given: [Entry]) throws(PrivateFileError) -> [String] {
+        var putBack: [String] = []
         try change { entries in
-            for entry in given where !entries.contains(where: { $0.id == entry.id }) { entries.append(entry) }
+            for entry in given where !entries.contains(where: { $0.id == entry.id }) {
+                entries.append(entry)
+                putBack.append(entry.id)
+            }
         }
+        return putBack
     }
 
     private func change(_ body: (inout [Entry]) -> Void) throws(PrivateFileError) {

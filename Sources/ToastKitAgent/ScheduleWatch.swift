@@ -46,7 +46,8 @@ final class ScheduleWatch: Sendable {
         }
     }
 
-    /// Reads every pending event; whether one names `name`.
+    /// Reads every pending event; whether one names `name`, or events were lost (the kernel's queue overflowed:
+    /// anything may have changed).
     private static func drain(_ descriptor: Int32, mentioning name: String) -> Bool {
         var mentioned = false
         var buffer = [UInt8](repeating: 0, count: 8192)
@@ -57,9 +58,11 @@ final class ScheduleWatch: Sendable {
             var offset = 0
             let header = MemoryLayout<inotify_event>.size
             while offset + header <= count {
-                let length = buffer.withUnsafeBytes {
-                    Int($0.loadUnaligned(fromByteOffset: offset, as: inotify_event.self).len)
+                let event = buffer.withUnsafeBytes {
+                    $0.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
                 }
+                let length = Int(event.len)
+                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 { mentioned = true }
                 let start = offset + header
                 let end = min(start + length, count)
                 let eventName = String(decoding: buffer[start..<end].prefix { $0 != 0 }, as: UTF8.self)

@@ -240,9 +240,8 @@ package final class ToastAgent: Sendable {
     package func nameLost() async -> Bool {
         let me = connection.uniqueName
         do {
-            for try await change in ownerChanges where change.newOwner != me {
-                // Freed with nobody taking it while this connection is closing: no take-over.
-                guard change.newOwner != nil || connection.isConnected else { return false }
+            // Freed with nobody taking it (this connection closing): no take-over, and nothing to stop for.
+            for try await change in ownerChanges where change.newOwner != me && change.newOwner != nil {
                 return true
             }
         } catch {}
@@ -259,11 +258,14 @@ package final class ToastAgent: Sendable {
         case endSession
     }
 
-    /// Closes the connection (the name goes with it).
+    /// Stops: no schedule is taken up or fired any more, the scheduled toasts claimed and not shown go back to the
+    /// user's file, the saved toasts are left as `leaving` says, and the connection closes (the name goes with it).
     package func stop(_ leaving: Leaving = .save) {
-        state.withLock { $0.leaving = true }
+        state.withLock { state in
+            state.leaving = true
+            scheduleTask.withLock { $0?.cancel() }
+        }
         scheduleWatch.withLock { $0?.stop() }
-        scheduleTask.withLock { $0?.cancel() }
         giveBackClaimedSchedules(keepingLive: leaving != .endSession)
         switch leaving {
         case .save:
@@ -382,16 +384,22 @@ package final class ToastAgent: Sendable {
                     current = task
                 }
             case .exit: finished.finish()
-            case .armSchedule(let at):
-                let task = at.map { at in
-                    Task { [weak self, clock, origin] in
-                        guard (try? await clock.sleep(until: origin + at)) != nil, let self else { return }
-                        perform(state.withLock { $0.machine.handle(.scheduleDeadline(now: now())) })
+            case .armSchedule:
+                // For the machine's earliest time as it is now, in the same step: calls and the file watch carry out
+                // their actions side by side, and an arm worked out earlier must not replace a later one's timer.
+                // Nothing once the agent is leaving.
+                state.withLock { current in
+                    let at = current.leaving ? nil : current.machine.scheduled.values.min()
+                    let task = at.map { at in
+                        Task { [weak self, clock, origin] in
+                            guard (try? await clock.sleep(until: origin + at)) != nil, let self else { return }
+                            perform(state.withLock { $0.machine.handle(.scheduleDeadline(now: now())) })
+                        }
                     }
-                }
-                scheduleTask.withLock { current in
-                    current?.cancel()
-                    current = task
+                    scheduleTask.withLock { running in
+                        running?.cancel()
+                        running = task
+                    }
                 }
             case .fire(let ids):
                 Task { [weak self] in
@@ -462,6 +470,9 @@ package final class ToastAgent: Sendable {
         var toast: ToastMessage
         /// It updates a live toast the agent shows (`-r` of its server id).
         var continues: Bool
+        /// A scheduled toast this agent claimed (``fire(_:)``): not admitted once the agent is leaving, for it was
+        /// given back then (``ClaimedSchedules``).
+        var fromSchedule = false
     }
 
     /// Decodes and checks a `Present` call's argument, without acting on it.
@@ -496,7 +507,14 @@ package final class ToastAgent: Sendable {
         }
         // A live id stays in its lane (updated in place), unless it now needs one of its own; a new one joins the
         // lane its kind says. The lanes change in the same step as the rules, under the one lock.
+        var givenBack = false
         let admitted = state.withLock { state -> (center: ToastCenter, leaving: ToastCenter?, serverID: UInt32?)? in
+            // In the same step as the give-back's look at what is live: either it saw this toast live, or the toast
+            // is back in the user's file and not shown here too.
+            if prepared.fromSchedule, state.leaving {
+                givenBack = true
+                return nil
+            }
             let actions = state.machine.handle(.present(id: id, traits: request.traits))
             guard
                 let (lane, opens) = actions.lazy.compactMap({ action -> (AgentLane, Bool)? in
@@ -521,6 +539,7 @@ package final class ToastAgent: Sendable {
             return (center, leaving, updated.serverID)
         }
         guard let (center, leaving, serverKnown) = admitted else {
+            if givenBack { throw Self.stopping }
             throw DBusError(
                 name: AgentInterface.ErrorName.queueFull,
                 message: "the agent holds \(AgentLimits.maximumLive) live toasts, its limit; close some first")
@@ -955,7 +974,12 @@ package final class ToastAgent: Sendable {
         guard mine else { return }
         do {
             let toast = try entry.request.message()
-            _ = try await present(Prepared(request: entry.request, toast: toast, continues: false))
+            _ = try await present(
+                Prepared(request: entry.request, toast: toast, continues: false, fromSchedule: true))
+            // A server has it (its id is known): settled here, not only by the `shown` event's own look.
+            if state.withLock({ $0.live[id]?.serverID }) != nil { claimed?.settle(id) }
+        } catch let error as DBusError where error.name == AgentInterface.ErrorName.stopping {
+            return  // given back as the agent left
         } catch {
             // Never showable as it is (the store refuses what is invalid): not kept. Anything else (the agent full,
             // the server or the bus gone) is given back when the agent leaves.
@@ -1002,13 +1026,13 @@ package final class ToastAgent: Sendable {
     /// (``ClaimedSchedules``). The first agent of the user to reach a toast's time shows it.
     private func takeUpSchedules() {
         guard let schedules, let entries = schedules.loadIfLocked() else { return }
-        // Read before the state lock (a give-back holds the claims' lock and then takes the state lock).
-        let claimedIDs = claimed?.ids ?? []
+        // A claimed id is off the file until given back: one found there is a newer schedule of the id, taken up as
+        // any other (a stale reading costs one claim that fails, for its due time is gone).
         let (actions, taken) = state.withLock { state -> ([AgentMachine.Action], [String]) in
             guard !state.leaving, !state.machine.isStopping else { return ([], []) }
             var actions: [AgentMachine.Action] = []
             var taken: [String] = []
-            for entry in entries where !claimedIDs.contains(entry.id) {
+            for entry in entries {
                 guard state.scheduled[entry.id]?.due != entry.due else {
                     state.scheduled[entry.id] = entry
                     continue

@@ -140,11 +140,14 @@ import ToastKitAgent
             server.stop()
             second.stop()
         }
+        // Only what this session's agent writes counts (the log is the user's: earlier agents wrote there too).
+        let before = Self.log(log).utf8.count
         let ping = try await toastkit(["send", "--id", "ping", "-d", "5", "Hola"], environment: environment)
         #expect(ping.status == 0, "\(ping.error)")
         let cita = try await next("Cita", on: server, log: log)
         #expect(cita.arguments.summary == "Cita")
-        #expect(Self.log(log).contains("taking up 1 scheduled toast(s): cita"), "\(Self.log(log))")
+        let written = String(decoding: Self.log(log).utf8.dropFirst(before), as: UTF8.self)
+        #expect(written.contains("taking up 1 scheduled toast(s): cita"), "\(written)")
         let list = try await toastkit(["list"], environment: environment)
         #expect(!list.output.contains("scheduled"), "\(list.output)")
     }
