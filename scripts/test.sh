@@ -11,10 +11,12 @@ scripts/install-deps.sh test
 # Every private bus is a dbus-daemon, and each holds an inotify instance (it watches its service folders, even with
 # none); the suites start over a hundred at once, and the kernel's default of 128 instances per user then refuses the
 # tests' own (LaterStoreTests watching a folder: "inotify_init1: Too many open files", seen in a full run) and the
-# real servers' file monitors. Raised, never lowered: the tests run as root, as the package installs do.
+# real servers' file monitors. Raised, never lowered; as root or through sudo, as the package installs are.
 instances=/proc/sys/fs/inotify/max_user_instances
 if [ "$(cat "$instances")" -lt 1024 ]; then
-    if ! echo 1024 >"$instances" 2>/dev/null; then
+    sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    if ! echo 1024 | "${sudo[@]}" tee "$instances" >/dev/null 2>&1; then
         echo "test.sh: cannot raise $instances to 1024 (the suites start over a hundred dbus-daemons, each with an" \
             "inotify instance): run as root, or set it with sysctl fs.inotify.max_user_instances=1024" >&2
         exit 1
