@@ -212,11 +212,8 @@ package struct DesktopPresenterMachine: Sendable {
     private var doNotDisturbRecheck: Duration?
     /// A signal said Do Not Disturb may have changed while the link was being made: read it again once it is up.
     private var doNotDisturbChangedWhileLinking = false
-    /// The current link's server says nothing when its Do Not Disturb changes (mako, LXQt, GSettings in a keyfile:
-    /// ``DoNotDisturbQuery/announcesChanges(of:gsettingsBackend:)``): while it is off, a new toast reads it again
-    /// once the last reading is ``PresenterConfiguration/doNotDisturbStaleAfter`` old.
-    private var doNotDisturbSilent = false
-    /// When Do Not Disturb was last read, or a reading asked for (nil: never on this link).
+    /// When Do Not Disturb was last read, or a reading asked for (nil: never), for a server that says nothing when it
+    /// changes (``readDoNotDisturbIfStale(into:)``).
     private var doNotDisturbReadAt: Duration?
     /// `GSETTINGS_BACKEND` where the settings are read (a keyfile announces nothing), taken when the machine is made.
     private let gsettingsBackend: String?
@@ -330,13 +327,6 @@ package struct DesktopPresenterMachine: Sendable {
         case .linkReady(let generation, let capabilities, let owner, let reading):
             // Told before the toasts that waited for the link go out: the center holds back what it must first.
             let current = ledger.link == .connecting(generation)
-            if current {
-                doNotDisturbSilent =
-                    capabilities.information.map {
-                        !DoNotDisturbQuery.announcesChanges(of: $0, gsettingsBackend: gsettingsBackend)
-                    } ?? false
-                doNotDisturbReadAt = nil
-            }
             if current, let reading { doNotDisturbRead(reading, into: &out) }
             linkReady(generation: generation, capabilities, owner: owner, into: &out)
             if current, doNotDisturbChangedWhileLinking {
@@ -446,9 +436,10 @@ package struct DesktopPresenterMachine: Sendable {
     /// toast does not wait for it (a server that keeps Do Not Disturb itself, as mako and LXQt do, hides it); the
     /// reading reaches the center, which holds the toasts after it.
     private mutating func readDoNotDisturbIfStale(into out: inout [Action]) {
-        guard configuration.followsDoNotDisturb, doNotDisturbSilent, doNotDisturbRecheck == nil,
-            let ready = ledger.ready, let readAt = doNotDisturbReadAt,
-            ledger.now - readAt >= configuration.doNotDisturbStaleAfter
+        guard configuration.followsDoNotDisturb, doNotDisturbRecheck == nil, let ready = ledger.ready,
+            let readAt = doNotDisturbReadAt, ledger.now - readAt >= configuration.doNotDisturbStaleAfter,
+            let information = ready.information,
+            !DoNotDisturbQuery.announcesChanges(of: information, gsettingsBackend: gsettingsBackend)
         else { return }
         doNotDisturbReadAt = ledger.now
         out.append(.readDoNotDisturb(generation: ledger.generation, information: ready.information))

@@ -18,7 +18,9 @@ final class ScheduleWatch: Sendable {
     ) -> Result<ScheduleWatch, WatchError> {
         let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard descriptor >= 0 else { return .failure(WatchError(errno: errno)) }
-        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
+        // Not IN_CREATE: a file just created is not written yet, and a half-written file read back would be refused
+        // and set aside. Its writer's close (or the store's rename) says when it is whole.
+        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)
         guard inotify_add_watch(descriptor, folder, mask) >= 0 else {
             let error = WatchError(errno: errno)
             close(descriptor)
