@@ -574,6 +574,15 @@ package struct DesktopPresenterMachine: Sendable {
                 return
             }
         } else if let serverID = toast.serverID {
+            guard case .ready = ledger.link else {
+                // An adopted notification (another process showed it) closed before this presenter sent anything:
+                // its close waits for the link as a Notify would (sent on no link, it was lost, and it stayed on
+                // screen).
+                ledger.toasts[id] = toast
+                ledger.waitingForLink.insert(id)
+                connectIfNeeded(into: &out)
+                return
+            }
             // Forget the id first: the NotificationClosed(3) that answers our own close is not news.
             toast.serverID = nil
             toastForServerID[serverID] = nil

@@ -1139,13 +1139,21 @@ package final class ToastAgent: Sendable {
         let loaded = journal + handedOver
         let onScreen = Set(handedOver.map(\.toast.id))
         let saved = loaded.map(\.toast)
+        var ranOut: [String] = []
         for (item, age) in loaded {
             var request = item.request
             request.options.id = item.id
             if let remaining = item.remaining {
                 let left = item.running ? remaining - age : remaining
-                // Its time ran out while no agent was there: close it (an expiry the next agent carries out).
-                request.options.duration = .duration(.seconds(max(0.05, left)))
+                guard left > 0 else {
+                    // Its time ran out while no agent was there: it expired, and what it left on screen is closed
+                    // now, never shown again first (sent again with the few milliseconds it had, the server could
+                    // expire it itself, or draw it anew, before the close).
+                    expireSaved(item)
+                    ranOut.append(item.id)
+                    continue
+                }
+                request.options.duration = .duration(.seconds(left))
             }
             let toast: ToastMessage
             do throws(ToastOptionError) {
@@ -1192,6 +1200,10 @@ package final class ToastAgent: Sendable {
                 "adopting \(journal.count) saved toast(s) from \(Int(min(age, 1e12) * 1000)) ms ago: "
                     + described(journal.map(\.toast)))
         }
+        if !ranOut.isEmpty {
+            ErrorLine.write(
+                "closing \(ranOut.count) saved toast(s) whose time ran out: \(ranOut.joined(separator: ", "))")
+        }
         if !handedOver.isEmpty {
             ErrorLine.write(
                 "taking over \(handedOver.count) toast(s) shown by send while no agent ran: "
@@ -1212,6 +1224,18 @@ package final class ToastAgent: Sendable {
         }
         // In the journal now (or, if it could not be written, noted on the log as every write failure is).
         if !handedOver.isEmpty { handOver.removeHandOver() }
+    }
+
+    /// Ends a saved toast whose time ran out while no agent ran: `expired` for whoever waits for it, and its
+    /// notification, if a server showed it, closed.
+    private func expireSaved(_ item: AgentStore.Saved) {
+        let ended = AgentOutcome(.expired, serverID: item.serverID, activationToken: nil, unexplained: nil)
+        state.withLock { $0.ended.remember(ended, for: item.id) }
+        if let serverID = item.serverID {
+            desktop.adopt(serverID: serverID, forToast: item.id, onScreen: true, soundPlayed: true)
+            desktop.close(id: item.id, reason: .expired)
+        }
+        announce(item.id, "ended", ["outcome": .string(ended.name)].merging(ended.details) { first, _ in first })
     }
 
     private func adopted() async {

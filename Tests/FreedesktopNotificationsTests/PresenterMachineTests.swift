@@ -367,6 +367,37 @@ import ToastModel
         #expect(ready.contains { if case .close(_, _, 41) = $0 { true } else { false } }, "\(ready)")
     }
 
+    /// A notification another process left on screen, closed before this presenter shows anything (the agent closes a
+    /// saved toast whose time ran out while no agent ran): the close waits for the link, then goes out, and nothing
+    /// is sent first. Sent on no link, it was lost, and the notification stayed.
+    @Test(arguments: [false, true])
+    func aNotificationAdoptedAndClosedBeforeTheLinkIsClosedOnceTheLinkIsReady(dunst: Bool) throws {
+        var machine = Machine(configuration: Self.configuration)
+        _ = machine.handle(.adopt(serverID: 41, toastID: "old", onScreen: true))
+        #expect(machine.handle(.close(id: "old", expired: true)) == [.connect(generation: 1)])
+        #expect(!machine.isSettled, "its close waits for the link")
+        let ready = machine.handle(
+            .linkReady(generation: 1, capabilities: dunst ? Self.dunst : Self.xfce, owner: Self.server))
+        #expect(ready.notifies.isEmpty, "not shown again")
+        guard case .close(id: "old", let call, serverID: 41)? = ready.first, ready.count == 1 else {
+            Issue.record("no close of 41: \(ready)")
+            return
+        }
+        _ = machine.handle(.closeAnswered(id: "old", call: call))
+        #expect(machine.isSettled && machine.trackedToastIDs.isEmpty)
+    }
+
+    /// With no server to link to, such a close is given up, and nothing waits for it.
+    @Test func aCloseOfAnAdoptedNotificationIsGivenUpWhenNoLinkCanBeMade() throws {
+        var machine = Machine(configuration: Self.configuration)
+        _ = machine.handle(.adopt(serverID: 41, toastID: "old", onScreen: true))
+        _ = machine.handle(.close(id: "old", expired: true))
+        let failed = machine.handle(
+            .linkFailed(generation: 1, PresentationError(.noServer, reason: "no notification server")))
+        #expect(failed.isEmpty, "the center never showed it: nothing to report\(failed)")
+        #expect(machine.isSettled)
+    }
+
     /// GNOME Shell 43 leaves a notification that waited behind a banner in its queue when that banner is closed: after
     /// the close is answered, every other live notification goes again, in place (nothing of the sort on dunst).
     @Test(arguments: [true, false])

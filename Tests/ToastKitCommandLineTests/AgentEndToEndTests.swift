@@ -227,9 +227,11 @@ import ToastKitAgent
     }
 
     /// The documented rule: a saved toast whose time ran out while no agent ran is closed at once by the next one
-    /// (its end is `expired`). The saved file is made an hour older instead of waiting for the time to pass; the toast
-    /// has five minutes, so it cannot end by itself before the kill however loaded the machine (with 5 s it did,
-    /// once, in a full run where this test took 13 s, and then nothing was saved to find).
+    /// (its end is `expired`), never shown again first. The saved file is made an hour older instead of waiting for
+    /// the time to pass; the toast has five minutes, so it cannot end by itself before the kill however loaded the
+    /// machine (with 5 s it did, once, in a full run where this test took 13 s, and then nothing was saved to find).
+    /// The agent once sent it again with 50 ms to live: dunst then expired it itself, at random before the agent's
+    /// close, and no `CloseNotification` came.
     @Test func aSavedToastWhoseTimeRanOutIsClosedByTheNextAgent() async throws {
         try await withDesktop { desktop, watcher in
             let env = desktop.agentEnvironment
@@ -243,7 +245,12 @@ import ToastKitAgent
             #expect(wait.status == 3, "\(wait.error)\n\(desktop.agentFiles)")
             #expect(wait.output == #"{"event":"closed","id":"old","server_id":\#(id),"reason":"expired"}"# + "\n")
             #expect(try await watcher.nextClose(of: id) == id, "the notification the killed agent left is closed")
+            let shownAgain = watcher.seen { $0.kind == .methodCall && $0.member == "Notify" }
+            #expect(shownAgain.isEmpty, "closed without a Notify first")
             #expect(desktop.agentFiles.contains("adopting 1 saved toast(s) from 36"), "\(desktop.agentFiles)")
+            #expect(
+                desktop.agentFiles.contains("closing 1 saved toast(s) whose time ran out: old"), "\(desktop.agentFiles)"
+            )
         }
     }
 
