@@ -215,6 +215,10 @@ package struct DesktopPresenterMachine: Sendable {
     /// When Do Not Disturb was last read, or a reading asked for (nil: never), for a server that says nothing when it
     /// changes (``readDoNotDisturbIfStale(into:)``).
     private var doNotDisturbReadAt: Duration?
+    /// New toasts whose first `Notify` waits for the Do Not Disturb reading asked for because the last one was old
+    /// (``readDoNotDisturbIfStale(into:)``), in arrival order; and the link generation it was asked on.
+    private var awaitingReading = WaitingIDs()
+    private var staleReadingOn: UInt64?
     /// `GSETTINGS_BACKEND` where the settings are read (a keyfile announces nothing), taken when the machine is made.
     private let gsettingsBackend: String?
 
@@ -284,6 +288,7 @@ package struct DesktopPresenterMachine: Sendable {
                 toast.dirty = true
                 ledger.toasts[id] = toast
                 readDoNotDisturbIfStale(into: &out)
+                if staleReadingOn != nil { awaitingReading.insert(id) }
             }
             pump(id, into: &out)
         case .timer(let id, let remaining, let isRunning):
@@ -299,7 +304,7 @@ package struct DesktopPresenterMachine: Sendable {
             guard var toast = ledger.toasts[id] else { break }
             toast.closesOnceSent = false
             if expired, toast.wanted, toast.dirty, !toast.everSent, toast.inFlight == nil, toast.latest != nil,
-                ledger.waitingForLink.contains(id) || waitingForCloses.contains(id)
+                ledger.waitingForLink.contains(id) || waitingForCloses.contains(id) || awaitingReading.contains(id)
             {
                 // Its time ran out before it could be sent (`notify-send -t 1` in a fresh process, the link still
                 // being made, or a close of ours on its way): a toast the center showed still reaches the server
@@ -311,6 +316,7 @@ package struct DesktopPresenterMachine: Sendable {
             }
             toast.drop()
             ledger.toasts[id] = toast
+            awaitingReading.remove(id)
             pump(id, into: &out)
         case .adopt(let serverID, let toastID, let onScreen, let soundPlayed):
             var toast = ledger.toasts[toastID] ?? Toast()
@@ -349,6 +355,7 @@ package struct DesktopPresenterMachine: Sendable {
         case .doNotDisturbRead(let generation, let reading):
             guard generation == ledger.generation, ledger.ready != nil else { break }
             doNotDisturbRead(reading, into: &out)
+            if staleReadingOn == generation { releaseAwaitingReading(withheld: reading.isOn, into: &out) }
         case .linkFailed(let generation, let error):
             if centerAwaitsDoNotDisturb || reportedDoNotDisturb?.isOn == true, ledger.link == .connecting(generation) {
                 // The center waits for a first word: nothing could be read, so nothing is held back.
@@ -409,6 +416,11 @@ package struct DesktopPresenterMachine: Sendable {
         if centerAwaitsDoNotDisturb || reportedDoNotDisturb?.isOn == true, ledger.link == .none {
             connectIfNeeded(into: &out)
         }
+        // The link the reading was asked on is gone (its server left, the connection was lost): the toasts that
+        // waited for it go on as any other (a new link reads Do Not Disturb before they go out).
+        if let generation = staleReadingOn, ledger.ready == nil || ledger.generation != generation {
+            releaseAwaitingReading(withheld: false, into: &out)
+        }
         finish(into: &out)
         return out
     }
@@ -433,16 +445,35 @@ package struct DesktopPresenterMachine: Sendable {
 
     /// A new toast on a server that says nothing of its Do Not Disturb, while it is off: the state is read again if
     /// the last reading is ``PresenterConfiguration/doNotDisturbStaleAfter`` old, once for a burst of toasts. The
-    /// toast does not wait for it (a server that keeps Do Not Disturb itself, as mako and LXQt do, hides it); the
-    /// reading reaches the center, which holds the toasts after it.
+    /// toast, and those that come before the reading, wait for it (``releaseAwaitingReading(withheld:into:)``):
+    /// sent at once, a server that keeps Do Not Disturb itself (mako, LXQt) hid it, and the person never saw it.
     private mutating func readDoNotDisturbIfStale(into out: inout [Action]) {
-        guard configuration.followsDoNotDisturb, doNotDisturbRecheck == nil, let ready = ledger.ready,
-            let readAt = doNotDisturbReadAt, ledger.now - readAt >= configuration.doNotDisturbStaleAfter,
-            let information = ready.information,
+        guard configuration.followsDoNotDisturb, doNotDisturbRecheck == nil, staleReadingOn == nil,
+            let ready = ledger.ready, let readAt = doNotDisturbReadAt,
+            ledger.now - readAt >= configuration.doNotDisturbStaleAfter, let information = ready.information,
             !DoNotDisturbQuery.announcesChanges(of: information, gsettingsBackend: gsettingsBackend)
         else { return }
         doNotDisturbReadAt = ledger.now
+        staleReadingOn = ledger.generation
         out.append(.readDoNotDisturb(generation: ledger.generation, information: ready.information))
+    }
+
+    /// The reading the new toasts waited for is in (after the center has heard it), or will not come: with Do Not
+    /// Disturb on, each toast still wanted and never sent is withheld — forgotten here, and the center takes it back
+    /// to hold, drop or show anyway as its policy says; every other toast goes out.
+    private mutating func releaseAwaitingReading(withheld: Bool, into out: inout [Action]) {
+        staleReadingOn = nil
+        for id in awaitingReading.takeAll() {
+            guard var toast = ledger.toasts[id] else { continue }
+            guard withheld, toast.wanted, !toast.everSent, toast.inFlight == nil else {
+                // With no link (its server left), it waits for the next, which a new server brings.
+                if ledger.ready == nil { ledger.waitingForLink.insert(id) } else { pump(id, into: &out) }
+                continue
+            }
+            toast.drop()
+            out.append(.report(.withheld(toastID: id)))
+            settle(id, toast, into: &out)
+        }
     }
 
     /// Checks the counters kept by hand against the state they count, and the id map against the toasts; a
@@ -476,6 +507,7 @@ package struct DesktopPresenterMachine: Sendable {
             for id in waitingForInterval.keys {
                 precondition(ledger.toasts[id] != nil, "untracked toast \(id) waits for its interval")
             }
+            precondition(awaitingReading.isEmpty || staleReadingOn != nil, "toasts wait for a reading not asked for")
             let held = orphans.values.reduce(0) { $0 + $1.count }
             precondition(orphanCount == held && held <= Self.orphanLimit, "orphanCount \(orphanCount) ≠ \(held)")
         #endif
@@ -484,7 +516,7 @@ package struct DesktopPresenterMachine: Sendable {
     /// No call on its way, no toast waiting for the link, and the center told the Do Not Disturb state it waits for.
     package var isSettled: Bool {
         callsInFlight == 0 && ledger.waitingForLink.isEmpty && waitingForCloses.isEmpty && waitingForInterval.isEmpty
-            && !centerAwaitsDoNotDisturb
+            && awaitingReading.isEmpty && !centerAwaitsDoNotDisturb
     }
 
     // MARK: - Sending
@@ -492,7 +524,7 @@ package struct DesktopPresenterMachine: Sendable {
     /// Sends what toast `id` needs next, if nothing for it is on its way: its latest content, or the close of
     /// its notification. Resumes its waiters and forgets it once it is settled and gone.
     mutating func pump(_ id: String, into out: inout [Action]) {
-        guard var toast = ledger.toasts[id], toast.inFlight == nil else { return }
+        guard var toast = ledger.toasts[id], toast.inFlight == nil, !awaitingReading.contains(id) else { return }
         let wasHeld = toast.held
         if wasHeld {
             toast.held = false

@@ -6,7 +6,7 @@ struct WaitingIDs: Sendable {
     private var members: Set<String> = []
 
     /// Whether nobody waits.
-    var isEmpty: Bool { order.isEmpty }
+    var isEmpty: Bool { members.isEmpty }
 
     /// Whether `id` waits.
     func contains(_ id: String) -> Bool { members.contains(id) }
@@ -16,10 +16,18 @@ struct WaitingIDs: Sendable {
         if members.insert(id).inserted { order.append(id) }
     }
 
+    /// `id` no longer waits (its place in the order is dropped when everyone is taken).
+    mutating func remove(_ id: String) {
+        members.remove(id)
+        if members.isEmpty { order = [] }
+    }
+
     /// Everyone who waits, in order; nobody waits afterwards.
     mutating func takeAll() -> [String] {
         defer { removeAll() }
-        return order
+        guard order.count != members.count else { return order }
+        var left = members
+        return order.filter { left.remove($0) != nil }
     }
 
     /// Nobody waits any more.

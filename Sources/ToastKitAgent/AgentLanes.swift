@@ -137,7 +137,7 @@ package final class AgentLanes: Sendable {
         private func route(_ report: ToastPresenterReport) {
             let toastID: String? =
                 switch report {
-                case .actionInvoked(let id, _, _), .closed(let id, _), .replied(let id, _, _, _): id
+                case .actionInvoked(let id, _, _), .closed(let id, _), .replied(let id, _, _, _), .withheld(let id): id
                 case .failed(let id, _, _), .degraded(let id, _): id
                 case .reshowRequested, .pauseRequested, .resumeRequested, .doNotDisturbChanged: nil
                 }

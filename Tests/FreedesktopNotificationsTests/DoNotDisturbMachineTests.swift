@@ -105,44 +105,54 @@ import ToastModel
             ])
     }
 
+    static let mako = ServerCapabilities(
+        ["actions", "body"],
+        information: ServerInformation(name: "mako", vendor: "emersion", version: "1.7.1", specificationVersion: "1.2"))
+    static let makoOff = ToastDoNotDisturb(isOn: false, source: "mako: fr.emersion.Mako.ListModes (modes: default)")
+    static let makoOn = ToastDoNotDisturb(
+        isOn: true, source: "mako: fr.emersion.Mako.ListModes (modes: do-not-disturb)")
+
+    /// A machine attached and linked at time zero to `capabilities`, whose Do Not Disturb read off then.
+    static func linkedAtZero(_ capabilities: ServerCapabilities = mako) -> Machine {
+        var machine = Machine(configuration: PresenterMachineTests.configuration)
+        _ = machine.handle(.attached, now: .zero)
+        _ = machine.handle(
+            .linkReady(
+                generation: 1, capabilities: capabilities, owner: PresenterMachineTests.server, doNotDisturb: makoOff),
+            now: .zero)
+        return machine
+    }
+
+    static func reads(_ actions: [Machine.Action]) -> Int {
+        actions.filter { if case .readDoNotDisturb = $0 { true } else { false } }.count
+    }
+
     /// mako says nothing when Do Not Disturb comes on either: a process that stays linked (the agent, an app) reads it
     /// again before a new toast once the last reading is two seconds old — once for a burst, never for an update, and
-    /// never on a server that announces its changes. The toast goes out meanwhile; the ones after it are held.
+    /// never on a server that announces its changes. The new toasts wait for the reading, and go out once it says off.
     @Test func onASilentServerANewToastReadsAStaleStateAgain() throws {
-        let mako = ServerCapabilities(
-            ["actions", "body"],
-            information: ServerInformation(
-                name: "mako", vendor: "emersion", version: "1.7.1", specificationVersion: "1.2"))
-        let information = try #require(mako.information)
-        let off = ToastDoNotDisturb(isOn: false, source: "mako: fr.emersion.Mako.ListModes (modes: default)")
-        let on = ToastDoNotDisturb(isOn: true, source: "mako: fr.emersion.Mako.ListModes (modes: do-not-disturb)")
-        func linked(_ capabilities: ServerCapabilities) -> Machine {
-            var machine = Machine(configuration: PresenterMachineTests.configuration)
-            _ = machine.handle(.attached, now: .zero)
-            _ = machine.handle(
-                .linkReady(
-                    generation: 1, capabilities: capabilities, owner: PresenterMachineTests.server, doNotDisturb: off),
-                now: .zero)
-            return machine
-        }
-        func reads(_ actions: [Machine.Action]) -> Int {
-            actions.filter { if case .readDoNotDisturb = $0 { true } else { false } }.count
-        }
-        var machine = linked(mako)
+        let information = try #require(Self.mako.information)
+        let linked = Self.linkedAtZero
+        let reads = Self.reads
+        let (off, on) = (Self.makoOff, Self.makoOn)
+        var machine = linked(Self.mako)
         let fresh = machine.handle(.show(PresenterMachineTests.presentation("a")), now: .seconds(1))
         #expect(reads(fresh) == 0 && fresh.notifies.count == 1, "a reading a second old is fresh: \(fresh)")
         let stale = machine.handle(.show(PresenterMachineTests.presentation("b")), now: .seconds(3))
-        #expect(stale.first == .readDoNotDisturb(generation: 1, information: information), "\(stale)")
-        #expect(stale.notifies.count == 1, "the toast does not wait for it")
+        #expect(stale == [.readDoNotDisturb(generation: 1, information: information)], "it waits: \(stale)")
         let burst = machine.handle(.show(PresenterMachineTests.presentation("c")), now: .seconds(3.5))
-        #expect(reads(burst) == 0, "one reading for a burst: \(burst)")
-        let update = machine.handle(.show(PresenterMachineTests.presentation("a", "T2")), now: .seconds(6))
+        #expect(burst.isEmpty, "one reading for a burst, and the toast waits for it too: \(burst)")
+        #expect(!machine.isSettled, "toasts wait")
+        let update = machine.handle(.show(PresenterMachineTests.presentation("a", "T2")), now: .seconds(3.5))
         #expect(reads(update) == 0, "an update in place reads nothing: \(update)")
+        let read = machine.handle(.doNotDisturbRead(generation: 1, off), now: .seconds(3.6))
+        #expect(read.notifies.map(\.summary) == ["T", "T"] && read.count == 2, "off: both go out, in order: \(read)")
         #expect(reads(machine.handle(.show(PresenterMachineTests.presentation("d")), now: .seconds(6))) == 1)
         #expect(
             machine.handle(.doNotDisturbRead(generation: 1, on), now: .seconds(6.5)) == [
-                .report(.doNotDisturbChanged(on)), .wake(at: .seconds(8.5)),
+                .report(.doNotDisturbChanged(on)), .wake(at: .seconds(8.5)), .report(.withheld(toastID: "d")),
             ])
+        #expect(!machine.trackedToastIDs.contains("d"), "forgotten: the center shows it again when it is time")
 
         var dunst = linked(PresenterMachineTests.dunst)
         #expect(reads(dunst.handle(.show(PresenterMachineTests.presentation("a")), now: .seconds(60))) == 0)
@@ -154,5 +164,36 @@ import ToastModel
             DoNotDisturbQuery.announcesChanges(
                 of: ServerInformation(name: "gnome-shell", vendor: "GNOME", version: "43", specificationVersion: "1.2"),
                 gsettingsBackend: nil), "dconf sends Notify")
+    }
+
+    /// While new toasts wait for the reading: one the center closes is dropped (never sent), one whose time ran out is
+    /// still sent once and then closed (as a toast that waited for the link), and one whose link is lost goes on as
+    /// any other, to wait for the next link.
+    @Test func toastsWaitingForAReadingCanBeClosedAndOutliveTheirLink() throws {
+        let reads = Self.reads
+        var machine = Self.linkedAtZero()
+        _ = machine.handle(.show(PresenterMachineTests.presentation("gone")), now: .seconds(3))
+        _ = machine.handle(.show(PresenterMachineTests.presentation("brief")), now: .seconds(3))
+        #expect(machine.handle(.close(id: "gone"), now: .seconds(3)).isEmpty)
+        #expect(machine.handle(.close(id: "brief", expired: true), now: .seconds(3)).isEmpty)
+        let read = machine.handle(.doNotDisturbRead(generation: 1, Self.makoOff), now: .seconds(3.1))
+        #expect(read.notifies.count == 1 && read.count == 1, "only the one whose time ran out, once: \(read)")
+        let answered = machine.handle(
+            .notifyAnswered(id: "brief", call: try #require(read.notifyCall), PresenterMachineTests.reply(9)),
+            now: .seconds(3.1))
+        #expect(answered.contains { if case .close(id: "brief", _, serverID: 9) = $0 { true } else { false } })
+        #expect(!machine.trackedToastIDs.contains("gone"))
+
+        var lost = Self.linkedAtZero()
+        #expect(reads(lost.handle(.show(PresenterMachineTests.presentation("x")), now: .seconds(3))) == 1)
+        let left = lost.handle(.ownerChanged(nil), now: .seconds(3.1))
+        #expect(left.notifies.isEmpty, "\(left)")
+        #expect(lost.handle(.ownerChanged(":1.9"), now: .seconds(3.2)).contains(.connect(generation: 2)))
+        let ready = lost.handle(
+            .linkReady(generation: 2, capabilities: Self.mako, owner: ":1.9", doNotDisturb: Self.makoOff),
+            now: .seconds(3.3))
+        #expect(ready.notifies.count == 1, "shown on the new server: \(ready)")
+        // The answer to the old reading changes nothing.
+        #expect(lost.handle(.doNotDisturbRead(generation: 1, Self.makoOn), now: .seconds(3.4)).isEmpty)
     }
 }

@@ -85,6 +85,39 @@ struct DoNotDisturbStackTests {
         #expect(Self.summary(released) == [Self.changed(Self.off), "show B 4.0 seconds", "event shown(id: \"B\")"])
     }
 
+    @Test("a toast the presenter withholds (Do Not Disturb came on unseen) is taken back: held, dropped or shown again")
+    func withheldToasts() {
+        var stack = ToastStack(configuration: .init(defaultDuration: 4, maxVisible: 3))
+        _ = stack.attachPresenter(now: .zero)
+        _ = stack.present(ToastMessage(id: "A", title: "A"), now: .zero)
+        _ = stack.present(ToastMessage(id: "B", title: "B", doNotDisturb: .drop), now: .zero)
+        _ = stack.present(ToastMessage(id: "C", title: "C", doNotDisturb: .show), now: .zero)
+        #expect(stack.idsOnPresenter == ["A", "B", "C"])
+        // The presenter tells the state first, then what it did not send.
+        _ = stack.handle(.doNotDisturbChanged(Self.on), now: .seconds(1))
+        let heldA = stack.handle(.withheld(toastID: "A"), now: .seconds(1))
+        #expect(
+            Self.summary(heldA) == [Self.suppressed("A", .held), "timer B 4.0 seconds running"],
+            "told, never a second presented; B is in front now")
+        #expect(stack.heldToastIDs == ["A"] && !stack.idsOnPresenter.contains("A"))
+        let droppedB = stack.handle(.withheld(toastID: "B"), now: .seconds(1))
+        #expect(
+            Self.summary(droppedB) == [
+                Self.suppressed("B", .dropped), "event ended(id: \"B\", outcome: ToastModel.ToastOutcome.suppressed)",
+                "timer C 4.0 seconds running",
+            ])
+        let againC = stack.handle(.withheld(toastID: "C"), now: .seconds(1))
+        #expect(
+            Self.summary(againC) == [
+                "show C 4.0 seconds", Self.suppressed("C", .sentAnyway), "event shown(id: \"C\")",
+            ], "it shows anyway: sent again, and said so")
+        #expect(Self.summary(stack.handle(.withheld(toastID: "nobody"), now: .seconds(1))).isEmpty)
+        // A's time stood still from the moment it was withheld: it gets its 4 s back less the second it ran.
+        _ = stack.dismiss(id: "C", now: .seconds(2))
+        let released = stack.handle(.doNotDisturbChanged(Self.off), now: .seconds(50))
+        #expect(Self.summary(released) == [Self.changed(Self.off), "show A 3.0 seconds", "event shown(id: \"A\")"])
+    }
+
     @Test("a held toast replaced by id ends as .replaced and the new content is held in its place")
     func replaceHeld() {
         var stack = ToastStack()

@@ -59,6 +59,14 @@ public struct ToastPresenterEvents: Sendable {
         send(.resumeRequested)
     }
 
+    /// The toast the center gave this presenter did not reach the screen, and the presenter forgot it: before it went
+    /// out, the presenter learned that Do Not Disturb is on (a server that never announces the change is read again
+    /// when a toast comes). Report the new state first. The center takes the toast back — its time stops — and
+    /// holds or drops it as its ``ToastMessage/doNotDisturb`` says, or shows it again (``ToastDoNotDisturbPolicy/show``).
+    public func withheld(toastID: String) {
+        send(.withheld(toastID: toastID))
+    }
+
     /// Tells the center the desktop's Do Not Disturb state, when first read and on every change: while it is on,
     /// the center holds, drops or sends new toasts as each one's ``ToastMessage/doNotDisturb`` says.
     public func doNotDisturbChanged(_ state: ToastDoNotDisturb) {
@@ -86,6 +94,9 @@ public enum ToastPresenterReport: Sendable, Hashable {
     case resumeRequested
     /// The desktop's Do Not Disturb state; see ``ToastPresenterEvents/doNotDisturbChanged(_:)``.
     case doNotDisturbChanged(ToastDoNotDisturb)
+    /// The presenter put a toast it was given off before it reached the screen, and forgot it; see
+    /// ``ToastPresenterEvents/withheld(toastID:)``.
+    case withheld(toastID: String)
 }
 
 /// Why a toast left the screen without the center asking, as the presenter saw it.

@@ -371,6 +371,37 @@ public struct ToastStack: Sendable {
         }
     }
 
+    /// The presenter put a toast off before it reached the screen (it learned that Do Not Disturb is on): the toast
+    /// is off the presenter, its time stops, and it is held or dropped as Do Not Disturb says — or shown again, when
+    /// it shows anyway or Do Not Disturb is off after all. A toast the presenter no longer has is left as it is.
+    private mutating func withheld(toastID: String, now: Duration, into out: inout [Output]) {
+        guard let index = entries.firstIndex(where: { $0.id == toastID && $0.presenter == .shown }),
+            entries[index].pendingAction == nil, !entries[index].isPrompting
+        else { return }
+        if entries[index].runningSince != nil {
+            entries[index].remaining = entries[index].remaining(at: now)
+            entries[index].runningSince = nil
+        }
+        entries[index].presenter = .off
+        // It played nothing: its sound is still to come.
+        entries[index].handedSound = nil
+        guard doNotDisturb.isOn, case .toast(let message) = entries[index].content, message.doNotDisturb != .show
+        else {
+            reshowVisible = true
+            return
+        }
+        let entry = entries.remove(at: index)
+        removedSinceReconcile += 1
+        // Already announced as presented (and shown): holding it is told, never a second `presented`.
+        if message.doNotDisturb == .hold {
+            held.append(entry)
+            out.append(.event(.suppressed(id: entry.id, suppression: .init(kind: .held, state: doNotDisturb))))
+        } else {
+            entryIDs.remove(entry.id)
+            holdOrDrop(entry, policy: .drop, into: &out)
+        }
+    }
+
     /// Puts the held toasts at the back of the order, in arrival order.
     private mutating func releaseHeld(into out: inout [Output]) {
         guard !held.isEmpty else { return }
@@ -481,6 +512,8 @@ public struct ToastStack: Sendable {
             isPausedByPresenter = false
         case .doNotDisturbChanged(let state):
             doNotDisturbChanged(to: state, into: &out)
+        case .withheld(let toastID):
+            withheld(toastID: toastID, now: now, into: &out)
         }
         reconcile(now: now, into: &out)
         return out
