@@ -53,6 +53,13 @@ public final class DesktopNotificationPresenter: ToastPresenter {
         shell.disconnect()
     }
 
+    /// ``disconnect()``, returning once the connection is closed: what the presenter sent last is out then (the end
+    /// of each job view, which Plasma would otherwise show as a failed job when this process leaves). For a process
+    /// about to exit.
+    package func disconnectAndWait() async {
+        _ = await shell.disconnect()?.waitUntilClosed()
+    }
+
     /// Sends `Notify` for a toast that is not on screen (or queues it behind the one on its way).
     public func show(_ presentation: ToastPresentation) {
         shell.handle(.show(presentation))
@@ -81,8 +88,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     /// What the current server can do (read once per server and cached).
     public func serverCapabilities() async throws -> ServerCapabilities {
         if let known = shell.read(\.capabilities) { return known }
-        return try await DesktopBackend.readCapabilities(
-            on: shell.link().connection, timeout: configuration.callTimeout)
+        return try await DesktopBackend(configuration: configuration).capabilities(on: shell.link())
     }
 
     /// The server id of a toast on screen, if it has one (for tests and tools).
@@ -175,9 +181,8 @@ struct DesktopBackend: PresenterBackend {
     /// What the server can do and who it is: `GetCapabilities`, `GetServerInformation` and (when listening)
     /// `GetNameOwner`, all in flight together; then, when followed, its Do Not Disturb state.
     func ready(_ link: BusLink, generation: UInt64) async -> DesktopPresenterMachine.Event {
-        let timeout = configuration.callTimeout
         do {
-            async let capabilities = Self.readCapabilities(on: link.connection, timeout: timeout)
+            async let capabilities = capabilities(on: link)
             async let owner = link.owner(of: service)
             let read = try await capabilities
             var doNotDisturb: ToastDoNotDisturb?
@@ -189,6 +194,17 @@ struct DesktopBackend: PresenterBackend {
         } catch {
             return .linkFailed(generation: generation, failure(error))
         }
+    }
+
+    /// What the server can do (``readCapabilities(on:timeout:)``), and on Plasma whether its job service is there to
+    /// draw progress (when the configuration lets it: ``PresenterConfiguration/drawsProgressAsJobs``).
+    func capabilities(on link: BusLink) async throws -> ServerCapabilities {
+        var read = try await Self.readCapabilities(on: link.connection, timeout: configuration.callTimeout)
+        if configuration.drawsProgressAsJobs, read.information?.name == "Plasma" {
+            // plasmashell runs both services; only the job service draws a bar.
+            read.drawsJobViews = (try? await link.connection.bus.nameOwner(of: JobViews.busName)) != nil
+        }
+        return read
     }
 
     /// The Do Not Disturb state of the server `information` names, read on `link` or, for GNOME, MATE and LXQt, in
@@ -258,6 +274,19 @@ struct DesktopBackend: PresenterBackend {
             close(serverID, on: link) { answer(.closeAnswered(id: id, call: call)) }
         case .discard(let serverID):
             close(serverID, on: link) {}
+        case .requestJobView(let id, let call, let request):
+            let timeout = configuration.callTimeout
+            BusLink.call(request, on: link, timeout: timeout) { reply in
+                answer(
+                    .jobViewAnswered(
+                        id: id, call: call,
+                        reply.flatMap { message in Result { try JobViews.path(from: message) } }
+                            .mapError { PresentationError(any: $0, timeout: timeout) }))
+            }
+        case .updateJobView(let path, let arguments):
+            sendToJobView(path, "update", arguments, on: link)
+        case .endJobView(let path):
+            sendToJobView(path, "terminate", JobViews.terminate, on: link)
         case .readDoNotDisturb(let generation, let information):
             readDoNotDisturb(of: information, on: link) { answer(.doNotDisturbRead(generation: generation, $0)) }
         case .playSound(let id, let sound):
@@ -281,6 +310,15 @@ struct DesktopBackend: PresenterBackend {
                     .map { DesktopPresenterMachine.NotifyReply(serverID: $0.id, sender: $0.server) }
                     .mapError { PresentationError(any: $0, timeout: timeout) })
         }
+    }
+
+    /// Calls `member` of the job view at `path` without asking for an answer (Plasma declares its view's methods
+    /// no-reply); nothing goes out without a link, or for a path that is not one.
+    private func sendToJobView(_ path: String, _ member: MemberName, _ arguments: [DBusValue], on link: BusLink?) {
+        guard let link, let objectPath = try? ObjectPath(validating: path) else { return }
+        try? link.connection.send(
+            destination: JobViews.busName, path: objectPath, interface: JobViews.viewInterface, member: member,
+            arguments: arguments)
     }
 
     /// Sends `CloseNotification`; `answered` runs once the server answered (whatever it answered), or at once

@@ -1,4 +1,4 @@
-import DBus
+package import DBus
 package import ToastModel
 
 /// The desktop presenter's rules as a plain value: events go in, the actions to carry out come out, in order.
@@ -82,6 +82,8 @@ package struct DesktopPresenterMachine: Sendable {
         case notifyAnswered(id: String, call: UInt64, Result<NotifyReply, PresentationError>)
         /// The server answered the `CloseNotification` sent as `call` (whatever it answered: the id is gone for us).
         case closeAnswered(id: String, call: UInt64)
+        /// Plasma's job service answered the `requestView` sent as `call` with the view's path, or failed.
+        case jobViewAnswered(id: String, call: UInt64, Result<String, PresentationError>)
         /// A signal of the notification interface, from `sender`.
         case signal(NotificationSignal, sender: String?)
         /// `org.freedesktop.Notifications` has a new owner (`nil`: nobody).
@@ -110,6 +112,13 @@ package struct DesktopPresenterMachine: Sendable {
         case close(id: String, call: UInt64, serverID: UInt32)
         /// Send `CloseNotification` for a notification no toast owns any more (its answer changes nothing).
         case discard(serverID: UInt32)
+        /// Ask Plasma's job service for a view of the toast (``JobViews``); report its answer as
+        /// ``Event/jobViewAnswered(id:call:_:)`` with `call`.
+        case requestJobView(id: String, call: UInt64, DBusMethodCall)
+        /// Send the toast's content to its job view at `path` (no answer is asked for).
+        case updateJobView(path: String, [DBusValue])
+        /// End the job view at `path` without a word (no answer is asked for).
+        case endJobView(path: String)
         /// Tell the center, in this order.
         case report(ToastPresenterReport)
         /// Resume these ``DesktopNotificationPresenter/accepted(_:)`` waiters.
@@ -128,10 +137,12 @@ package struct DesktopPresenterMachine: Sendable {
         /// A `Notify`, with the action keys and the sound it carries, and the sound to play once it is accepted.
         case notify(call: UInt64, actionKeys: [String: String], sound: ToastSound?, playing: ToastSound?)
         case close(call: UInt64)
+        /// A job view's `requestView`.
+        case jobView(call: UInt64)
 
         var call: UInt64 {
             switch self {
-            case .notify(let call, _, _, _), .close(let call): call
+            case .notify(let call, _, _, _), .close(let call), .jobView(let call): call
             }
         }
     }
@@ -169,8 +180,13 @@ package struct DesktopPresenterMachine: Sendable {
         var soundOnServer: ToastSound?
         /// Adopted from a process that played its sound: its first content's sound is not played again.
         var soundPlayedElsewhere = false
+        /// Its job view on Plasma (``JobViews``), while its progress is drawn there.
+        var jobView: String?
+        /// Plasma's job service refused it a view: its progress is drawn in the notification from then on.
+        var jobViewRefused = false
 
-        var serviceID: UInt32? { serverID }
+        /// Its notification's id; 0 (none) while it is a job view.
+        var serviceID: UInt32? { serverID ?? (jobView != nil ? 0 : nil) }
         var hasCallOnItsWay: Bool { inFlight != nil }
         var hasContentToSend: Bool { (wanted || closesOnceSent) && dirty }
 
@@ -296,8 +312,9 @@ package struct DesktopPresenterMachine: Sendable {
             latest.toast.remaining = remaining
             latest.toast.isTimerRunning = isRunning
             toast.latest = latest
-            // A server that ignores expire_timeout gains nothing from a re-send; the next send carries the timer.
-            if capabilities?.honoursExpireTimeout ?? true { toast.dirty = true }
+            // A server that ignores expire_timeout gains nothing from a re-send; the next send carries the timer. A job
+            // view has no timeout.
+            if capabilities?.honoursExpireTimeout ?? true, toast.jobView == nil { toast.dirty = true }
             ledger.toasts[id] = toast
             pump(id, into: &out)
         case .close(let id, let expired):
@@ -365,6 +382,8 @@ package struct DesktopPresenterMachine: Sendable {
             linkFailed(generation: generation, error, into: &out)
         case .notifyAnswered(let id, let call, let result):
             answered(id, call: call, result, into: &out)
+        case .jobViewAnswered(let id, let call, let result):
+            jobViewAnswered(id, call: call, result, into: &out)
         case .closeAnswered(let id, let call):
             // Only the answer to the close on its way counts (a stale answer, or one with a Notify's number, is not).
             guard var toast = ledger.toasts[id], case .close(call)? = toast.inFlight else { break }
@@ -381,6 +400,8 @@ package struct DesktopPresenterMachine: Sendable {
         case .signal(let signal, let sender):
             received(signal, from: sender, into: &out)
         case .ownerChanged(let newOwner):
+            // The job views were the old server's: they go with it (a new one, for toasts shown again).
+            if newOwner != ledger.owner { endJobViews(into: &out) }
             ownerChanged(newOwner, into: &out)
             if configuration.followsDoNotDisturb, newOwner != nil, reportedDoNotDisturb != nil {
                 // The new server's state is read now, before a toast goes to it (toasts held for the old server's
@@ -409,6 +430,8 @@ package struct DesktopPresenterMachine: Sendable {
         case .connectionLost(let error):
             connectionLost(error, into: &out)
         case .reset:
+            // Before the connection closes: Plasma would show each view still open as a failed job.
+            endJobViews(into: &out)
             reset(into: &out)
         }
         // The center waits for a first word on Do Not Disturb, or holds toasts until it ends: whatever ended the link
@@ -482,12 +505,16 @@ package struct DesktopPresenterMachine: Sendable {
         #if DEBUG
             var notifies = 0
             var closes = 0
+            var views = 0
             for (id, toast) in ledger.toasts {
                 switch toast.inFlight {
                 case .notify?: notifies += 1
                 case .close?: closes += 1
+                case .jobView?: views += 1
                 case nil: break
                 }
+                precondition(
+                    toast.jobView == nil || toast.serverID == nil, "toast \(id) is a job view and a notification")
                 if let serverID = toast.serverID {
                     precondition(toastForServerID[serverID] == id, "toast \(id)'s server id \(serverID) is not mapped")
                 }
@@ -499,7 +526,9 @@ package struct DesktopPresenterMachine: Sendable {
             }
             precondition(notifiesInFlight == notifies, "notifiesInFlight \(notifiesInFlight) ≠ \(notifies)")
             precondition(closesInFlight == closes, "closesInFlight \(closesInFlight) ≠ \(closes)")
-            precondition(callsInFlight == notifies + closes, "callsInFlight \(callsInFlight) ≠ \(notifies + closes)")
+            precondition(
+                callsInFlight == notifies + closes + views,
+                "callsInFlight \(callsInFlight) ≠ \(notifies + closes + views)")
             for (serverID, id) in toastForServerID {
                 precondition(
                     ledger.toasts[id]?.serverID == serverID, "server id \(serverID) maps to \(id), which has another")
@@ -531,6 +560,12 @@ package struct DesktopPresenterMachine: Sendable {
             ledger.toasts[id] = toast
             waitingForInterval[id] = nil
         }
+        if !(toast.wanted || (toast.closesOnceSent && toast.dirty)), let path = toast.jobView {
+            // Not wanted any more: its job view goes.
+            toast.jobView = nil
+            ledger.toasts[id] = toast
+            out.append(.endJobView(path: path))
+        }
         if toast.wanted || (toast.closesOnceSent && toast.dirty) {
             if toast.dirty, let presentation = toast.latest {
                 guard case .ready(let capabilities) = ledger.link else {
@@ -542,9 +577,11 @@ package struct DesktopPresenterMachine: Sendable {
                     toast.soundPlayedElsewhere = false
                     toast.soundOnServer = presentation.request.sound
                 }
+                let wantsJobView =
+                    capabilities.drawsJobViews && !toast.jobViewRefused && JobViews.shows(presentation)
                 if toast.adoptedOnScreen {
                     toast.adoptedOnScreen = false
-                    if toast.serverID != nil, !capabilities.signalsOnlyToSender || toast.closesOnceSent {
+                    if !wantsJobView, toast.serverID != nil, !capabilities.signalsOnlyToSender || toast.closesOnceSent {
                         // On screen as it is: nothing to send (its timer's changes still are, as for any toast). One
                         // whose time ran out while the link was made is closed now, never sent first.
                         toast.dirty = false
@@ -559,7 +596,7 @@ package struct DesktopPresenterMachine: Sendable {
                         return
                     }
                 }
-                if toast.serverID != nil, let last = toast.lastSentAt,
+                if toast.serverID != nil || toast.jobView != nil, let last = toast.lastSentAt,
                     ledger.now < last + configuration.minimumUpdateInterval
                 {
                     // An update of a notification on screen, sooner than the server can draw it: it waits (latest
@@ -570,6 +607,15 @@ package struct DesktopPresenterMachine: Sendable {
                     waitingForInterval[id] = due
                     if !wasHeld { out.append(.wake(at: due)) }
                     return
+                }
+                if wantsJobView {
+                    sendToJobView(id, &toast, presentation, capabilities, into: &out)
+                    return
+                }
+                if let path = toast.jobView {
+                    // Its progress ended, or it has actions now: the view goes, and a notification shows the toast.
+                    toast.jobView = nil
+                    out.append(.endJobView(path: path))
                 }
                 guard closesInFlight == 0 else {
                     // A Notify right behind a CloseNotification is often never drawn by swaync: it goes out once
@@ -606,28 +652,84 @@ package struct DesktopPresenterMachine: Sendable {
                 return
             }
         } else if let serverID = toast.serverID {
-            guard case .ready = ledger.link else {
-                // An adopted notification (another process showed it) closed before this presenter sent anything:
-                // its close waits for the link as a Notify would (sent on no link, it was lost, and it stayed on
-                // screen).
-                ledger.toasts[id] = toast
-                ledger.waitingForLink.insert(id)
-                connectIfNeeded(into: &out)
-                return
-            }
-            // Forget the id first: the NotificationClosed(3) that answers our own close is not news.
-            toast.serverID = nil
-            toastForServerID[serverID] = nil
-            tokens[serverID] = nil
-            nextCall += 1
-            toast.inFlight = .close(call: nextCall)
-            callsInFlight += 1
-            closesInFlight += 1
-            ledger.toasts[id] = toast
-            out.append(.close(id: id, call: nextCall, serverID: serverID))
+            closeNotification(id, &toast, serverID, into: &out)
             return
         }
         settle(id, toast, into: &out)
+    }
+
+    /// Sends `CloseNotification` for toast `id`'s notification, once the link is up: an adopted notification
+    /// (another process showed it) closed before this presenter sent anything waits for the link as a `Notify` would
+    /// (sent on no link, it was lost, and it stayed on screen).
+    private mutating func closeNotification(
+        _ id: String, _ toast: inout Toast, _ serverID: UInt32, into out: inout [Action]
+    ) {
+        guard case .ready = ledger.link else {
+            ledger.toasts[id] = toast
+            ledger.waitingForLink.insert(id)
+            connectIfNeeded(into: &out)
+            return
+        }
+        // Forget the id first: the NotificationClosed(3) that answers our own close is not news.
+        toast.serverID = nil
+        toastForServerID[serverID] = nil
+        tokens[serverID] = nil
+        nextCall += 1
+        toast.inFlight = .close(call: nextCall)
+        callsInFlight += 1
+        closesInFlight += 1
+        ledger.toasts[id] = toast
+        out.append(.close(id: id, call: nextCall, serverID: serverID))
+    }
+
+    /// Draws toast `id`'s progress in a job view on Plasma (``JobViews``): its notification, if it has one, is
+    /// closed first; then the view is asked for, or the one it has gets the new content (at most once per
+    /// ``PresenterConfiguration/minimumUpdateInterval``, as a notification's updates).
+    private mutating func sendToJobView(
+        _ id: String, _ toast: inout Toast, _ presentation: ToastPresentation, _ capabilities: ServerCapabilities,
+        into out: inout [Action]
+    ) {
+        if let serverID = toast.serverID {
+            // It was a notification (adopted, or shown before its progress began): that goes, then the view comes.
+            closeNotification(id, &toast, serverID, into: &out)
+            return
+        }
+        toast.dirty = false
+        toast.everSent = true
+        toast.lastSentAt = ledger.now
+        if let path = toast.jobView {
+            out.append(.updateJobView(path: path, JobViews.update(presentation)))
+            settle(id, toast, into: &out)
+            return
+        }
+        // The notification's mapping, without the progress: the app's name and icon as a notification would carry
+        // them, and the same refusal of what no server takes.
+        var plain = presentation
+        plain.toast.progress = nil
+        let mapped: MappedNotification
+        do {
+            mapped = try NotificationMapping.notify(
+                plain, capabilities: capabilities, configuration: configuration, soundIsNew: false)
+        } catch let error {
+            ledger.toasts[id] = toast
+            fail(id, PresentationError(.invalidInput, reason: error.description), into: &out)
+            return
+        }
+        reportDegradations(mapped.degradations, of: id, &toast, into: &out)
+        nextCall += 1
+        toast.inFlight = .jobView(call: nextCall)
+        callsInFlight += 1
+        ledger.toasts[id] = toast
+        out.append(.requestJobView(id: id, call: nextCall, JobViews.request(presentation, mapped: mapped.call)))
+    }
+
+    /// Ends every job view (the server changes, or the presenter is detached before its connection closes).
+    private mutating func endJobViews(into out: inout [Action]) {
+        for id in ledger.toasts.keys.sorted() {
+            guard let path = ledger.toasts[id]?.jobView else { continue }
+            ledger.toasts[id]?.jobView = nil
+            out.append(.endJobView(path: path))
+        }
     }
 
     /// A toast about to be settled with nothing left to send (the server closed it, or the connection ended): its
@@ -640,6 +742,49 @@ package struct DesktopPresenterMachine: Sendable {
     }
 
     // MARK: - Answers
+
+    /// Plasma's job service answered a toast's `requestView`: the toast is its view from now on — or, refused, a
+    /// notification whose progress is text (said once as a degradation). A view nobody wants any more is ended.
+    private mutating func jobViewAnswered(
+        _ id: String, call: UInt64, _ result: Result<String, PresentationError>, into out: inout [Action]
+    ) {
+        guard var toast = ledger.toasts[id], case .jobView(call)? = toast.inFlight else {
+            // Forgotten meanwhile (the presenter was reset): nobody wants the view.
+            if case .success(let path) = result { out.append(.endJobView(path: path)) }
+            return
+        }
+        toast.inFlight = nil
+        callsInFlight -= 1
+        switch result {
+        case .success(let path):
+            toast.jobView = path
+            toast.lastFailure = nil
+            if toast.closesOnceSent {
+                // Its time ran out on the way: it was drawn once, and goes now (below).
+                toast.closesOnceSent = false
+                toast.dirty = false
+                toast.latest = nil
+                if !toast.waiters.isEmpty {
+                    out.append(.resume(toast.waiters, .success(0)))
+                    toast.waiters = []
+                }
+            } else if let presentation = toast.latest, let sound = presentation.request.sound,
+                sound != toast.soundOnServer, !presentation.toast.soundHasPlayed
+            {
+                // A view plays nothing: the sound is played here, as for a server that plays none.
+                toast.soundOnServer = sound
+                if doNotDisturb?.isOn != true { out.append(.playSound(id: id, sound)) }
+            }
+        case .failure(let error):
+            toast.jobViewRefused = true
+            if toast.wanted || toast.closesOnceSent { toast.dirty = true }
+            reportDegradations(
+                ["Plasma's job service gave no view (\(error.reason)): the progress is shown as text in the message"],
+                of: id, &toast, into: &out)
+        }
+        ledger.toasts[id] = toast
+        pump(id, into: &out)
+    }
 
     private mutating func answered(
         _ id: String, call: UInt64, _ result: Result<NotifyReply, PresentationError>, into out: inout [Action]
@@ -766,6 +911,7 @@ package struct DesktopPresenterMachine: Sendable {
         for id in ledger.toasts.keys {
             ledger.toasts[id]?.serverID = nil
             ledger.toasts[id]?.held = false
+            ledger.toasts[id]?.jobViewRefused = false
         }
     }
 
@@ -828,7 +974,7 @@ extension DesktopPresenterMachine: LedgerMachine {
         case .report(let report): .report(report)
         case .resume(let waiters, let result): .resume(waiters, result)
         case .wake(let at): .wake(at: at)
-        case .notify, .close, .discard, .readDoNotDisturb, .playSound: nil
+        case .notify, .close, .discard, .readDoNotDisturb, .playSound, .requestJobView, .updateJobView, .endJobView: nil
         }
     }
 

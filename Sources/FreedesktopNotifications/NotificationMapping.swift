@@ -10,6 +10,9 @@ public struct ServerCapabilities: Sendable, Hashable {
     public var information: ServerInformation?
     /// The capability strings in the order the server listed them.
     public var ordered: [String]
+    /// Whether the server is Plasma with its job service on the bus, and the presenter may draw progress there
+    /// (``PresenterConfiguration/drawsProgressAsJobs``). False unless the presenter found it so.
+    public var drawsJobViews = false
 
     /// Creates the value.
     public init(_ capabilities: some Sequence<String>, information: ServerInformation? = nil) {
@@ -62,8 +65,9 @@ public struct ServerCapabilities: Sendable, Hashable {
 
     /// Whether the server draws the `value` hint as a progress bar: dunst, mako and SwayNotificationCenter always;
     /// xfce4-notifyd only for a toast without a message, since its gauge takes the message's place. Elsewhere the
-    /// bar is text in the message (GNOME Shell, Plasma — whose bar is its JobView service —, notification-daemon,
-    /// MATE, LXQt ignore `value`; `../shared/research/rich-features.md`).
+    /// bar is text in the message (GNOME Shell, Plasma, notification-daemon, MATE, LXQt ignore `value`;
+    /// `../shared/research/rich-features.md`). Plasma draws a bar in its job service's views, which the presenter
+    /// uses instead where it can (``drawsJobViews``).
     public func drawsProgressValue(withBody: Bool) -> Bool {
         switch information?.name {
         case "dunst", "mako", "SwayNotificationCenter": true

@@ -52,6 +52,12 @@ public struct PresenterConfiguration: Sendable {
     /// policy. The center hands the presenter nothing until the first reading (one more round trip to the server on
     /// the first toast). True by default.
     public var followsDoNotDisturb = true
+    /// Draw a toast's progress with Plasma's job service where it runs (`org.kde.JobViewServer`): a popup with a
+    /// real bar, for a toast with progress and no actions; elsewhere, and for other toasts, a notification (the
+    /// `value` hint, or a bar in text). A job view lasts only as long as this process's connection — Plasma shows
+    /// a failed job when it leaves the bus — so a process that shows a toast and exits turns this off (the `toastkit`
+    /// commands do; their agent keeps it on). True by default.
+    public var drawsProgressAsJobs = true
     /// The environment GSettings and settings files are read in for Do Not Disturb (``DoNotDisturbSettings``): nil,
     /// this process's.
     package var settingsEnvironment: [String: String]? = nil

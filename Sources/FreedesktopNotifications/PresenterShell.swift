@@ -122,20 +122,23 @@ final class PresenterShell<Backend: PresenterBackend>: Sendable {
     }
 
     /// Forgets the center and closes the connection.
-    func disconnect() {
-        let (connection, actions, wake) = state.withLock { state in
-            let connection = state.link?.connection
+    @discardableResult
+    func disconnect() -> DBusConnection? {
+        let (link, actions, wake) = state.withLock { state in
+            let link = state.link
             let actions = queueReports(state.machine.handle(Machine.reset, now: time.now()), state: state)
             let wake = state.wake?.task
             state.events = nil
             state.link = nil
             state.linkTask = nil
             state.wake = nil
-            return (connection, actions, wake)
+            return (link, actions, wake)
         }
         wake?.cancel()
-        carryOut(actions)
-        connection?.close()
+        // On the link that is closing: what the reset sends last (the end of a job view) goes before the close.
+        carryOut(actions, link: link)
+        link?.connection.close()
+        return link?.connection
     }
 
     /// Feeds one event to the machine under the lock and carries out what it returns.

@@ -58,7 +58,8 @@ extension ServerCapabilities {
                     + "keeps the one on screen for an unchanged update")
             add(
                 "progress-through-jobs",
-                "Plasma draws progress only through its JobView service, not the `value` hint")
+                "Plasma draws progress only through its JobView service, not the `value` hint: a process that stays "
+                    + "(the agent, an app) draws it there; one that exits (send without the agent) as text")
         case ("mako", _):
             add("int32-value", "mako refuses a whole Notify whose `value` hint is not an int32: ToastKit sends int32")
         case ("Xfce Notify Daemon", _):

@@ -284,6 +284,13 @@ package final class ToastAgent: Sendable {
         connection.close()
     }
 
+    /// Lets go of the notification server once stopped, before the process exits: the notifications stay on screen
+    /// (for the next agent to adopt), the job views end — left open, Plasma would show each as a failed job when this
+    /// process leaves — and it returns once that is sent.
+    package func releaseDesktop() async {
+        await desktop.disconnectAndWait()
+    }
+
     // MARK: - The interface
 
     private func export() {
@@ -587,7 +594,8 @@ package final class ToastAgent: Sendable {
         // What the presenter reported on the way (a degraded feature) has reached the center by now.
         await desktop.reportsDelivered()
         await center.eventsDelivered()
-        state.withLock { $0.live[id]?.serverID = serverID }
+        // 0: no notification (a job view on Plasma): nothing to show again in place.
+        state.withLock { $0.live[id]?.serverID = serverID == 0 ? nil : serverID }
         // Its server id (and its timer, as it runs now) is on disk before the answer: a crash after it leaves the
         // next agent able to show it again in place, with the time it has.
         let entry = center.entryState(of: id)
@@ -1171,8 +1179,9 @@ package final class ToastAgent: Sendable {
                 continue
             }
             style.set(CommandLineStyle(options: request.options), for: item.id)
-            if let serverID = item.serverID {
-                // Shown before (by the agent that saved it, or by `send`): its sound has played.
+            if let serverID = item.serverID, serverID != 0 {
+                // Shown before (by the agent that saved it, or by `send`): its sound has played. (0: it was a job
+                // view, which ended with its agent.)
                 desktop.adopt(
                     serverID: serverID, forToast: item.id, onScreen: onScreen.contains(item.id), soundPlayed: true)
             }
@@ -1231,7 +1240,7 @@ package final class ToastAgent: Sendable {
     private func expireSaved(_ item: AgentStore.Saved) {
         let ended = AgentOutcome(.expired, serverID: item.serverID, activationToken: nil, unexplained: nil)
         state.withLock { $0.ended.remember(ended, for: item.id) }
-        if let serverID = item.serverID {
+        if let serverID = item.serverID, serverID != 0 {
             desktop.adopt(serverID: serverID, forToast: item.id, onScreen: true, soundPlayed: true)
             desktop.close(id: item.id, reason: .expired)
         }

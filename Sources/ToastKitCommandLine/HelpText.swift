@@ -135,7 +135,8 @@ enum HelpText {
               --no-agent            Show the toast directly, without the agent (also TOASTKIT_NO_AGENT=1): it
                                     then lives only as long as this command waits.
               --progress PERCENT    How far the task has come (0-100, or indeterminate): a bar where the
-                                    server draws one (dunst, mako, swaync), a text bar in the message elsewhere.
+                                    server draws one (dunst, mako, swaync; Plasma's job view, through the
+                                    agent), a text bar in the message elsewhere.
               --sound SOUND         Play a sound when the toast first appears: a name from the sound theme
                                     (message-new-instant, complete, bell; default), a file, or silent. The
                                     server plays it where it can (GNOME; MATE, files), toastkit elsewhere
@@ -270,8 +271,9 @@ enum HelpText {
         OVERVIEW: Show one toast that follows a task: each line of standard input is a step, a percentage and,
         when it changes, the message ("40", "40 Copying photos", "indeterminate Searching"). The newest step is
         shown at most every 50 ms (faster lines merge) and replaces the one before: a bar where the server draws
-        one (dunst, mako, swaync, xfce), a text bar in the message elsewhere. When the input ends, the toast
-        becomes a normal toast with the last message, for its duration (-d), through the agent as with send.
+        one (dunst, mako, swaync, xfce; on Plasma the agent draws a job view), a text bar in the message
+        elsewhere. When the input ends, the toast becomes a normal toast with the last message, for its
+        duration (-d), through the agent as with send.
         A line that is not a step is skipped with a warning.
 
         USAGE: toastkit progress [send options] TITLE [MESSAGE]

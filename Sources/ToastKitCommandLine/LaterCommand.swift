@@ -41,6 +41,7 @@ struct LaterCommand {
         // Shown because the person asked for them now: whatever Do Not Disturb says.
         var configuration = PresenterConfiguration(appName: application, callTimeout: .seconds(10))
         configuration.followsDoNotDisturb = false
+        configuration.drawsProgressAsJobs = false
         let desktop = DesktopNotificationPresenter(configuration: configuration)
         let center = ToastCenter(maxVisible: taken.count, presenter: desktop, laterStore: store)
         for record in taken { center.present(record.makeMessage()) }

@@ -19,6 +19,8 @@ struct SendCommand {
         configuration.maximumMessageLength = MessageInput.limit
         // notify-send and dunstify send whatever Do Not Disturb says, and say nothing of it: nothing to read.
         configuration.followsDoNotDisturb = options.dialect == .toastkit
+        // This process leaves once its toast is shown (or ends): a job view would end with it, as a failed job.
+        configuration.drawsProgressAsJobs = false
         return configuration
     }
 

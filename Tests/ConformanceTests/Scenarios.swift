@@ -522,14 +522,20 @@ extension OneAtATime.ConformanceTests {
 
     /// A step of a task (60 %), then its end on the same toast: the step is the `value` hint, an int32, where the
     /// server draws a bar (dunst, mako, swaync; xfce4-notifyd only for a toast without a message, whose text its
-    /// gauge hides), and a text bar that ends the message elsewhere; the end is a normal toast in place, with neither.
-    /// A screenshot of the step: `.build/conformance/<server>-progress.png`.
+    /// gauge hides), a view of Plasma's job service on Plasma (its one bar), and a text bar that ends the message
+    /// elsewhere; the end is a normal toast in place, with neither (on Plasma: the view ends, and the toast is a
+    /// notification). A screenshot of the step: `.build/conformance/<server>-progress.png`.
     func progress(_ desktop: Desktop, _ record: ScenarioRecord) async throws {
         let capabilities = try await desktop.toasts.presenter.serverCapabilities()
         let center = desktop.toasts.center
         center.present(
             ToastMessage(
                 id: "copy", title: "Copiando", message: "fotos.tar", duration: .indefinite, progress: .fraction(0.6)))
+        if capabilities.drawsJobViews {
+            try await progressInAJobView(desktop, record)
+            return
+        }
+        record.equal(desktop.kind == .plasma, false, "Plasma's job service was found")
         let step = try await desktop.bus.nextNotify()
         if capabilities.drawsProgressValue(withBody: true) {
             record.equal(step.arguments.hints["value"], .int32(60), "value hint (an int32)")
@@ -547,6 +553,35 @@ extension OneAtATime.ConformanceTests {
         let done = try await desktop.bus.nextNotify()
         record.equal(done.arguments.replacesID, step.id, "the end replaces the step")
         record.equal(done.arguments.hints["value"], nil, "value hint at the end")
+        record.equal(done.arguments.body, "fotos.tar", "the end's message, without a bar")
+        try await expectShown(title: "Copiado", on: desktop, record, "at the end")
+    }
+
+    /// The progress scenario on Plasma, whose notifications draw no bar: the step is a job view (title, message,
+    /// percent), updated in place; the end ends the view without a word and is a notification of its own.
+    private func progressInAJobView(_ desktop: Desktop, _ record: ScenarioRecord) async throws {
+        let (properties, path) = try await desktop.bus.nextJobView()
+        let asked = String(describing: properties)
+        for expected in ["\"Copiando\"", "\"fotos.tar\"", "uint32(60)"] {
+            record.equal(asked.contains(expected), true, "the view is asked with \(expected)")
+        }
+        record.quirk("draws progress only in a view of its job service (org.kde.JobViewServer): ToastKit uses one")
+        try await expectShown(title: "Copiando", on: desktop, record, "with the step")
+        let screenshot = try await desktop.screenshot(named: "\(desktop.kind.rawValue)-progress")
+        expectPNG(at: screenshot, record)
+
+        let center = desktop.toasts.center
+        center.present(
+            ToastMessage(
+                id: "copy", title: "Copiando", message: "fotos.tar", duration: .indefinite, progress: .fraction(0.9)))
+        let update = try await desktop.bus.nextJobViewCall("update", of: path)
+        record.equal(String(describing: update.body).contains("uint32(90)"), true, "the step, in place")
+
+        center.present(ToastMessage(id: "copy", status: .success, title: "Copiado", message: "fotos.tar"))
+        let end = try await desktop.bus.nextJobViewCall("terminate", of: path)
+        record.equal(end.body.first, .uint32(1), "the view ends without a word (ERR_USER_CANCELED)")
+        let done = try await desktop.bus.nextNotify()
+        record.equal(done.arguments.replacesID, 0, "the end is a notification of its own")
         record.equal(done.arguments.body, "fotos.tar", "the end's message, without a bar")
         try await expectShown(title: "Copiado", on: desktop, record, "at the end")
     }

@@ -145,6 +145,9 @@ final class BusTraffic: Sendable {
         let traffic = try await connection.monitor([
             MatchRule(kind: .methodCall, interface: "org.freedesktop.Notifications"),
             MatchRule(kind: .signal, interface: "org.freedesktop.Notifications"),
+            // Plasma's job service: its views are where Plasma draws a progress bar.
+            MatchRule(kind: .methodCall, interface: "org.kde.JobViewServerV2"),
+            MatchRule(kind: .methodCall, interface: "org.kde.JobViewV3"),
             MatchRule(kind: .methodReturn),
             MatchRule(kind: .error),
         ])
@@ -175,6 +178,32 @@ final class BusTraffic: Sendable {
         return NotifySeen(
             arguments: try NotifyCall(call.value), id: id, caller: call.value.sender ?? "",
             server: reply.value.sender ?? "", at: call.at)
+    }
+
+    /// The next job view asked of Plasma's job service (`requestView`): the properties it was asked with, and the
+    /// view's path from the reply.
+    func nextJobView(within limit: Duration = .seconds(5)) async throws -> (properties: DBusValue, path: String) {
+        let call = try await log.next("requestView call", within: limit) {
+            $0.kind == .methodCall && $0.member == "requestView" && $0.destination == "org.kde.JobViewServer"
+        }
+        let serial = call.value.serial
+        let sender = call.value.sender
+        let reply = try await log.next("reply to requestView", within: limit) {
+            $0.kind == .methodReturn && $0.replySerial == serial && $0.destination == sender
+        }
+        guard case .objectPath(let path) = try reply.value.arguments("o")[0] else {
+            throw TestEnvironmentError("requestView answered no path")
+        }
+        return (try call.value.arguments("sia{sv}")[2], path.rawValue)
+    }
+
+    /// The next call of `member` on the job view at `path`.
+    func nextJobViewCall(
+        _ member: String, of path: String, within limit: Duration = .seconds(5)
+    ) async throws -> DBusMessage {
+        try await log.next("\(member) of \(path)", within: limit) {
+            $0.kind == .methodCall && $0.member == member && $0.path?.rawValue == path
+        }.value
     }
 
     /// The next `CloseNotification(id)` call.

@@ -222,6 +222,7 @@ struct World {
             case .wake(let at): wakes.append(at)
             case .readDoNotDisturb: break  // the machine's configuration here does not follow it
             case .playSound: break  // no toast here has a sound
+            case .requestJobView, .updateJobView, .endJobView: break  // the server here is dunst: no job views
             }
         }
     }

@@ -20,6 +20,9 @@ public final class BusWatcher {
         MatchRule(kind: .methodCall, interface: "org.freedesktop.Notifications"),
         MatchRule(kind: .signal, interface: "org.freedesktop.Notifications"),
         MatchRule(kind: .methodReturn),
+        // Plasma's job service, where Plasma draws progress.
+        MatchRule(kind: .methodCall, interface: "org.kde.JobViewServerV2"),
+        MatchRule(kind: .methodCall, interface: "org.kde.JobViewV3"),
     ]
 
     /// That, and the notification portal's calls and signals too, to it and to its backend.
@@ -115,6 +118,29 @@ public final class BusWatcher {
             Self.isClientCall($0, "CloseNotification") && $0.body.first == .uint32(id)
         }
         return message.body.first?.uint32Value ?? 0
+    }
+
+    /// The next view asked of Plasma's job service (`requestView`): its content (the hints) and the path the
+    /// service answered.
+    public func nextJobView() async throws -> (content: DBusValue, path: String) {
+        let call = try await next("requestView call") { $0.kind == .methodCall && $0.member == "requestView" }
+        let reply = try await next("requestView reply") {
+            $0.kind == .methodReturn && $0.replySerial == call.serial && $0.destination == call.sender
+        }
+        guard case .objectPath(let path) = try reply.arguments("o")[0] else {
+            throw TestEnvironmentError("requestView answered no path")
+        }
+        return (try call.arguments("sia{sv}")[2], path.rawValue)
+    }
+
+    /// The next call of `member` (`update`, `terminate`) on the job view at `path` whose arguments `matching`
+    /// accepts (updates may merge: a test waits for the content it expects last), with its arguments.
+    public func nextJobViewCall(
+        _ member: String, of path: String, matching: ([DBusValue]) -> Bool = { _ in true }
+    ) async throws -> [DBusValue] {
+        try await next("\(member) of \(path)") {
+            $0.kind == .methodCall && $0.member == member && $0.path?.rawValue == path && matching($0.body)
+        }.body
     }
 
     /// The next `NotificationClosed` for `id`, with its reason.

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Glibc
 import TestSupport
 import Testing
 import ToastKit
@@ -64,6 +65,77 @@ import ToastKit
                 #expect(call.replacesID == first.1 && id == first.1, "one notification, replaced in place")
             }
             #expect(try await desktop.displayedCount() == 1)
+        }
+    }
+
+    /// Plasma's notifications draw no bar; its job service does, for a process that stays (a view ends as a failed
+    /// job when its connection leaves). The first step, shown by `send` itself while no agent ran, is a notification
+    /// with a text bar; the agent it started takes the toast over, closes that notification and draws the toast in a
+    /// job view; the next steps update the view in place; the toast without progress ends the view without a word
+    /// and is a notification of its own. (`toastkit progress` sends its steps this way.)
+    @Test func onPlasmaTheAgentDrawsTheStepsInAJobView() async throws {
+        try await NotificationEnvironment.withWatched(.plasma) { desktop, watcher in
+            let env = desktop.agentEnvironment
+            func send(_ arguments: [String]) async throws {
+                let run = try await toastkit(["send", "--id", "copia", "-d", "60"] + arguments, environment: env)
+                #expect(run.status == 0, "\(arguments): \(run.error)")
+            }
+            try await send(["--progress", "20", "Copiando", "12 fotos"])
+            let (first, id) = try await watcher.nextNotifyAndReply()
+            #expect(first.body == "12 fotos\n▰▰▱▱▱▱▱▱▱▱ 20 %", "shown by send: a text bar")
+            #expect(try await watcher.nextClose(of: id) == id, "the agent closes the notification")
+            let (content, path) = try await watcher.nextJobView()
+            let asked = String(describing: content)
+            for expected in ["\"Copiando\"", "\"12 fotos\"", "uint32(20)", "\"toastkit\""] {
+                #expect(asked.contains(expected), "\(expected) in \(asked)")
+            }
+
+            try await send(["--progress", "60", "Copiando", "7 de 12"])
+            try await send(["--progress", "90", "Copiando", "11 de 12"])
+            // The steps may merge (one update at most every 25 ms): the last one always goes.
+            _ = try await watcher.nextJobViewCall("update", of: path) {
+                let update = String(describing: $0)
+                return update.contains("uint32(90)") && update.contains("11 de 12")
+            }
+
+            try await send(["Copiadas", "12 fotos"])
+            #expect(try await watcher.nextJobViewCall("terminate", of: path).first == .uint32(1), "without a word")
+            let (done, doneID) = try await watcher.nextNotifyAndReply()
+            #expect(done.replacesID == 0 && done.summary == "Copiadas" && done.body == "12 fotos")
+            #expect(try await toastkit(["close", "--id", "copia"], environment: env).status == 0)
+            #expect(try await watcher.nextClose(of: doneID) == doneID)
+        }
+    }
+
+    /// An agent that stops with a job view open (SIGTERM: its toasts are saved for the next one) ends the view
+    /// before it exits — left open, Plasma shows it as a failed job, "Application closed unexpectedly" — and the next
+    /// agent draws the saved toast in a view of its own.
+    @Test func onPlasmaAStoppedAgentEndsItsJobViewAndTheNextDrawsItAgain() async throws {
+        try await NotificationEnvironment.withWatched(.plasma) { desktop, watcher in
+            let env = desktop.agentEnvironment
+            let run = try await toastkit(
+                ["send", "--id", "copia", "-d", "300", "--progress", "30", "Copiando", "12 fotos"], environment: env)
+            #expect(run.status == 0, "\(run.error)")
+            let (_, id) = try await watcher.nextNotifyAndReply()
+            #expect(try await watcher.nextClose(of: id) == id)
+            let (_, path) = try await watcher.nextJobView()
+
+            let bus = try await desktop.bus.connect()
+            defer { bus.close() }
+            let pid = try await bus.agentPID()
+            kill(pid, SIGTERM)
+            #expect(try await watcher.nextJobViewCall("terminate", of: path).first == .uint32(1), "ended, not failed")
+            #expect(try await processEnds(pid, within: 30), "the agent exits")
+
+            // The next command starts the next agent, which adopts the saved toast before it answers.
+            let waiting = try ToolProcess.start(
+                ["wait", "--id", "copia", "--json"].map { Array($0.utf8) }, environment: env)
+            let (content, again) = try await watcher.nextJobView()
+            #expect(again != path && String(describing: content).contains("uint32(30)"), "\(content)")
+            #expect(try await toastkit(["close", "--id", "copia"], environment: env).status == 0)
+            #expect(try await watcher.nextJobViewCall("terminate", of: again).first == .uint32(1))
+            let wait = await waiting.finish()
+            #expect(wait.status == 4 && wait.output.contains(#""reason":"closed""#), "\(wait.output)\(wait.error)")
         }
     }
 

@@ -98,6 +98,7 @@ enum AgentCommand {
         case .busClosed: agent.stop(.endSession)
         case .idle, .signal: agent.stop(.save)
         }
+        if case .busClosed = reason {} else { await agent.releaseDesktop() }
         return .success
     }
 }
