@@ -371,8 +371,8 @@ final class ConnectionCore: @unchecked Sendable {
         for operation in leftovers { refuse(operation, because: reason) }
         if let raw = lifecycle.raw {
             // What was sent before the close goes out first (a no-reply call right before `close()`: Plasma's job
-            // view's end); on a connection the bus already dropped, there is nothing to write and this returns.
-            raw.flush()
+            // view's end), within a second; on a connection the bus already dropped, this returns at once.
+            raw.flush(within: .seconds(1))
             raw.close()
             // Lets libdbus complete what it still holds (pending calls get their Disconnected errors).
             dispatchAll()

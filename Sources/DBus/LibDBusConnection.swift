@@ -63,6 +63,15 @@ struct RawConnection {
     /// Writes out whatever is queued (blocking).
     func flush() { dbus_connection_flush(pointer) }
 
+    /// Writes out whatever is queued, for at most `limit` (a peer that reads nothing cannot hold the caller).
+    func flush(within limit: Duration) {
+        let deadline = ContinuousClock.now + limit
+        while dbus_connection_has_messages_to_send(pointer) != 0, ContinuousClock.now < deadline {
+            // Reads and writes without dispatching; false once the connection is gone.
+            guard dbus_connection_read_write(pointer, 50) != 0 else { return }
+        }
+    }
+
     /// Reads, writes and dispatches for up to `timeoutMilliseconds` (blocking); false once the connection is gone.
     func readWriteDispatch(timeoutMilliseconds: Int32) -> Bool {
         dbus_connection_read_write_dispatch(pointer, timeoutMilliseconds) != 0

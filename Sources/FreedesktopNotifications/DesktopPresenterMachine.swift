@@ -314,7 +314,7 @@ package struct DesktopPresenterMachine: Sendable {
             toast.latest = latest
             // A server that ignores expire_timeout gains nothing from a re-send; the next send carries the timer. A job
             // view has no timeout.
-            if capabilities?.honoursExpireTimeout ?? true, toast.jobView == nil { toast.dirty = true }
+            if capabilities?.honoursExpireTimeout ?? true, !showsJobView(toast, latest) { toast.dirty = true }
             ledger.toasts[id] = toast
             pump(id, into: &out)
         case .close(let id, let expired):
@@ -337,6 +337,9 @@ package struct DesktopPresenterMachine: Sendable {
             pump(id, into: &out)
         case .adopt(let serverID, let toastID, let onScreen, let soundPlayed):
             var toast = ledger.toasts[toastID] ?? Toast()
+            // A job view (or one asked for) is the toast's: a notification id says nothing of it.
+            if toast.jobView != nil { break }
+            if case .jobView? = toast.inFlight { break }
             if let old = toast.serverID { toastForServerID[old] = nil }
             toast.serverID = serverID
             toast.adoptedOnScreen = onScreen
@@ -374,6 +377,15 @@ package struct DesktopPresenterMachine: Sendable {
             doNotDisturbRead(reading, into: &out)
             if staleReadingOn == generation { releaseAwaitingReading(withheld: reading.isOn, into: &out) }
         case .linkFailed(let generation, let error):
+            if ledger.link == .connecting(generation) {
+                // A close that waited for this link is given up: the notification's id is no longer followed.
+                for id in ledger.waitingForLink.all {
+                    guard let toast = ledger.toasts[id], !toast.wanted, let serverID = toast.serverID else { continue }
+                    ledger.toasts[id]?.serverID = nil
+                    toastForServerID[serverID] = nil
+                    tokens[serverID] = nil
+                }
+            }
             if centerAwaitsDoNotDisturb || reportedDoNotDisturb?.isOn == true, ledger.link == .connecting(generation) {
                 // The center waits for a first word: nothing could be read, so nothing is held back.
                 doNotDisturbRead(
@@ -489,8 +501,8 @@ package struct DesktopPresenterMachine: Sendable {
         for id in awaitingReading.takeAll() {
             guard var toast = ledger.toasts[id] else { continue }
             guard withheld, toast.wanted, !toast.everSent, toast.inFlight == nil else {
-                // With no link (its server left), it waits for the next, which a new server brings.
-                if ledger.ready == nil { ledger.waitingForLink.insert(id) } else { pump(id, into: &out) }
+                // With no link (its server left), as any toast: it waits for a link, or fails for now.
+                pump(id, into: &out)
                 continue
             }
             toast.drop()
@@ -577,8 +589,7 @@ package struct DesktopPresenterMachine: Sendable {
                     toast.soundPlayedElsewhere = false
                     toast.soundOnServer = presentation.request.sound
                 }
-                let wantsJobView =
-                    capabilities.drawsJobViews && !toast.jobViewRefused && JobViews.shows(presentation)
+                let wantsJobView = showsJobView(toast, presentation)
                 if toast.adoptedOnScreen {
                     toast.adoptedOnScreen = false
                     if !wantsJobView, toast.serverID != nil, !capabilities.signalsOnlyToSender || toast.closesOnceSent {
@@ -721,6 +732,11 @@ package struct DesktopPresenterMachine: Sendable {
         callsInFlight += 1
         ledger.toasts[id] = toast
         out.append(.requestJobView(id: id, call: nextCall, JobViews.request(presentation, mapped: mapped.call)))
+    }
+
+    /// Whether `presentation` of `toast` goes to a job view on the current server.
+    private func showsJobView(_ toast: Toast, _ presentation: ToastPresentation) -> Bool {
+        capabilities?.drawsJobViews == true && !toast.jobViewRefused && JobViews.shows(presentation)
     }
 
     /// Ends every job view (the server changes, or the presenter is detached before its connection closes).
@@ -911,6 +927,8 @@ package struct DesktopPresenterMachine: Sendable {
         for id in ledger.toasts.keys {
             ledger.toasts[id]?.serverID = nil
             ledger.toasts[id]?.held = false
+            // Its view was the old server's, or went with the connection (ended first where it could be).
+            ledger.toasts[id]?.jobView = nil
             ledger.toasts[id]?.jobViewRefused = false
         }
     }

@@ -22,12 +22,17 @@ struct WaitingIDs: Sendable {
         if members.isEmpty { order = [] }
     }
 
-    /// Everyone who waits, in order; nobody waits afterwards.
-    mutating func takeAll() -> [String] {
-        defer { removeAll() }
+    /// Everyone who waits, in order.
+    var all: [String] {
         guard order.count != members.count else { return order }
         var left = members
         return order.filter { left.remove($0) != nil }
+    }
+
+    /// Everyone who waits, in order; nobody waits afterwards.
+    mutating func takeAll() -> [String] {
+        defer { removeAll() }
+        return all
     }
 
     /// Nobody waits any more.

@@ -288,6 +288,9 @@ package final class ToastAgent: Sendable {
     /// (for the next agent to adopt), the job views end — left open, Plasma would show each as a failed job when this
     /// process leaves — and it returns once that is sent.
     package func releaseDesktop() async {
+        // What is on its way is answered first (a view asked for just before would be left open), within the time a
+        // server has to answer.
+        try? await lanes.centers.first?.flush(timeout: AgentInterface.serverTimeout)
         await desktop.disconnectAndWait()
     }
 
@@ -594,20 +597,24 @@ package final class ToastAgent: Sendable {
         // What the presenter reported on the way (a degraded feature) has reached the center by now.
         await desktop.reportsDelivered()
         await center.eventsDelivered()
-        // 0: no notification (a job view on Plasma): nothing to show again in place.
-        state.withLock { $0.live[id]?.serverID = serverID == 0 ? nil : serverID }
+        // 0: no notification (a job view on Plasma). The id it had, if any (`send -p` printed it, the script sends
+        // `-r` with it), stays its name for `-r` and is what the sender is told.
+        let knownAs = state.withLock { state -> UInt32 in
+            if serverID != 0 { state.live[id]?.serverID = serverID }
+            return state.live[id]?.serverID ?? serverID
+        }
         // Its server id (and its timer, as it runs now) is on disk before the answer: a crash after it leaves the
         // next agent able to show it again in place, with the time it has.
         let entry = center.entryState(of: id)
         let serverNotSaved = await saver.save([
-            .server(id, serverID), .timer(id, remaining: entry?.remaining?.seconds, running: entry?.isRunning ?? false),
+            .server(id, knownAs), .timer(id, remaining: entry?.remaining?.seconds, running: entry?.isRunning ?? false),
         ])
         if let serverNotSaved, notSaved == nil {
             style.warn(
                 "the toast's server id is not saved, a restarted agent will show it anew: \(serverNotSaved)", for: id)
         }
         crash(at: "before-reply")
-        var shown: [(String, DBusValue)] = [("server_id", .uint32(serverID))]
+        var shown: [(String, DBusValue)] = [("server_id", .uint32(knownAs))]
         let degradations = style.takeWarnings(for: id)
         if !degradations.isEmpty { shown.append(("warnings", .strings(degradations))) }
         // Sent during Do Not Disturb (`--dnd show`): said as on the direct path.

@@ -574,8 +574,10 @@ extension OneAtATime.ConformanceTests {
         center.present(
             ToastMessage(
                 id: "copy", title: "Copiando", message: "fotos.tar", duration: .indefinite, progress: .fraction(0.9)))
-        let update = try await desktop.bus.nextJobViewCall("update", of: path)
-        record.equal(String(describing: update.body).contains("uint32(90)"), true, "the step, in place")
+        // Updates may merge, and a timer's change may come first: the step's own is awaited.
+        _ = try await desktop.bus.nextJobViewCall("update", of: path) {
+            String(describing: $0.body).contains("uint32(90)")
+        }
 
         center.present(ToastMessage(id: "copy", status: .success, title: "Copiado", message: "fotos.tar"))
         let end = try await desktop.bus.nextJobViewCall("terminate", of: path)

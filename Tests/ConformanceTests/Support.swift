@@ -197,12 +197,13 @@ final class BusTraffic: Sendable {
         return (try call.value.arguments("sia{sv}")[2], path.rawValue)
     }
 
-    /// The next call of `member` on the job view at `path`.
+    /// The next call of `member` on the job view at `path` that `matching` accepts.
     func nextJobViewCall(
-        _ member: String, of path: String, within limit: Duration = .seconds(5)
+        _ member: String, of path: String, within limit: Duration = .seconds(5),
+        matching: @escaping @Sendable (DBusMessage) -> Bool = { _ in true }
     ) async throws -> DBusMessage {
         try await log.next("\(member) of \(path)", within: limit) {
-            $0.kind == .methodCall && $0.member == member && $0.path?.rawValue == path
+            $0.kind == .methodCall && $0.member == member && $0.path?.rawValue == path && matching($0)
         }.value
     }
 

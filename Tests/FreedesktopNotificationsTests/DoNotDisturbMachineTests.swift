@@ -187,12 +187,9 @@ import ToastModel
         var lost = Self.linkedAtZero()
         #expect(reads(lost.handle(.show(PresenterMachineTests.presentation("x")), now: .seconds(3))) == 1)
         let left = lost.handle(.ownerChanged(nil), now: .seconds(3.1))
-        #expect(left.notifies.isEmpty, "\(left)")
-        #expect(lost.handle(.ownerChanged(":1.9"), now: .seconds(3.2)).contains(.connect(generation: 2)))
-        let ready = lost.handle(
-            .linkReady(generation: 2, capabilities: Self.mako, owner: ":1.9", doNotDisturb: Self.makoOff),
-            now: .seconds(3.3))
-        #expect(ready.notifies.count == 1, "shown on the new server: \(ready)")
+        #expect(left.notifies.isEmpty && left.contains(.connect(generation: 2)), "it waits for a link: \(left)")
+        _ = lost.handle(.linkFailed(generation: 2, PresentationError(.noServer, reason: "gone")), now: .seconds(3.2))
+        #expect(lost.isSettled, "and fails for now, as any toast: the center shows it again when a server comes")
         // The answer to the old reading changes nothing.
         #expect(lost.handle(.doNotDisturbRead(generation: 1, Self.makoOn), now: .seconds(3.4)).isEmpty)
     }

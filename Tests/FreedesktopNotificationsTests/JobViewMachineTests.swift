@@ -146,4 +146,17 @@ import ToastModel
         let later = machine.handle(.show(Self.progress("c", .fraction(0.9))))
         #expect(later.notifies.map(\.replacesID) == [8] && Self.requests(later).isEmpty, "it stays a notification")
     }
+
+    /// A lost connection takes the views with it: the toast shown again asks for a new view, never an update of a
+    /// path that is gone. A notification id adopted for a toast that is a view changes nothing.
+    @Test func aViewGoesWithItsConnectionAndIsNotANotification() throws {
+        var lost = try Self.withView()
+        _ = lost.handle(.connectionLost(PresentationError(.busUnavailable, reason: "gone")))
+        #expect(lost.trackedToastIDs.isEmpty, "nothing left of it")
+
+        var adopted = try Self.withView()
+        _ = adopted.handle(.adopt(serverID: 42, toastID: "p"))
+        let again = adopted.handle(.show(Self.progress("p", .fraction(0.5))))
+        #expect(Self.updates(again).count == 1 && again.count == 1, "the view is updated, nothing closed: \(again)")
+    }
 }

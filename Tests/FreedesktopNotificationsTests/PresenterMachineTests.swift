@@ -395,7 +395,7 @@ import ToastModel
         let failed = machine.handle(
             .linkFailed(generation: 1, PresentationError(.noServer, reason: "no notification server")))
         #expect(failed.isEmpty, "the center never showed it: nothing to report\(failed)")
-        #expect(machine.isSettled)
+        #expect(machine.isSettled && machine.trackedToastIDs.isEmpty, "its id is no longer followed")
     }
 
     /// GNOME Shell 43 leaves a notification that waited behind a banner in its queue when that banner is closed: after

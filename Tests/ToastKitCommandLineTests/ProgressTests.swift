@@ -107,6 +107,30 @@ import ToastKit
         }
     }
 
+    /// The idiom of `notify-send -p` / `-r` with a progress: the id `send -p` printed names the toast for `-r` after
+    /// it became a job view, and `-p` through the agent prints that id again — each step updates the one view, never
+    /// a new one.
+    @Test func onPlasmaReplacingByThePrintedIDUpdatesTheOneView() async throws {
+        try await NotificationEnvironment.withWatched(.plasma) { desktop, watcher in
+            let env = desktop.agentEnvironment
+            let first = try await toastkit(
+                ["send", "-p", "-d", "60", "--progress", "10", "Copiando"], environment: env)
+            let printed = first.output.trimmingCharacters(in: .whitespacesAndNewlines)
+            let id = try #require(UInt32(printed), "\(first.output)\(first.error)")
+            #expect(try await watcher.nextClose(of: id) == id)
+            let (_, path) = try await watcher.nextJobView()
+            for percent in [50, 80] {
+                let step = try await toastkit(
+                    ["send", "-p", "-r", "\(id)", "-d", "60", "--progress", "\(percent)", "Copiando"], environment: env)
+                #expect(step.output == "\(id)\n", "the same id for the next step: \(step.output)\(step.error)")
+                _ = try await watcher.nextJobViewCall("update", of: path) {
+                    String(describing: $0).contains("uint32(\(percent))")
+                }
+            }
+            #expect(watcher.seen { $0.kind == .methodCall && $0.member == "requestView" }.isEmpty, "one view")
+        }
+    }
+
     /// An agent that stops with a job view open (SIGTERM: its toasts are saved for the next one) ends the view
     /// before it exits — left open, Plasma shows it as a failed job, "Application closed unexpectedly" — and the next
     /// agent draws the saved toast in a view of its own.

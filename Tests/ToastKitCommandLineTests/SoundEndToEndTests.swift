@@ -139,4 +139,29 @@ import Testing
             #expect(last == "\(Self.stereo)/message.oga", "only the end's, once")
         }
     }
+
+    /// A toast that `send` showed itself while no agent ran played its sound there; the agent that takes it over
+    /// (the hand-over) plays it no more — not when it takes it, not for an update with the same sound — and plays an
+    /// update that asks for another. Each run of the player is a line of the FIFO, in order: a sound played again
+    /// would come before the update's.
+    @Test func aToastTakenOverByTheAgentIsNotPlayedAgain() async throws {
+        try await NotificationEnvironment.withWatched(.dunst) { desktop, watcher in
+            var env = desktop.agentEnvironment
+            let fifo = try Self.fifoPlayer(in: desktop.directory, into: &env)
+            func send(_ arguments: [String]) async throws {
+                let run = try await toastkit(["send", "--id", "copy", "-d", "120"] + arguments, environment: env)
+                #expect(run.status == 0, "\(arguments): \(run.error)")
+            }
+            try await send(["--sound", "bell", "Copiando"])
+            // On dunst the agent sends it once more, in place, to hear of it (the hand-over).
+            _ = try await watcher.nextNotifyTakenOver()
+            #expect(try await firstLine(ofFIFO: fifo, within: 30) == "\(Self.stereo)/bell.oga", "played by send")
+            try await send(["--sound", "bell", "Copiado"])
+            try await send(["--sound", "complete", "Hecho"])
+            let next = try await firstLine(ofFIFO: fifo, within: 30)
+            #expect(
+                next == "\(Self.stereo)/complete.oga",
+                "neither the take-over nor the update with the same sound played it again\n\(desktop.agentFiles)")
+        }
+    }
 }

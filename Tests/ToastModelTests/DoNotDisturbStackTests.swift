@@ -97,19 +97,20 @@ struct DoNotDisturbStackTests {
         _ = stack.handle(.doNotDisturbChanged(Self.on), now: .seconds(1))
         let heldA = stack.handle(.withheld(toastID: "A"), now: .seconds(1))
         #expect(
-            Self.summary(heldA) == [Self.suppressed("A", .held), "timer B 4.0 seconds running"],
-            "told, never a second presented; B is in front now")
+            Self.summary(heldA) == ["close A covered", Self.suppressed("A", .held), "timer B 4.0 seconds running"],
+            "closed on the presenter (an update sent meanwhile is not shown); told, never a second presented")
         #expect(stack.heldToastIDs == ["A"] && !stack.idsOnPresenter.contains("A"))
         let droppedB = stack.handle(.withheld(toastID: "B"), now: .seconds(1))
         #expect(
             Self.summary(droppedB) == [
-                Self.suppressed("B", .dropped), "event ended(id: \"B\", outcome: ToastModel.ToastOutcome.suppressed)",
+                "close B covered", Self.suppressed("B", .dropped),
+                "event ended(id: \"B\", outcome: ToastModel.ToastOutcome.suppressed)",
                 "timer C 4.0 seconds running",
             ])
         let againC = stack.handle(.withheld(toastID: "C"), now: .seconds(1))
         #expect(
             Self.summary(againC) == [
-                "show C 4.0 seconds", Self.suppressed("C", .sentAnyway), "event shown(id: \"C\")",
+                "close C covered", "show C 4.0 seconds", Self.suppressed("C", .sentAnyway), "event shown(id: \"C\")",
             ], "it shows anyway: sent again, and said so")
         #expect(Self.summary(stack.handle(.withheld(toastID: "nobody"), now: .seconds(1))).isEmpty)
         // A's time stood still from the moment it was withheld: it gets its 4 s back less the second it ran.

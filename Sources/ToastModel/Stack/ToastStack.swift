@@ -383,6 +383,9 @@ public struct ToastStack: Sendable {
             entries[index].runningSince = nil
         }
         entries[index].presenter = .off
+        // The presenter forgot it; an update sent to it before this report was read came to it as a new toast, and
+        // would be shown: it is closed (an id the presenter does not have is nothing to it).
+        out.append(.close(id: toastID, reason: .covered))
         // It played nothing: its sound is still to come.
         entries[index].handedSound = nil
         guard doNotDisturb.isOn, case .toast(let message) = entries[index].content, message.doNotDisturb != .show
