@@ -58,7 +58,14 @@ package final class ToastAgent: Sendable {
         var scheduled: [String: ScheduleStore.Entry] = [:]
         /// ``ToastAgent/stop(_:)`` has begun: no schedule is taken up any more.
         var leaving = false
+        /// The last number given to a toast with no notification (``viewIDs``).
+        var lastViewID: UInt32 = 0
     }
+
+    /// The numbers the agent gives a toast that has no notification — a job view on Plasma — so that `send -p`
+    /// prints one and `-r` with it updates the toast, as for a notification: from 2³⁰ up, far above what any server
+    /// counts to in a session. Never saved for the next agent (it would take one for a notification).
+    static let viewIDs: ClosedRange<UInt32> = (1 << 30)...UInt32.max
 
     package let connection: DBusConnection
     package let lanes: AgentLanes
@@ -597,17 +604,23 @@ package final class ToastAgent: Sendable {
         // What the presenter reported on the way (a degraded feature) has reached the center by now.
         await desktop.reportsDelivered()
         await center.eventsDelivered()
-        // 0: no notification (a job view on Plasma). The id it had, if any (`send -p` printed it, the script sends
-        // `-r` with it), stays its name for `-r` and is what the sender is told.
+        // 0: no notification (a job view on Plasma). The id it had (`send -p` printed it, the script sends `-r` with
+        // it), or a number of the agent's own, stays its name for `-r` and is what the sender is told.
         let knownAs = state.withLock { state -> UInt32 in
-            if serverID != 0 { state.live[id]?.serverID = serverID }
+            if serverID != 0 {
+                state.live[id]?.serverID = serverID
+            } else if state.live[id] != nil, state.live[id]?.serverID == nil {
+                state.lastViewID = max(state.lastViewID &+ 1, Self.viewIDs.lowerBound)
+                state.live[id]?.serverID = state.lastViewID
+            }
             return state.live[id]?.serverID ?? serverID
         }
         // Its server id (and its timer, as it runs now) is on disk before the answer: a crash after it leaves the
         // next agent able to show it again in place, with the time it has.
         let entry = center.entryState(of: id)
         let serverNotSaved = await saver.save([
-            .server(id, knownAs), .timer(id, remaining: entry?.remaining?.seconds, running: entry?.isRunning ?? false),
+            .server(id, Self.viewIDs.contains(knownAs) ? 0 : knownAs),
+            .timer(id, remaining: entry?.remaining?.seconds, running: entry?.isRunning ?? false),
         ])
         if let serverNotSaved, notSaved == nil {
             style.warn(
@@ -1119,7 +1132,8 @@ package final class ToastAgent: Sendable {
             uniquingKeysWith: { first, _ in first })
         let saved = live.map { id, toast in
             AgentStore.Saved(
-                request: toast.request, id: id, serverID: toast.serverID,
+                request: toast.request, id: id,
+                serverID: toast.serverID.flatMap { Self.viewIDs.contains($0) ? nil : $0 },
                 remaining: states[id]?.remaining?.seconds, running: states[id]?.isRunning ?? false)
         }
         do {

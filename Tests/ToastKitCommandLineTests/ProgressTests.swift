@@ -69,10 +69,10 @@ import ToastKit
     }
 
     /// Plasma's notifications draw no bar; its job service does, for a process that stays (a view ends as a failed
-    /// job when its connection leaves). The first step, shown by `send` itself while no agent ran, is a notification
-    /// with a text bar; the agent it started takes the toast over, closes that notification and draws the toast in a
-    /// job view; the next steps update the view in place; the toast without progress ends the view without a word
-    /// and is a notification of its own. (`toastkit progress` sends its steps this way.)
+    /// job when its connection leaves). So `send` leaves even the first step to the agent, which it starts (shown by
+    /// `send` itself, it would be a notification with a text bar, closed again at once for the view); the agent draws
+    /// the toast in a job view; the next steps update the view in place; the toast without progress ends the view
+    /// without a word and is a notification of its own. (`toastkit progress` sends its steps this way.)
     @Test func onPlasmaTheAgentDrawsTheStepsInAJobView() async throws {
         try await NotificationEnvironment.withWatched(.plasma) { desktop, watcher in
             let env = desktop.agentEnvironment
@@ -81,9 +81,6 @@ import ToastKit
                 #expect(run.status == 0, "\(arguments): \(run.error)")
             }
             try await send(["--progress", "20", "Copiando", "12 fotos"])
-            let (first, id) = try await watcher.nextNotifyAndReply()
-            #expect(first.body == "12 fotos\n▰▰▱▱▱▱▱▱▱▱ 20 %", "shown by send: a text bar")
-            #expect(try await watcher.nextClose(of: id) == id, "the agent closes the notification")
             let (content, path) = try await watcher.nextJobView()
             let asked = String(describing: content)
             for expected in ["\"Copiando\"", "\"12 fotos\"", "uint32(20)", "\"toastkit\""] {
@@ -104,12 +101,15 @@ import ToastKit
             #expect(done.replacesID == 0 && done.summary == "Copiadas" && done.body == "12 fotos")
             #expect(try await toastkit(["close", "--id", "copia"], environment: env).status == 0)
             #expect(try await watcher.nextClose(of: doneID) == doneID)
+            #expect(
+                watcher.seen { $0.kind == .methodCall && $0.member == "Notify" }.count == 0,
+                "no notification before the end's")
         }
     }
 
-    /// The idiom of `notify-send -p` / `-r` with a progress: the id `send -p` printed names the toast for `-r` after
-    /// it became a job view, and `-p` through the agent prints that id again — each step updates the one view, never
-    /// a new one.
+    /// The idiom of `notify-send -p` / `-r` with a progress: a job view has no notification id, so the agent gives
+    /// the toast a number of its own (from 2³⁰ up); `send -p` prints it, `-r` with it updates the one view, never a
+    /// new one, and prints it again.
     @Test func onPlasmaReplacingByThePrintedIDUpdatesTheOneView() async throws {
         try await NotificationEnvironment.withWatched(.plasma) { desktop, watcher in
             let env = desktop.agentEnvironment
@@ -117,7 +117,7 @@ import ToastKit
                 ["send", "-p", "-d", "60", "--progress", "10", "Copiando"], environment: env)
             let printed = first.output.trimmingCharacters(in: .whitespacesAndNewlines)
             let id = try #require(UInt32(printed), "\(first.output)\(first.error)")
-            #expect(try await watcher.nextClose(of: id) == id)
+            #expect(id >= 1 << 30, "the agent's own number: \(id)")
             let (_, path) = try await watcher.nextJobView()
             for percent in [50, 80] {
                 let step = try await toastkit(
@@ -140,8 +140,6 @@ import ToastKit
             let run = try await toastkit(
                 ["send", "--id", "copia", "-d", "300", "--progress", "30", "Copiando", "12 fotos"], environment: env)
             #expect(run.status == 0, "\(run.error)")
-            let (_, id) = try await watcher.nextNotifyAndReply()
-            #expect(try await watcher.nextClose(of: id) == id)
             let (_, path) = try await watcher.nextJobView()
 
             let bus = try await desktop.bus.connect()

@@ -82,6 +82,10 @@ extension SendCommand {
         if toast.doNotDisturb != .show, quiet { return .notHere }
         let presentation = try Self.presentation(
             for: toast, style: CommandLineStyle(options: request.options), labels: options.labels)
+        // On Plasma a progress is drawn in a view of its job service, which only a process that stays can keep: the
+        // agent shows this toast (shown here, it would be a notification with its bar in text, closed again at once
+        // for the view).
+        if sender.capabilities.information?.name == "Plasma", JobViews.shows(presentation) { return .notHere }
         let shown: BlockingNotificationSender.Shown
         do {
             shown = try sender.show(presentation, replacing: options.replaceID ?? 0, playsSound: !quiet)
