@@ -88,7 +88,7 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     /// What the current server can do (read once per server and cached).
     public func serverCapabilities() async throws -> ServerCapabilities {
         if let known = shell.read(\.capabilities) { return known }
-        return try await DesktopBackend(configuration: configuration).capabilities(on: shell.link())
+        return try await DesktopBackend.capabilities(on: shell.link(), configuration: configuration)
     }
 
     /// The server id of a toast on screen, if it has one (for tests and tools).
@@ -182,7 +182,7 @@ struct DesktopBackend: PresenterBackend {
     /// `GetNameOwner`, all in flight together; then, when followed, its Do Not Disturb state.
     func ready(_ link: BusLink, generation: UInt64) async -> DesktopPresenterMachine.Event {
         do {
-            async let capabilities = capabilities(on: link)
+            async let capabilities = Self.capabilities(on: link, configuration: configuration)
             async let owner = link.owner(of: service)
             let read = try await capabilities
             var doNotDisturb: ToastDoNotDisturb?
@@ -198,8 +198,9 @@ struct DesktopBackend: PresenterBackend {
 
     /// What the server can do (``readCapabilities(on:timeout:)``), and on Plasma whether its job service is there to
     /// draw progress (when the configuration lets it: ``PresenterConfiguration/drawsProgressAsJobs``).
-    func capabilities(on link: BusLink) async throws -> ServerCapabilities {
-        var read = try await Self.readCapabilities(on: link.connection, timeout: configuration.callTimeout)
+    static func capabilities(on link: BusLink, configuration: PresenterConfiguration) async throws -> ServerCapabilities
+    {
+        var read = try await readCapabilities(on: link.connection, timeout: configuration.callTimeout)
         if configuration.drawsProgressAsJobs, read.information?.name == "Plasma" {
             // plasmashell runs both services; only the job service draws a bar.
             read.drawsJobViews = (try? await link.connection.bus.nameOwner(of: JobViews.busName)) != nil

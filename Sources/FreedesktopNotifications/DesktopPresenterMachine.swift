@@ -635,21 +635,15 @@ package struct DesktopPresenterMachine: Sendable {
                     return
                 }
                 toast.dirty = false
-                let mapped: MappedNotification
-                do {
-                    mapped = try NotificationMapping.notify(
-                        presentation, replacesID: toast.serverID ?? 0, capabilities: capabilities,
-                        configuration: configuration,
-                        // Not for a toast that comes back (covered, then in front again), never during Do Not Disturb:
-                        // a toast that shows anyway comes quietly, and stays quiet.
+                guard
+                    let mapped = map(
+                        presentation, replacesID: toast.serverID ?? 0,
+                        // Not for a toast that comes back (covered, then in front again), never during Do Not
+                        // Disturb: a toast that shows anyway comes quietly, and stays quiet.
                         soundIsNew: presentation.request.sound != toast.soundOnServer
-                            && !presentation.toast.soundHasPlayed && doNotDisturb?.isOn != true)
-                } catch let error {
-                    ledger.toasts[id] = toast
-                    fail(id, PresentationError(.invalidInput, reason: error.description), into: &out)
-                    return
-                }
-                reportDegradations(mapped.degradations, of: id, &toast, into: &out)
+                            && !presentation.toast.soundHasPlayed && doNotDisturb?.isOn != true,
+                        id, &toast, capabilities, into: &out)
+                else { return }
                 nextCall += 1
                 toast.inFlight = .notify(
                     call: nextCall, actionKeys: mapped.actionKeys, sound: presentation.request.sound,
@@ -717,16 +711,8 @@ package struct DesktopPresenterMachine: Sendable {
         // them, and the same refusal of what no server takes.
         var plain = presentation
         plain.toast.progress = nil
-        let mapped: MappedNotification
-        do {
-            mapped = try NotificationMapping.notify(
-                plain, capabilities: capabilities, configuration: configuration, soundIsNew: false)
-        } catch let error {
-            ledger.toasts[id] = toast
-            fail(id, PresentationError(.invalidInput, reason: error.description), into: &out)
-            return
-        }
-        reportDegradations(mapped.degradations, of: id, &toast, into: &out)
+        guard let mapped = map(plain, replacesID: 0, soundIsNew: false, id, &toast, capabilities, into: &out)
+        else { return }
         nextCall += 1
         toast.inFlight = .jobView(call: nextCall)
         callsInFlight += 1
@@ -737,6 +723,26 @@ package struct DesktopPresenterMachine: Sendable {
     /// Whether `presentation` of `toast` goes to a job view on the current server.
     private func showsJobView(_ toast: Toast, _ presentation: ToastPresentation) -> Bool {
         capabilities?.drawsJobViews == true && !toast.jobViewRefused && JobViews.shows(presentation)
+    }
+
+    /// Maps `presentation` for `Notify` and reports its degradations (once each); input no server can take fails
+    /// the toast instead (nil).
+    private mutating func map(
+        _ presentation: ToastPresentation, replacesID: UInt32, soundIsNew: Bool, _ id: String, _ toast: inout Toast,
+        _ capabilities: ServerCapabilities, into out: inout [Action]
+    ) -> MappedNotification? {
+        let mapped: MappedNotification
+        do {
+            mapped = try NotificationMapping.notify(
+                presentation, replacesID: replacesID, capabilities: capabilities, configuration: configuration,
+                soundIsNew: soundIsNew)
+        } catch let error {
+            ledger.toasts[id] = toast
+            fail(id, PresentationError(.invalidInput, reason: error.description), into: &out)
+            return nil
+        }
+        reportDegradations(mapped.degradations, of: id, &toast, into: &out)
+        return mapped
     }
 
     /// Ends every job view (the server changes, or the presenter is detached before its connection closes).

@@ -67,6 +67,11 @@ package final class ToastAgent: Sendable {
     /// counts to in a session. Never saved for the next agent (it would take one for a notification).
     static let viewIDs: ClosedRange<UInt32> = (1 << 30)...UInt32.max
 
+    /// What the journal keeps of a toast's server id: none for a number of the agent's own (``viewIDs``).
+    static func savedServerID(_ serverID: UInt32) -> UInt32? {
+        viewIDs.contains(serverID) ? nil : serverID
+    }
+
     package let connection: DBusConnection
     package let lanes: AgentLanes
     /// The centers' events, all to ``handle(_:)``.
@@ -619,7 +624,7 @@ package final class ToastAgent: Sendable {
         // next agent able to show it again in place, with the time it has.
         let entry = center.entryState(of: id)
         let serverNotSaved = await saver.save([
-            .server(id, Self.viewIDs.contains(knownAs) ? 0 : knownAs),
+            .server(id, Self.savedServerID(knownAs) ?? 0),
             .timer(id, remaining: entry?.remaining?.seconds, running: entry?.isRunning ?? false),
         ])
         if let serverNotSaved, notSaved == nil {
@@ -889,7 +894,7 @@ package final class ToastAgent: Sendable {
                     state.withLock { _ = $0.heldIDs.remove(id) }
                     resumeShownWaiters(id)
                 }
-                announce(id, "ended", ["outcome": .string(ended.name)].merging(ended.details) { first, _ in first })
+                announceEnd(id, ended)
                 perform(actions)
             case .presented(let id):
                 // A new presentation: what Do Not Disturb did to an earlier one of the id is not its story.
@@ -922,6 +927,11 @@ package final class ToastAgent: Sendable {
                 }
             }
         }
+    }
+
+    /// The `ended` event of toast `id`: its outcome's name, with its details.
+    private func announceEnd(_ id: String, _ ended: AgentOutcome) {
+        announce(id, "ended", ["outcome": .string(ended.name)].merging(ended.details) { first, _ in first })
     }
 
     private func announce(_ id: String, _ kind: String, _ details: [String: DBusValue]) {
@@ -1133,7 +1143,7 @@ package final class ToastAgent: Sendable {
         let saved = live.map { id, toast in
             AgentStore.Saved(
                 request: toast.request, id: id,
-                serverID: toast.serverID.flatMap { Self.viewIDs.contains($0) ? nil : $0 },
+                serverID: toast.serverID.flatMap(Self.savedServerID),
                 remaining: states[id]?.remaining?.seconds, running: states[id]?.isRunning ?? false)
         }
         do {
@@ -1265,7 +1275,7 @@ package final class ToastAgent: Sendable {
             desktop.adopt(serverID: serverID, forToast: item.id, onScreen: true, soundPlayed: true)
             desktop.close(id: item.id, reason: .expired)
         }
-        announce(item.id, "ended", ["outcome": .string(ended.name)].merging(ended.details) { first, _ in first })
+        announceEnd(item.id, ended)
     }
 
     private func adopted() async {

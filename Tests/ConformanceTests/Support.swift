@@ -162,18 +162,26 @@ final class BusTraffic: Sendable {
         }
     }
 
+    /// The next call of `member` addressed to `destination`, and the reply to it.
+    private func nextCall(
+        _ member: String, to destination: String, within limit: Duration
+    ) async throws -> (call: AwaitableLog<DBusMessage>.Entry, reply: AwaitableLog<DBusMessage>.Entry) {
+        let call = try await log.next("\(member) call", within: limit) {
+            $0.kind == .methodCall && $0.member == member && $0.destination == destination
+        }
+        let serial = call.value.serial
+        let sender = call.value.sender
+        let reply = try await log.next("reply to \(member)", within: limit) {
+            $0.kind == .methodReturn && $0.replySerial == serial && $0.destination == sender
+        }
+        return (call, reply)
+    }
+
     /// The next `Notify` call, the server's reply (its id) and the caller's unique name.
     func nextNotify(within limit: Duration = .seconds(5)) async throws -> NotifySeen {
         // Only calls to the well-known name: GNOME Shell's proxy forwards each Notify to the shell with the same
         // interface, and that copy is not the client's.
-        let call = try await log.next("Notify call", within: limit) {
-            $0.kind == .methodCall && $0.member == "Notify" && $0.destination == "org.freedesktop.Notifications"
-        }
-        let serial = call.value.serial
-        let sender = call.value.sender
-        let reply = try await log.next("reply to Notify", within: limit) {
-            $0.kind == .methodReturn && $0.replySerial == serial && $0.destination == sender
-        }
+        let (call, reply) = try await nextCall("Notify", to: "org.freedesktop.Notifications", within: limit)
         let id = try reply.value.arguments("u")[0].uint32Value ?? 0
         return NotifySeen(
             arguments: try NotifyCall(call.value), id: id, caller: call.value.sender ?? "",
@@ -183,14 +191,7 @@ final class BusTraffic: Sendable {
     /// The next job view asked of Plasma's job service (`requestView`): the properties it was asked with, and the
     /// view's path from the reply.
     func nextJobView(within limit: Duration = .seconds(5)) async throws -> (properties: DBusValue, path: String) {
-        let call = try await log.next("requestView call", within: limit) {
-            $0.kind == .methodCall && $0.member == "requestView" && $0.destination == "org.kde.JobViewServer"
-        }
-        let serial = call.value.serial
-        let sender = call.value.sender
-        let reply = try await log.next("reply to requestView", within: limit) {
-            $0.kind == .methodReturn && $0.replySerial == serial && $0.destination == sender
-        }
+        let (call, reply) = try await nextCall("requestView", to: "org.kde.JobViewServer", within: limit)
         guard case .objectPath(let path) = try reply.value.arguments("o")[0] else {
             throw TestEnvironmentError("requestView answered no path")
         }

@@ -82,12 +82,20 @@ public final class BusWatcher {
         try NotifyCall(try await next("Notify call") { Self.isClientCall($0, "Notify") })
     }
 
-    /// The next `Notify` call and the id the server answered it with.
-    public func nextNotifyAndReply() async throws -> (NotifyCall, UInt32) {
-        let call = try await next("Notify call") { Self.isClientCall($0, "Notify") }
-        let reply = try await next("Notify reply") {
+    /// The next call `isCall` accepts (named `member` in a failure), and the reply to it.
+    private func nextAnswered(
+        _ member: String, _ isCall: (DBusMessage) -> Bool
+    ) async throws -> (call: DBusMessage, reply: DBusMessage) {
+        let call = try await next("\(member) call", where: isCall)
+        let reply = try await next("\(member) reply") {
             $0.kind == .methodReturn && $0.replySerial == call.serial && $0.destination == call.sender
         }
+        return (call, reply)
+    }
+
+    /// The next `Notify` call and the id the server answered it with.
+    public func nextNotifyAndReply() async throws -> (NotifyCall, UInt32) {
+        let (call, reply) = try await nextAnswered("Notify") { Self.isClientCall($0, "Notify") }
         return (try NotifyCall(call), try reply.arguments("u")[0].uint32Value ?? 0)
     }
 
@@ -123,9 +131,8 @@ public final class BusWatcher {
     /// The next view asked of Plasma's job service (`requestView`): its content (the hints) and the path the
     /// service answered.
     public func nextJobView() async throws -> (content: DBusValue, path: String) {
-        let call = try await next("requestView call") { $0.kind == .methodCall && $0.member == "requestView" }
-        let reply = try await next("requestView reply") {
-            $0.kind == .methodReturn && $0.replySerial == call.serial && $0.destination == call.sender
+        let (call, reply) = try await nextAnswered("requestView") {
+            $0.kind == .methodCall && $0.member == "requestView"
         }
         guard case .objectPath(let path) = try reply.arguments("o")[0] else {
             throw TestEnvironmentError("requestView answered no path")

@@ -355,15 +355,7 @@ public struct ToastStack: Sendable {
                     staying.append(entry)
                     continue
                 }
-                removedSinceReconcile += 1
-                // Already announced as presented: holding it is told, never a second `presented`.
-                if message.doNotDisturb == .hold {
-                    held.append(entry)
-                    out.append(.event(.suppressed(id: entry.id, suppression: .init(kind: .held, state: state))))
-                } else {
-                    entryIDs.remove(entry.id)
-                    holdOrDrop(entry, policy: .drop, into: &out)
-                }
+                takeBack(entry, policy: message.doNotDisturb, into: &out)
             }
             entries = staying
         } else if !state.isOn {
@@ -393,10 +385,14 @@ public struct ToastStack: Sendable {
             reshowVisible = true
             return
         }
-        let entry = entries.remove(at: index)
+        takeBack(entries.remove(at: index), policy: message.doNotDisturb, into: &out)
+    }
+
+    /// A toast taken out of the order because Do Not Disturb is on (`policy` is `.hold` or `.drop`): it was announced
+    /// as presented already, so holding it is told with `suppressed`, never a second `presented`.
+    private mutating func takeBack(_ entry: Entry, policy: ToastDoNotDisturbPolicy, into out: inout [Output]) {
         removedSinceReconcile += 1
-        // Already announced as presented (and shown): holding it is told, never a second `presented`.
-        if message.doNotDisturb == .hold {
+        if policy == .hold {
             held.append(entry)
             out.append(.event(.suppressed(id: entry.id, suppression: .init(kind: .held, state: doNotDisturb))))
         } else {
