@@ -969,15 +969,6 @@ extension DesktopPresenterMachine: LedgerMachine {
     static var serviceLeft: String { serverLeft }
     static var settledValue: UInt32 { 0 }
 
-    static func action(_ step: PresenterStep<UInt32>) -> Action {
-        switch step {
-        case .connect(let generation): .connect(generation: generation)
-        case .report(let report): .report(report)
-        case .resume(let waiters, let result): .resume(waiters, result)
-        case .wake(let at): .wake(at: at)
-        }
-    }
-
     /// A new owner is a new server: its ids mean nothing to it. An update that waited for its interval goes to the
     /// next server at once (or fails for now with the others when none comes).
     mutating func ownerWillChange() {
@@ -1002,13 +993,9 @@ extension DesktopPresenterMachine: LedgerMachine {
         }
     }
 
-    static func awaitAccepted(id: String, waiter: PresenterWaiterID) -> Event { .awaitAccepted(id: id, waiter: waiter) }
-    static func awaitSettled(waiter: PresenterWaiterID) -> Event { .awaitSettled(waiter: waiter) }
-    static func linkFailed(generation: UInt64, _ error: PresentationError) -> Event {
-        .linkFailed(generation: generation, error)
-    }
-    static func connectionLost(_ error: PresentationError) -> Event { .connectionLost(error) }
     static var tick: Event? { .tick }
-    static var reset: Event { .reset }
     static var attached: Event? { .attached }
 }
+
+extension DesktopPresenterMachine.Event: PresenterEvent {}
+extension DesktopPresenterMachine.Action: PresenterAction {}

@@ -144,9 +144,6 @@ protocol LedgerMachine: PresenterMachine where Accepted == Toast.ServiceID {
     static var serviceLeft: String { get }
     /// What a waiter for everything to settle is given.
     static var settledValue: Accepted { get }
-    /// The machine's action for a step the shell carries out itself.
-    static func action(_ step: PresenterStep<Accepted>) -> Action
-
     /// Sends what toast `id` needs next, if nothing for it is on its way; settles it otherwise.
     mutating func pump(_ id: String, into out: inout [Action])
     /// Forgets what belonged to the old owner of the service, when another takes its name (or nobody does); what

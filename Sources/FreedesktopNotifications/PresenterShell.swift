@@ -18,13 +18,43 @@ enum PresenterStep<Accepted: Sendable>: Sendable {
     case wake(at: Duration)
 }
 
+/// The events every machine takes from the shell. A machine's event type has cases of these names, and they are
+/// these events.
+protocol PresenterEvent: Sendable {
+    /// Someone waits until the service has answered everything sent or queued for toast `id`.
+    static func awaitAccepted(id: String, waiter: PresenterWaiterID) -> Self
+    /// Someone waits until everything is settled.
+    static func awaitSettled(waiter: PresenterWaiterID) -> Self
+    /// The link asked for could not be made.
+    static func linkFailed(generation: UInt64, _ error: PresentationError) -> Self
+    /// The connection is gone for good.
+    static func connectionLost(_ error: PresentationError) -> Self
+    /// The presenter was detached from its center: forget everything.
+    static var reset: Self { get }
+}
+
+/// The steps every machine asks of the shell (``PresenterStep``). A machine's action type has cases of these names,
+/// and they are these steps.
+protocol PresenterAction: Sendable {
+    /// What a waiter for a toast's acceptance gets.
+    associatedtype Accepted: Sendable
+    /// ``PresenterStep/connect(generation:)``.
+    static func connect(generation: UInt64) -> Self
+    /// ``PresenterStep/report(_:)``.
+    static func report(_ report: ToastPresenterReport) -> Self
+    /// ``PresenterStep/resume(_:_:)``.
+    static func resume(_ waiters: [PresenterWaiterID], _ result: Result<Accepted, PresentationError>) -> Self
+    /// ``PresenterStep/wake(at:)``.
+    static func wake(at: Duration) -> Self
+}
+
 /// A presenter's rules as the shared shell drives them: a plain value, events in (with the time they happen),
 /// actions out.
 protocol PresenterMachine: Sendable {
     /// Something that happened.
-    associatedtype Event: Sendable
+    associatedtype Event: PresenterEvent
     /// Something the shell must do.
-    associatedtype Action: Sendable
+    associatedtype Action: PresenterAction where Action.Accepted == Accepted
     /// What a waiter for a toast's acceptance gets: the service's id for the toast.
     associatedtype Accepted: Sendable
 
@@ -34,20 +64,22 @@ protocol PresenterMachine: Sendable {
     /// The step an action stands for when the shell carries it out itself; nil for the backend's own calls.
     static func step(_ action: Action) -> PresenterStep<Accepted>?
 
-    /// Someone waits until the service has answered everything sent or queued for toast `id`.
-    static func awaitAccepted(id: String, waiter: PresenterWaiterID) -> Event
-    /// Someone waits until everything is settled.
-    static func awaitSettled(waiter: PresenterWaiterID) -> Event
-    /// The link asked for could not be made.
-    static func linkFailed(generation: UInt64, _ error: PresentationError) -> Event
-    /// The connection is gone for good.
-    static func connectionLost(_ error: PresentationError) -> Event
     /// The moment asked for with ``PresenterStep/wake(at:)`` has come (nil for a machine that never asks).
     static var tick: Event? { get }
-    /// The presenter was detached from its center: forget everything.
-    static var reset: Event { get }
     /// The presenter was attached to a center (nil for a machine that does not care).
     static var attached: Event? { get }
+}
+
+extension PresenterMachine {
+    /// The machine's action for a step the shell carries out itself.
+    static func action(_ step: PresenterStep<Accepted>) -> Action {
+        switch step {
+        case .connect(let generation): .connect(generation: generation)
+        case .report(let report): .report(report)
+        case .resume(let waiters, let result): .resume(waiters, result)
+        case .wake(let at): .wake(at: at)
+        }
+    }
 }
 
 /// What differs between the desktop server and the portal, for the shared shell: the service's names, how its
@@ -126,7 +158,7 @@ final class PresenterShell<Backend: PresenterBackend>: Sendable {
     func disconnect() -> DBusConnection? {
         let (link, actions, wake) = state.withLock { state in
             let link = state.link
-            let actions = queueReports(state.machine.handle(Machine.reset, now: time.now()), state: state)
+            let actions = queueReports(state.machine.handle(Machine.Event.reset, now: time.now()), state: state)
             let wake = state.wake?.task
             state.events = nil
             state.link = nil
@@ -156,12 +188,12 @@ final class PresenterShell<Backend: PresenterBackend>: Sendable {
 
     /// Waits until the service has answered everything for toast `id`, and returns its id there.
     func accepted(_ id: String) async throws -> Machine.Accepted {
-        try await wait { Machine.awaitAccepted(id: id, waiter: $0) }
+        try await wait { Machine.Event.awaitAccepted(id: id, waiter: $0) }
     }
 
     /// Returns once the machine is settled and every report that produced has been handed to the center.
     func flush() async {
-        _ = try? await wait { Machine.awaitSettled(waiter: $0) }
+        _ = try? await wait { Machine.Event.awaitSettled(waiter: $0) }
         await reports.delivered()
     }
 
@@ -270,7 +302,7 @@ final class PresenterShell<Backend: PresenterBackend>: Sendable {
         do {
             link = try await self.link()
         } catch {
-            handle(Machine.linkFailed(generation: generation, backend.failure(error)))
+            handle(Machine.Event.linkFailed(generation: generation, backend.failure(error)))
             return
         }
         handle(await backend.ready(link, generation: generation))
@@ -283,7 +315,7 @@ final class PresenterShell<Backend: PresenterBackend>: Sendable {
             state.linkTask = nil
             return true
         }
-        if current { handle(Machine.connectionLost(backend.failure(reason))) }
+        if current { handle(Machine.Event.connectionLost(backend.failure(reason))) }
     }
 }
 

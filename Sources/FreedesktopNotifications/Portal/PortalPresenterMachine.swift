@@ -423,15 +423,6 @@ extension PortalPresenterMachine: LedgerMachine {
     static var serviceLeft: String { portalLeft }
     static var settledValue: String { "" }
 
-    static func action(_ step: PresenterStep<String>) -> Action {
-        switch step {
-        case .connect(let generation): .connect(generation: generation)
-        case .report(let report): .report(report)
-        case .resume(let waiters, let result): .resume(waiters, result)
-        case .wake(let at): .wake(at: at)
-        }
-    }
-
     /// The ids stay: a restarted portal whose backend lived on still shows them, and the center's show-again
     /// replaces (removes) them.
     mutating func ownerWillChange() {}
@@ -465,13 +456,9 @@ extension PortalPresenterMachine: LedgerMachine {
         }
     }
 
-    static func awaitAccepted(id: String, waiter: PresenterWaiterID) -> Event { .awaitAccepted(id: id, waiter: waiter) }
-    static func awaitSettled(waiter: PresenterWaiterID) -> Event { .awaitSettled(waiter: waiter) }
-    static func linkFailed(generation: UInt64, _ error: PresentationError) -> Event {
-        .linkFailed(generation: generation, error)
-    }
-    static func connectionLost(_ error: PresentationError) -> Event { .connectionLost(error) }
     static var tick: Event? { .tick }
-    static var reset: Event { .reset }
     static var attached: Event? { nil }
 }
+
+extension PortalPresenterMachine.Event: PresenterEvent {}
+extension PortalPresenterMachine.Action: PresenterAction {}
