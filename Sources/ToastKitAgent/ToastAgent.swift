@@ -591,6 +591,7 @@ package final class ToastAgent: Sendable {
             // is shown when the sender needs the server's id (never for a held one: that may be hours).
             guard request.awaitShown, state.withLock({ $0.live[id] != nil }), !center.heldToastIDs.contains(id)
             else {
+                await center.eventsDelivered()
                 return [.string(id), .variantDictionary(queuedOrEnded(id))]
             }
             await shown(id)
@@ -599,8 +600,14 @@ package final class ToastAgent: Sendable {
         do {
             serverID = try await desktop.accepted(id)
         } catch let error as PresentationError {
-            // Closed before the server answered (a duration of 0, a close): its end says the rest.
-            if error.kind == .notPresented { return [.string(id), .variantDictionary(queuedOrEnded(id))] }
+            // Closed before the server answered (a duration of 0, a close), or withheld by the presenter for Do Not
+            // Disturb (the center holds or drops it): its end, or how it is held, says the rest — once the
+            // presenter's report of it and the center's event have reached this agent.
+            if error.kind == .notPresented {
+                await desktop.reportsDelivered()
+                await center.eventsDelivered()
+                return [.string(id), .variantDictionary(queuedOrEnded(id))]
+            }
             let name =
                 error.kind == .invalidInput
                 ? AgentInterface.ErrorName.invalidToast : AgentInterface.ErrorName.unavailable
