@@ -212,16 +212,20 @@ if wants P2; then
         record P2 "$label" "$line"
         echo "   $label: $(echo "$line" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print("sequential %.0f/s, pipelined %.0f/s" % (d["sequential"]["calls_per_s"], d["pipelined"]["calls_per_s"]))')"
     }
-    clients=(c python desktop-notifier swift-raw swift-library)
+    # Swift raw runs on the connection's I/O thread (no thread switch, as a C loop); Swift raw (pool) on Swift's
+    # global executor, with the library's two thread switches per call (decisions 0001, 0002) and none of its model:
+    # the most the library can reach on its own threading.
+    clients=(c python desktop-notifier swift-raw swift-raw-pool swift-library)
     for round in $(seq "$rounds"); do
         echo "-- round $round"
         # rotate the order each round, so no client always runs first (or last, on a warmer machine)
-        for k in 0 1 2 3 4; do
-            case "${clients[$(((k + round - 1) % 5))]}" in
+        for k in "${!clients[@]}"; do
+            case "${clients[$(((k + round - 1) % ${#clients[@]}))]}" in
                 c) p2_run C "$c_dir/raw-libdbus-client" --method freedesktop-notify "${p2_common[@]}" --json ;;
                 python) p2_run python3-dbus "${python[@]}" "${p2_common[@]}" --json ;;
                 desktop-notifier) p2_run desktop-notifier "${desktop_notifier[@]}" "${p2_common[@]}" --json ;;
                 swift-raw) p2_run "Swift raw" "$benchmark" burst --client raw "${p2_common[@]}" ;;
+                swift-raw-pool) p2_run "Swift raw (pool)" "$benchmark" burst --client raw --executor global "${p2_common[@]}" ;;
                 swift-library) p2_run "Swift library" "$benchmark" burst --client library "${p2_common[@]}" ;;
             esac
         done

@@ -72,7 +72,7 @@ def p1(by):
 
 
 def p2(by):
-    labels = ["Swift library", "Swift raw", "desktop-notifier", "python3-dbus", "C"]
+    labels = ["Swift library", "Swift raw", "Swift raw (pool)", "desktop-notifier", "python3-dbus", "C"]
     data = {l: by.get(("P2", l), []) for l in labels}
     if not any(data.values()):
         return
@@ -102,10 +102,12 @@ def p2(by):
     lib = meds.get("Swift library")
     rows = []
     notes = []
-    for who in ("Swift library", "Swift raw"):
+    for who in ("Swift library", "Swift raw", "Swift raw (pool)", "C"):
         if who not in meds:
             continue
-        for peer in ("C", "desktop-notifier", "python3-dbus", "Swift raw"):
+        for peer in ("C", "desktop-notifier", "python3-dbus", "Swift raw", "Swift raw (pool)"):
+            if who == "C" and peer != "desktop-notifier":
+                continue
             if peer == who or peer not in meds:
                 continue
             rows.append([f"{who} / {peer}", fmt(meds[who]["seq"] / meds[peer]["seq"], 2),
