@@ -38,7 +38,7 @@ let package = Package(
         // The agent's rules and the parts of its service that are not the command line's: the machine, the lanes,
         // the journal's writer, the runner of action commands.
         .target(
-            name: "ToastKitAgent", dependencies: ["ToastKit", "ToastModel", "FreedesktopNotifications"],
+            name: "ToastKitAgent", dependencies: ["ToastKit", "ToastModel", "FreedesktopNotifications", "CSpawn"],
             swiftSettings: strict),
         .target(
             name: "ToastKitCommandLine",
@@ -52,7 +52,8 @@ let package = Package(
         .executableTarget(
             name: "ToastKitBenchmark", dependencies: ["ToastKit", "DBus", "BenchmarkSupport"], swiftSettings: strict),
         .target(
-            name: "TestSupport", dependencies: ["DBus", "FreedesktopNotifications", "CSpawn"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["DBus", "FreedesktopNotifications", "CSpawn"],
+            path: "Tests/TestSupport",
             swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(
@@ -72,7 +73,8 @@ let package = Package(
         ),
         .testTarget(name: "ToastKitTests", dependencies: ["ToastKit", "ToastKitTesting"], swiftSettings: strict),
         .testTarget(
-            name: "ToastKitAgentTests", dependencies: ["ToastKitAgent", "ToastKitTesting", "ToastModel"],
+            name: "ToastKitAgentTests",
+            dependencies: ["ToastKitAgent", "ToastKitTesting", "ToastModel", "FreedesktopNotifications", "CSpawn"],
             swiftSettings: strict),
         .testTarget(
             name: "ToastModelTests",

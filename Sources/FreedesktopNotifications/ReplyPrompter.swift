@@ -158,7 +158,7 @@ public enum ReplyPrompter: Sendable, Hashable {
         let (reaped, status) = dialog.reap(pid, exited: exited)
         if dialog.isClosed { return .cancelled }
         guard reaped == pid else {
-            // Reaped by someone else (the agent's reaper of --on-action commands): what it printed is all there is.
+            // Reaped by someone else (the kernel, SIGCHLD being ignored): what it printed is all there is.
             return output.isEmpty ? .cancelled : .text(text(of: output))
         }
         guard status & 0x7f == 0 else { return .unavailable(reason: "\(name): signal \(status & 0x7f)") }

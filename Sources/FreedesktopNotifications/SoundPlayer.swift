@@ -154,8 +154,7 @@ public enum SoundPlayer: Sendable, Hashable {
         var reaped: Int32
         repeat { reaped = waitpid(pid, &status, 0) } while reaped < 0 && errno == EINTR
         if stopped { return "the sound player \(program) did not end within \(limit): stopped" }
-        // Reaped by someone else (the agent's reaper of --on-action commands waits for any child): its end is not
-        // known, and it started.
+        // Reaped by someone else (the kernel, SIGCHLD being ignored): its end is not known, and it started.
         guard reaped == pid else { return nil }
         if status & 0x7f == 0 {
             let code = (status >> 8) & 0xff

@@ -1,3 +1,4 @@
+import CSpawn
 import Dispatch
 import FreedesktopNotifications
 import Glibc
@@ -6,12 +7,12 @@ import ToastModel
 
 /// Runs the agent's `--on-action` commands without ever stalling it: a command is started at once (never waited
 /// for on the caller's thread), at most ``AgentLimits/maximumRunningCommands`` run at a time (more wait their turn,
-/// in order), and **one** reaper collects every command's end — not a thread per running command. Each command's
-/// header, start failure and exit status go to the actions log.
+/// in order), and **one** reaper queue collects every command's end — not a thread per running command. Each
+/// command's header, start failure and exit status go to the actions log.
 ///
-/// The reaper waits for any child (`waitpid(-1)`). The agent's only other children are sound players
-/// (`SoundPlayer`), each waited for by its pid: one the reaper takes first is ignored here
-/// (not one of its commands), and its player then counts it as played.
+/// The reaper waits for its own commands only, each by its pid once its pidfd says it ended: the agent's other
+/// children (sound players, reply prompts) are reaped by their own code, which then reads their exit status, and
+/// whose pid is never freed (and reused) behind its back.
 package final class ActionRunner: Sendable {
     /// One command to run.
     package struct Job: Sendable {
@@ -34,21 +35,32 @@ package final class ActionRunner: Sendable {
         }
     }
 
+    /// A command that runs: its program, and the source that watches its pidfd (nil without pidfds).
+    private struct Running {
+        var program: String
+        var watch: (any DispatchSourceRead)?
+    }
+
     private struct State {
-        var running: [pid_t: String] = [:]
+        var running: [pid_t: Running] = [:]
         var waiting: [Job] = []
-        var reaping = false
     }
 
     private let state = Mutex(State())
     private let log: String
     private let limit: Int
     private let reaper = DispatchQueue(label: "org.toastkit.agent.reaper")
+    private let ended: (@Sendable (_ program: String, _ exit: String) -> Void)?
 
-    /// A runner whose commands log to `log`, at most `limit` at once.
-    package init(log: String, limit: Int = AgentLimits.maximumRunningCommands) {
+    /// A runner whose commands log to `log`, at most `limit` at once; `ended` is told each command's end as it is
+    /// logged (`exit N`, `signal N`, or that it was not seen).
+    package init(
+        log: String, limit: Int = AgentLimits.maximumRunningCommands,
+        ended: (@Sendable (_ program: String, _ exit: String) -> Void)? = nil
+    ) {
         self.log = log
         self.limit = limit
+        self.ended = ended
         // The ends must be seen: an ignored SIGCHLD (inherited from whoever started the agent) would have the
         // kernel reap the commands itself.
         signal(SIGCHLD, SIG_DFL)
@@ -66,7 +78,7 @@ package final class ActionRunner: Sendable {
         }
     }
 
-    /// Starts `job` (under the lock, so the reaper never sees a child it does not know).
+    /// Starts `job` (under the lock, so its end is never handled before it is counted as running).
     private func start(_ job: Job, in state: inout State) {
         try? PrivateFiles.prepareFolder(PrivateFiles.parent(of: log), tighten: false)
         let descriptor = Spawn.openLog(log)
@@ -80,11 +92,7 @@ package final class ActionRunner: Sendable {
             workingDirectory: job.workingDirectory)
         {
         case .success(let pid):
-            state.running[pid] = job.argv[0]
-            if !state.reaping {
-                state.reaping = true
-                reaper.async { self.reap() }
-            }
+            state.running[pid] = Running(program: job.argv[0], watch: watch(pid))
         case .failure(let error):
             let folder = job.workingDirectory.map { " in \($0)" } ?? ""
             if let descriptor {
@@ -94,38 +102,43 @@ package final class ActionRunner: Sendable {
         }
     }
 
-    /// Waits for the commands' ends until none runs, starting waiting ones as places free up.
-    private func reap() {
-        while true {
-            var status: Int32 = 0
-            let pid = waitpid(-1, &status, 0)
-            if pid < 0 {
-                if errno == EINTR { continue }
-                // No child (ECHILD): stop unless one was started meanwhile. Commands still counted as running were
-                // reaped by someone else (SIGCHLD ignored): forget them, and start the waiting ones, rather than
-                // waiting for ends that will never be seen.
-                let (done, lost) = state.withLock { state -> (Bool, [String]) in
-                    let lost = Array(state.running.values)
-                    state.running = [:]
-                    while state.running.count < limit, !state.waiting.isEmpty {
-                        start(state.waiting.removeFirst(), in: &state)
-                    }
-                    if state.running.isEmpty { state.reaping = false }
-                    return (!state.reaping, lost)
-                }
-                for program in lost { note("\(program): its end was not seen (reaped elsewhere)") }
-                if done { return }
-                continue
-            }
-            let exit = status & 0x7f == 0 ? "exit \((status >> 8) & 0xff)" : "signal \(status & 0x7f)"
-            state.withLock { state in
-                guard let program = state.running.removeValue(forKey: pid) else { return }
-                note("\(program) (pid \(pid)) ended: \(exit)")
-                while state.running.count < limit, !state.waiting.isEmpty {
-                    start(state.waiting.removeFirst(), in: &state)
-                }
-            }
+    /// Watches command `pid` for its end: a read source on its pidfd, on the reaper queue. Without a pidfd (a kernel
+    /// before 5.3), a thread of its own waits for it (nil).
+    private func watch(_ pid: pid_t) -> (any DispatchSourceRead)? {
+        let descriptor = pidfd_open(pid, 0)
+        guard descriptor >= 0 else {
+            DispatchQueue.global(qos: .utility).async { self.reap(pid, blocking: true) }
+            return nil
         }
+        let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: reaper)
+        source.setEventHandler { self.reap(pid, blocking: false) }
+        source.setCancelHandler { close(descriptor) }
+        source.activate()
+        return source
+    }
+
+    /// Reaps command `pid`, logs its end, and starts waiting commands as places free up. Not blocking, a command
+    /// that has not ended yet (a wake-up with nothing to read) is left running.
+    private func reap(_ pid: pid_t, blocking: Bool) {
+        var status: Int32 = 0
+        var reaped: pid_t
+        repeat { reaped = waitpid(pid, &status, blocking ? 0 : WNOHANG) } while reaped < 0 && errno == EINTR
+        if reaped == 0 { return }
+        // Not reaped here (ECHILD): the kernel did, SIGCHLD being ignored after all.
+        let exit =
+            reaped != pid
+            ? "its end was not seen (reaped elsewhere)"
+            : status & 0x7f == 0 ? "exit \((status >> 8) & 0xff)" : "signal \(status & 0x7f)"
+        let program = state.withLock { state -> String? in
+            guard let running = state.running.removeValue(forKey: pid) else { return nil }
+            running.watch?.cancel()
+            note("\(running.program) (pid \(pid)) ended: \(exit)")
+            while state.running.count < limit, !state.waiting.isEmpty {
+                start(state.waiting.removeFirst(), in: &state)
+            }
+            return running.program
+        }
+        if let program { ended?(program, exit) }
     }
 
     private func note(_ line: String) {
