@@ -121,7 +121,7 @@ struct PresenterLedger<Ready: Hashable & Sendable, Toast: TrackedToast>: Sendabl
     mutating func invariantScanIsDue() -> Bool {
         #if DEBUG
             checks &+= 1
-            return checks % max(1, toasts.count / 256) == 0
+            return InvariantScan.isDue(step: checks, count: toasts.count)
         #else
             return false
         #endif

@@ -824,7 +824,7 @@ public struct ToastStack: Sendable {
         }
         #if DEBUG
             reconciles &+= 1
-            if reconciles % max(1, entries.count / 256) == 0 { checkInvariants() }
+            if InvariantScan.isDue(step: reconciles, count: entries.count) { checkInvariants() }
         #endif
     }
 
