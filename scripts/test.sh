@@ -62,6 +62,13 @@ binary="$(scripts/build-cli.sh)"
 echo "== the demo's tour, headless (scripts/demo.sh)"
 TOASTKIT="$binary" scripts/headless-desktop.sh -- scripts/demo.sh --tour headless
 
+# How many tests run at once. Unbounded, Swift Testing starts every suite together: on a 2-core machine some hundred
+# private buses, sixty Xvfbs and their notification servers then start in the same seconds, and a wait for a fresh bus
+# to answer ran out (FakeServerTests.withNoServerTheToastWaitsAndAppearsWhenOneStarts: 25 ms alone, 27-36 s and twice
+# over its 15 s wait in full runs). Twelve per core keeps such waits short and the run shorter (on 2 cores: that test
+# 2.6 s, the run 300 s against 355-430 s). A width set outside is kept.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-$(($(nproc) * 12))}"
+
 echo "== swift test"
 TOASTKIT_STATIC_BINARY="$binary" swift test --skip-build
 
