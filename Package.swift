@@ -52,8 +52,7 @@ let package = Package(
         .executableTarget(
             name: "ToastKitBenchmark", dependencies: ["ToastKit", "DBus", "BenchmarkSupport"], swiftSettings: strict),
         .target(
-            name: "TestSupport", dependencies: ["DBus", "FreedesktopNotifications", "CSpawn"],
-            path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["DBus", "FreedesktopNotifications", "CSpawn"], path: "Tests/TestSupport",
             swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(
