@@ -109,6 +109,7 @@ struct ServerLauncher: Sendable {
             support.systemBus = systemBus
             splash = try await SplashStandIn.start(busAddress: busAddress)
             support.splash = splash
+            try installPlasmaWallpaper()
             // plasmashell aborts without it ("The activity manager daemon (kactivitymanagerd) is not running").
             let kamd = try await startAwaitingName(
                 "org.kde.ActivityManager",
@@ -124,6 +125,22 @@ struct ServerLauncher: Sendable {
             return ([sway], support)
         default:
             return ([], support)
+        }
+    }
+
+    /// The test desktop's wallpaper (`scripts/harness/plasma-wallpaper`) in Plasma's data folder, where it stands in
+    /// for Plasma's own `org.kde.image`: the same picture, read as the item is made, and nothing to wait for.
+    /// plasmashell reports its "desktop" stage once its desktop's wallpaper says it has loaded, and in a good start
+    /// that load is the last thing the stage waits for. In full test runs the stage sometimes never came: the shell
+    /// got as far as ever (panel, tray, notifications, kscreen's second try) and stopped. Plasma's wallpaper with a
+    /// load that never ends gives that log line for line. Plasma 5.27 loads the picture on a thread pool (its
+    /// `image://package` provider runs KPackage there while the GUI thread runs KPackage too), the likely place.
+    private func installPlasmaWallpaper() throws {
+        let wallpaper = "plasma/home/.local/share/plasma/wallpapers/org.kde.image"
+        _ = try folder("\(wallpaper)/contents/ui")
+        for file in ["metadata.json", "contents/ui/main.qml"] {
+            try FileManager.default.copyItem(
+                atPath: "\(Self.harness)/plasma-wallpaper/\(file)", toPath: "\(directory)/\(wallpaper)/\(file)")
         }
     }
 
