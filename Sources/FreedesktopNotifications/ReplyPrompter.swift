@@ -155,20 +155,18 @@ public enum ReplyPrompter: Sendable, Hashable {
         }
         let (output, exited) = readUntilExit(pid, output: pipe[0])
         close(pipe[0])
-        let (reaped, status) = dialog.reap(pid, exited: exited)
+        let end = dialog.reap(pid, exited: exited)
         if dialog.isClosed { return .cancelled }
-        guard reaped == pid else {
-            // Reaped by someone else (the kernel, SIGCHLD being ignored): what it printed is all there is.
-            return output.isEmpty ? .cancelled : .text(text(of: output))
-        }
-        guard status & 0x7f == 0 else { return .unavailable(reason: "\(name): signal \(status & 0x7f)") }
-        switch (status >> 8) & 0xff {
-        case 0:
+        switch end {
+        case .ended(.exited(0)):
             // OK on an empty field sends nothing: a cancel.
             let text = text(of: output)
             return text.isEmpty ? .cancelled : .text(text)
-        case 1, 5, 252: return .cancelled
-        case let code: return .unavailable(reason: "\(name): exit \(code)")
+        case .ended(.exited(1)), .ended(.exited(5)), .ended(.exited(252)): return .cancelled
+        case .ended(let end): return .unavailable(reason: "\(name): \(end)")
+        case .notSeen, .running:
+            // Reaped by someone else (the kernel, SIGCHLD being ignored): what it printed is all there is.
+            return output.isEmpty ? .cancelled : .text(text(of: output))
         }
     }
 
@@ -245,24 +243,19 @@ final class PromptProcess: Sendable {
         }
     }
 
-    /// Reaps the program: the pid reaped (-1 if someone else did) and its status. One that `exited` is reaped under
+    /// Reaps the program and says how it ended (or that someone else reaped it). One that `exited` is reaped under
     /// the lock, so ``close()`` never signals its pid once it is free; otherwise it is waited for first.
-    func reap(_ pid: Int32, exited: Bool) -> (reaped: Int32, status: Int32) {
-        var status: Int32 = 0
-        var reaped: Int32 = 0
-        func wait() {
-            repeat { reaped = waitpid(pid, &status, 0) } while reaped < 0 && errno == EINTR
-        }
+    func reap(_ pid: Int32, exited: Bool) -> Spawn.Wait {
         if exited {
-            state.withLock { state in
-                wait()
+            return state.withLock { state in
+                let end = Spawn.wait(pid)
                 state.isReaped = true
+                return end
             }
-        } else {
-            wait()
-            state.withLock { $0.isReaped = true }
         }
-        return (reaped, status)
+        let end = Spawn.wait(pid)
+        state.withLock { $0.isReaped = true }
+        return end
     }
 
     /// Closes the dialog: its process group gets `SIGTERM`, and `SIGKILL` a second later if it is still there.

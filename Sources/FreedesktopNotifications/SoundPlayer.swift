@@ -133,10 +133,7 @@ public enum SoundPlayer: Sendable, Hashable {
         let descriptor = pidfd_open(pid, 0)
         guard descriptor >= 0 else {
             // No pidfd (a kernel before 5.3): it plays on, reaped when it ends, its end not waited for.
-            DispatchQueue.global(qos: .utility).async {
-                var status: Int32 = 0
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            }
+            DispatchQueue.global(qos: .utility).async { _ = Spawn.wait(pid) }
             return nil
         }
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
@@ -150,17 +147,14 @@ public enum SoundPlayer: Sendable, Hashable {
             kill(-pid, SIGKILL)
             stopped = true
         }
-        var status: Int32 = 0
-        var reaped: Int32
-        repeat { reaped = waitpid(pid, &status, 0) } while reaped < 0 && errno == EINTR
+        let end = Spawn.wait(pid)
         if stopped { return "the sound player \(program) did not end within \(limit): stopped" }
+        switch end {
+        case .ended(.exited(0)): return nil
+        case .ended(let end): return "\(program): \(end)"
         // Reaped by someone else (the kernel, SIGCHLD being ignored): its end is not known, and it started.
-        guard reaped == pid else { return nil }
-        if status & 0x7f == 0 {
-            let code = (status >> 8) & 0xff
-            return code == 0 ? nil : "\(program): exit \(code)"
+        case .notSeen, .running: return nil
         }
-        return "\(program): signal \(status & 0x7f)"
     }
 }
 

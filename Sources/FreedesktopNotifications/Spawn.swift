@@ -1,9 +1,10 @@
 import CSpawn
 import Glibc
 
-/// Starts programs for ToastKit's processes: a sound player (for a server that plays no sound), the agent itself
-/// (detached, from `send`) and `--on-action` commands (from the agent). Always with a clean signal mask and default dispositions for the signals `toastkit` handles or ignores,
-/// so its own handling never leaks into the program.
+/// Starts programs for ToastKit's processes, and reads how they ended: a sound player (for a server that plays no
+/// sound), a reply prompt, the agent itself (detached, from `send`), `--on-action` commands (from the agent) and the
+/// commands of `toastkit run` and `--user`. Always with a clean signal mask and default dispositions for the signals
+/// `toastkit` handles or ignores, so its own handling never leaks into the program.
 package enum Spawn {
     /// Starts `argv` (`argv[0]` looked up on `PATH` when it has no slash) with `environment`; standard input is
     /// `/dev/null`, standard output and errors go to `output` (or `/dev/null`). `newSession` puts it in a session
@@ -68,6 +69,26 @@ package enum Spawn {
         return result == 0 ? .success(pid) : .failure(Errno(result))
     }
 
+    /// Waits for the started program `pid` (without blocking when `blocking` is false), through interruptions.
+    package static func wait(_ pid: Int32, blocking: Bool = true) -> Wait {
+        var status: Int32 = 0
+        var reaped: Int32
+        repeat { reaped = waitpid(pid, &status, blocking ? 0 : WNOHANG) } while reaped < 0 && errno == EINTR
+        if reaped == 0 { return .running }
+        // ECHILD: the kernel reaped it (SIGCHLD ignored after all), or another waiter took it.
+        return reaped == pid ? .ended(ProgramEnd(waitStatus: status)) : .notSeen
+    }
+
+    /// What a wait for a started program found.
+    package enum Wait: Equatable, Sendable {
+        /// It still runs (a wait that does not block).
+        case running
+        /// It ended, so.
+        case ended(ProgramEnd)
+        /// It is gone but its end was not seen here: reaped elsewhere.
+        case notSeen
+    }
+
     /// Opens `path` for appending (created 0600, never through a symbolic link), or nil.
     package static func openLog(_ path: String) -> Int32? {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -87,6 +108,35 @@ package enum Spawn {
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+}
+
+/// How a program ended, read from its `waitpid` status: one reading for every program ToastKit starts.
+package enum ProgramEnd: Equatable, Sendable, CustomStringConvertible {
+    /// It exited with this code.
+    case exited(Int32)
+    /// This signal ended it.
+    case signaled(Int32)
+
+    /// Reads a `waitpid` status.
+    package init(waitStatus status: Int32) {
+        self = status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .signaled(status & 0x7f)
+    }
+
+    /// "exit 3" or "signal 9", as logs and reasons say it.
+    package var description: String {
+        switch self {
+        case .exited(let code): "exit \(code)"
+        case .signaled(let signal): "signal \(signal)"
+        }
+    }
+
+    /// The status a shell gives it: the exit code, or 128 and the signal.
+    package var shellStatus: Int32 {
+        switch self {
+        case .exited(let code): code
+        case .signaled(let signal): 128 + signal
+        }
     }
 }
 

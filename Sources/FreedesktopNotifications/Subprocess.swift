@@ -26,11 +26,12 @@ package enum Subprocess {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(pipeEnds[0], $0.baseAddress, $0.count) }
             if count <= 0 { closed = true } else { output += buffer.prefix(count) }
         }
-        var status: Int32 = 0
         // Its output ended: it is exiting. Otherwise it took too long (or printed too much) and is stopped.
         if !closed { kill(pid, SIGKILL) }
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        guard closed else { return nil }
-        return status == 0 ? String(decoding: output, as: UTF8.self) : nil
+        switch Spawn.wait(pid) {
+        // Reaped by the kernel (SIGCHLD ignored by whoever started this process): its output is all there is.
+        case .ended(.exited(0)) where closed, .notSeen where closed: return String(decoding: output, as: UTF8.self)
+        default: return nil
+        }
     }
 }

@@ -120,15 +120,13 @@ package final class ActionRunner: Sendable {
     /// Reaps command `pid`, logs its end, and starts waiting commands as places free up. Not blocking, a command
     /// that has not ended yet (a wake-up with nothing to read) is left running.
     private func reap(_ pid: pid_t, blocking: Bool) {
-        var status: Int32 = 0
-        var reaped: pid_t
-        repeat { reaped = waitpid(pid, &status, blocking ? 0 : WNOHANG) } while reaped < 0 && errno == EINTR
-        if reaped == 0 { return }
+        let exit: String
+        switch Spawn.wait(pid, blocking: blocking) {
+        case .running: return
+        case .ended(let end): exit = "\(end)"
         // Not reaped here (ECHILD): the kernel did, SIGCHLD being ignored after all.
-        let exit =
-            reaped != pid
-            ? "its end was not seen (reaped elsewhere)"
-            : status & 0x7f == 0 ? "exit \((status >> 8) & 0xff)" : "signal \(status & 0x7f)"
+        case .notSeen: exit = "its end was not seen (reaped elsewhere)"
+        }
         let program = state.withLock { state -> String? in
             guard let running = state.running.removeValue(forKey: pid) else { return nil }
             running.watch?.cancel()

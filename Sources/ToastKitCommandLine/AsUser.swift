@@ -236,10 +236,8 @@ enum AsUser {
             signal(SIGINT, previous.0)
             signal(SIGQUIT, previous.1)
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        if status & 0x7f == 0 { return (status >> 8) & 0xff }
-        return 128 + (status & 0x7f)
+        guard case .ended(let end) = Spawn.wait(pid) else { return 0 }
+        return end.shellStatus
     }
 
     /// The path of this program's file.

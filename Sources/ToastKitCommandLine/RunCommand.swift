@@ -88,19 +88,21 @@ struct RunCommand {
             Unmanaged.passUnretained(copy).release()
             Self.copy(copy.pipes, until: -1, log: log.descriptor, tail: tail)  // copies until both pipes close
         }
-        var status: Int32 = 0
-        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        let end = Spawn.wait(child)
         RunSignals.stopForwarding()
         _ = write(exitPipe[1], "x", 1)
         if created == 0 { pthread_join(copier, nil) }
         log.close()
-        let ending: Ending = status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .signaled(status & 0x7f)
-        present(ending, elapsed: .now - started, tail: tail.lines, log: log.path)
-        switch ending {
-        case .exited(let code): return code
-        case .signaled(let signal): return 128 + signal
-        case .ended: return 0
+        let ending: Ending
+        switch end {
+        case .ended(.exited(let code)): ending = .exited(code)
+        case .ended(.signaled(let signal)): ending = .signaled(signal)
+        // Reaped elsewhere (SIGCHLD ignored after all): it ended, how is not known.
+        case .running, .notSeen: ending = .ended
         }
+        present(ending, elapsed: .now - started, tail: tail.lines, log: log.path)
+        if case .ended(let end) = end { return end.shellStatus }
+        return 0
     }
 
     /// `--pid`: waits for `pid` to end (a pidfd: the kernel says when), then presents its toast.

@@ -134,10 +134,9 @@ enum AgentClient {
 
         /// Its state now (once it has exited, ask no more: it is reaped).
         func state() -> State {
-            var status: Int32 = 0
-            guard waitpid(pid, &status, WNOHANG) == pid else { return .running }
-            let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-            return code == 0 ? .gaveWay : .failed("the toast agent exited with status \(code) at start (see \(log))")
+            guard case .ended(let end) = Spawn.wait(pid, blocking: false) else { return .running }
+            return end == .exited(0)
+                ? .gaveWay : .failed("the toast agent exited with status \(end.shellStatus) at start (see \(log))")
         }
     }
 
