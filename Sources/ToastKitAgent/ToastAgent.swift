@@ -1104,19 +1104,18 @@ package final class ToastAgent: Sendable {
     }
 
     /// Follows the user's `scheduled.json` from now on (``takeUpSchedules()`` on each change); without inotify, says so
-    /// once and goes on with what it read at start.
+    /// once and looks at the file every couple of seconds.
     private func watchSchedules() {
         guard let schedules else { return }
         let folder = schedules.folder
-        let watch = ScheduleWatch.start(folder: folder, name: ScheduleStore.fileName) { [weak self] in
+        let (watch, unwatched) = ScheduleWatch.start(folder: folder, name: ScheduleStore.fileName) { [weak self] in
             self?.takeUpSchedules()
         }
-        switch watch {
-        case .success(let watch): scheduleWatch.withLock { $0 = watch }
-        case .failure(let error):
+        scheduleWatch.withLock { $0 = watch }
+        if let unwatched {
             ErrorLine.write(
-                "warning: \(folder) cannot be watched (\(error)): scheduled toasts another session changes are seen"
-                    + " when an agent starts")
+                "warning: \(folder) cannot be watched (\(unwatched)): \(ScheduleStore.fileName) is looked at every"
+                    + " \(ScheduleWatch.pollInterval.components.seconds) s instead")
         }
     }
 
