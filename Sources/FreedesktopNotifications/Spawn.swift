@@ -87,6 +87,11 @@ package enum Spawn {
         case ended(ProgramEnd)
         /// It is gone but its end was not seen here: reaped elsewhere.
         case notSeen
+
+        /// How it ended, when that was seen.
+        package var end: ProgramEnd? {
+            if case .ended(let end) = self { end } else { nil }
+        }
     }
 
     /// Opens `path` for appending (created 0600, never through a symbolic link), or nil.

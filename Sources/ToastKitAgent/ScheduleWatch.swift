@@ -94,8 +94,8 @@ final class ScheduleWatch: Sendable {
         var device: UInt = 0
         var inode: UInt = 0
         var size = 0
-        var modified = timespec()
-        var changed = timespec()
+        var modified = [0, 0]
+        var changed = [0, 0]
 
         init(_ path: String) {
             var info = stat()
@@ -104,14 +104,8 @@ final class ScheduleWatch: Sendable {
             device = UInt(info.st_dev)
             inode = UInt(info.st_ino)
             size = Int(info.st_size)
-            modified = info.st_mtim
-            changed = info.st_ctim
-        }
-
-        static func == (a: Look, b: Look) -> Bool {
-            a.present == b.present && a.device == b.device && a.inode == b.inode && a.size == b.size
-                && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
-                && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
+            modified = [info.st_mtim.tv_sec, info.st_mtim.tv_nsec]
+            changed = [info.st_ctim.tv_sec, info.st_ctim.tv_nsec]
         }
     }
 

@@ -236,8 +236,7 @@ enum AsUser {
             signal(SIGINT, previous.0)
             signal(SIGQUIT, previous.1)
         }
-        guard case .ended(let end) = Spawn.wait(pid) else { return 0 }
-        return end.shellStatus
+        return Spawn.wait(pid).end?.shellStatus ?? 0
     }
 
     /// The path of this program's file.

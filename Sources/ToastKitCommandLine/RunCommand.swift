@@ -32,14 +32,6 @@ struct RunCommand {
     let options: RunOptions
     let environment: CommandEnvironment
 
-    /// How a run ended: its exit status (0–255) or the signal that ended it.
-    enum Ending: Equatable {
-        case exited(Int32)
-        case signaled(Int32)
-        /// A process that is not this one's child (`--pid`): it ended, how is not known.
-        case ended
-    }
-
     /// The command's exit code as a shell gives it (a signal N is 128 + N).
     func run() -> Int32 {
         if let pid = options.pid { return waitForProcess(pid) }
@@ -93,16 +85,9 @@ struct RunCommand {
         _ = write(exitPipe[1], "x", 1)
         if created == 0 { pthread_join(copier, nil) }
         log.close()
-        let ending: Ending
-        switch end {
-        case .ended(.exited(let code)): ending = .exited(code)
-        case .ended(.signaled(let signal)): ending = .signaled(signal)
         // Reaped elsewhere (SIGCHLD ignored after all): it ended, how is not known.
-        case .running, .notSeen: ending = .ended
-        }
-        present(ending, elapsed: .now - started, tail: tail.lines, log: log.path)
-        if case .ended(let end) = end { return end.shellStatus }
-        return 0
+        present(end.end, elapsed: .now - started, tail: tail.lines, log: log.path)
+        return end.end?.shellStatus ?? 0
     }
 
     /// `--pid`: waits for `pid` to end (a pidfd: the kernel says when), then presents its toast.
@@ -121,7 +106,7 @@ struct RunCommand {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         while poll(&poller, 1, -1) < 0 && errno == EINTR {}
         let title = "\(name) (\(pid))"
-        present(.ended, elapsed: running + (.now - started), tail: [], log: nil, title: title)
+        present(nil, elapsed: running + (.now - started), tail: [], log: nil, title: title)
         return 0
     }
 
@@ -171,16 +156,17 @@ struct RunCommand {
         }
     }
 
-    /// Presents the toast of a run that ended, unless it took less than `--min-seconds`. A toast that cannot be
-    /// shown is a warning: the command's own status is what `run` returns.
-    private func present(_ ending: Ending, elapsed: Duration, tail: [String], log: String?, title: String? = nil) {
+    /// Presents the toast of a run that ended (`ending` nil: a process not this one's child, `--pid`, ended, how is
+    /// not known), unless it took less than `--min-seconds`. A toast that cannot be shown is a warning: the command's
+    /// own status is what `run` returns.
+    private func present(_ ending: ProgramEnd?, elapsed: Duration, tail: [String], log: String?, title: String? = nil) {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         guard seconds >= options.minimumSeconds else { return }
         var send = SendOptions(title: title ?? Self.title(of: options.command))
         send.message = .text(([Self.describe(ending, seconds: seconds)] + tail).joined(separator: "\n"))
         switch ending {
-        case .exited(0), .ended: send.status = .success
-        case .exited, .signaled: send.status = .error
+        case .exited(0)?, nil: send.status = .success
+        case .exited?, .signaled?: send.status = .error
         }
         send.plainText = true
         send.appName = options.appName ?? "toastkit"
@@ -216,12 +202,12 @@ struct RunCommand {
     }
 
     /// "exit 0 after 1 min 23 s", "killed by SIGTERM after 4 s", "ended after 2 h 5 min".
-    static func describe(_ ending: Ending, seconds: Double) -> String {
+    static func describe(_ ending: ProgramEnd?, seconds: Double) -> String {
         let took = formatted(seconds)
         switch ending {
-        case .exited(let code): return "exit \(code) after \(took)"
-        case .signaled(let signal): return "killed by \(SignalWatcher.name(of: signal)) after \(took)"
-        case .ended: return "ended after \(took)"
+        case .exited(let code)?: return "exit \(code) after \(took)"
+        case .signaled(let signal)?: return "killed by \(SignalWatcher.name(of: signal)) after \(took)"
+        case nil: return "ended after \(took)"
         }
     }
 
