@@ -172,3 +172,24 @@ func events(_ output: String) -> [[String: Any]] {
         try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
     }
 }
+
+/// Runs `toastkit` as `user` (a real second user: `setpriv` with its uid, gid and groups) to completion.
+func toastkit(
+    as user: TestUsers.User, _ arguments: [String], environment: [String: String], stdin: [UInt8]? = nil
+) async throws -> ToolProcess.Result {
+    let process = try ToolProcess.start(
+        asUser: user, arguments.map { Array($0.utf8) }, environment: environment)
+    process.feed(stdin)
+    return await process.finish()
+}
+
+extension ToolProcess {
+    /// Starts `toastkit` with `arguments` as `user` (through `setpriv`).
+    static func start(
+        asUser user: TestUsers.User, _ arguments: [[UInt8]], environment: [String: String]
+    ) throws -> ToolProcess {
+        let drop = ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--init-groups", "--", binary]
+        return try start(
+            drop.map { Array($0.utf8) } + arguments, environment: environment, executable: "/usr/bin/setpriv")
+    }
+}
