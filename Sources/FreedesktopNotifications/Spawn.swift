@@ -6,7 +6,7 @@ import Glibc
 /// commands of `toastkit run` and `--user`. Always with a clean signal mask and default dispositions for the signals
 /// `toastkit` handles or ignores, so its own handling never leaks into the program.
 package enum Spawn {
-    /// Starts `argv` (`argv[0]` looked up on `PATH` when it has no slash) with `environment`; standard input is
+    /// Starts `argv` (`argv[0]` looked up on `environment`'s `PATH` when it has no slash) with `environment`; standard input is
     /// `/dev/null`, standard output and errors go to `output` (or `/dev/null`). `newSession` puts it in a session
     /// of its own (`setsid`), so the terminal's Ctrl-C and hang-up never reach it. With `workingDirectory` it starts
     /// in that folder (a folder that is gone is a failure to start, `ENOENT`, never another folder).
@@ -21,13 +21,25 @@ package enum Spawn {
             standardOutput: output, standardError: output, newSession: newSession, workingDirectory: workingDirectory)
     }
 
-    /// Starts `argv` (raw bytes; `argv[0]` looked up on `PATH` when it has no slash) with `environment`. Standard
-    /// input is `standardInput` when given, `/dev/null` when nil (or, with `inheritsInput`, this process's); standard
-    /// output and errors go to the descriptors given, `/dev/null` when nil.
+    /// Starts `argv` (raw bytes) with `environment`. Standard input is `standardInput` when given, `/dev/null` when
+    /// nil (or, with `inheritsInput`, this process's); standard output and errors go to the descriptors given,
+    /// `/dev/null` when nil. With `closesOthers`, every other descriptor is closed in the program, whether or not it
+    /// is close-on-exec.
+    ///
+    /// A program named without a slash is looked up on the `PATH` of `environment` — the program's own, never this
+    /// process's (`posix_spawnp` would search this process's) — with relative entries taken from
+    /// `workingDirectory`, as the program's own shell would find it; without `PATH`, on `/bin:/usr/bin`.
     package static func start(
         _ argv: [[UInt8]], environment: [String: String], standardInput: Int32?, inheritsInput: Bool = false,
-        standardOutput: Int32?, standardError: Int32?, newSession: Bool, workingDirectory: String? = nil
+        standardOutput: Int32?, standardError: Int32?, newSession: Bool, workingDirectory: String? = nil,
+        closesOthers: Bool = false
     ) -> Result<Int32, Errno> {
+        guard let name = argv.first else { return .failure(Errno(EINVAL)) }
+        let program: [UInt8]
+        switch ProgramPath.find(name, path: environment["PATH"], workingDirectory: workingDirectory) {
+        case .success(let found): program = found
+        case .failure(let error): return .failure(error)
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -58,12 +70,12 @@ package enum Spawn {
         // POSIX_SPAWN_SETSID (glibc 2.26), which the Glibc module does not export without _GNU_SOURCE.
         if newSession { flags |= 0x80 }
         posix_spawnattr_setflags(&attributes, Int16(flags))
+        if closesOthers { posix_spawn_file_actions_addclosefrom_np(&actions, 3) }
 
-        guard !argv.isEmpty else { return .failure(Errno(EINVAL)) }
         var pid: pid_t = 0
-        let result = withCStrings(argv) { arguments in
+        let result = withCStrings([program] + argv) { arguments in
             withCStrings(environment.map { Array("\($0.key)=\($0.value)".utf8) }) { variables in
-                posix_spawnp(&pid, arguments[0]!, &actions, &attributes, arguments, variables)
+                posix_spawn(&pid, arguments[0]!, &actions, &attributes, Array(arguments.dropFirst()), variables)
             }
         }
         return result == 0 ? .success(pid) : .failure(Errno(result))

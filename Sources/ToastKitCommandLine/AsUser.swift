@@ -39,34 +39,58 @@ enum AsUser {
     static func run(_ value: String, arguments: [[UInt8]], environment: CommandEnvironment) -> Int32? {
         let root = environment.variable("TOASTKIT_USER_RUNTIME_ROOT").flatMap { $0.isEmpty ? nil : $0 } ?? "/run/user"
         let sessions = logindSessions()
+        let targets: [Target]
         if value == "all" {
             guard geteuid() == 0 else { return fail(.usage, "--user all: only root can reach other users' desktops") }
             let uids = sessions.map { Set($0.map(\.uid)) } ?? busOwners(under: root)
-            let targets = uids.sorted().compactMap { user(uid: $0, sessions: sessions) }
+            targets = uids.sorted().compactMap { user(uid: $0, sessions: sessions) }
             guard !targets.isEmpty else {
                 let looked = sessions == nil ? "no bus under \(root)" : "logind lists no graphical session"
                 return fail(.unavailable, "--user all: nobody is logged in to a desktop (\(looked))")
             }
-            var reached = 0
-            var last: Int32 = 0
-            for target in targets {
-                let status = runAs(target, arguments: arguments, root: root, environment: environment)
-                if status == 0 { reached += 1 } else { last = status }
+        } else {
+            guard let target = lookUp(value, sessions: sessions) else {
+                return fail(.usage, "--user \(value): no such user")
             }
-            if reached < targets.count {
-                Output.error("--user all: reached \(reached) of \(targets.count) users")
+            if target.uid == geteuid() { return nil }
+            guard geteuid() == 0 else {
+                return fail(
+                    .usage, "--user \(value): only root can act as another user (run the command as \(target.name))")
             }
-            return reached > 0 ? 0 : last
+            targets = [target]
         }
-        guard let target = lookUp(value, sessions: sessions) else {
-            return fail(.usage, "--user \(value): no such user")
+        // The command is read here first: a malformed one fails once, as root, before any user's process starts;
+        // and what it is decides what its processes get (standard input) and how long they may take.
+        let invocation: Invocation
+        do throws(CommandFailure) {
+            let (_, rest) = try CommandLineParser.globalOptions(arguments.map { Argument(bytes: $0) })
+            invocation = try CommandLineParser.parse(arguments: rest)
+        } catch {
+            return fail(error.code, error.message)
         }
-        if target.uid == geteuid() { return nil }
-        guard geteuid() == 0 else {
-            return fail(
-                .usage, "--user \(value): only root can act as another user (run the command as \(target.name))")
+        return runAs(
+            targets, label: "--user \(value)", arguments: arguments, root: root, environment: environment,
+            invocation: invocation)
+    }
+
+    /// Whether `invocation` reads standard input: `send` with MESSAGE `-`, and `progress`.
+    static func readsInput(_ invocation: Invocation) -> Bool {
+        switch invocation {
+        case .send(let options): options.message == .standardInput
+        case .progress: true
+        default: false
         }
-        return runAs(target, arguments: arguments, root: root, environment: environment)
+    }
+
+    /// How long `invocation` may take as another user before root ends it: nil for the commands that wait for a
+    /// person or a program (`send --wait` and the sends that wait, `wait`, `run`, `progress`, `listen`, `agent`),
+    /// whose own bounds and Ctrl-C end them; a minute for the others, which only hand something over.
+    static func bound(of invocation: Invocation) -> Duration? {
+        switch invocation {
+        case .send(let options) where options.waits: nil
+        case .wait, .run, .progress, .listen, .agent: nil
+        default: .seconds(60)
+        }
     }
 
     private static func fail(_ code: ExitCode, _ message: String) -> Int32 {
@@ -123,7 +147,7 @@ enum AsUser {
             case .uid(let uid): String(uid)
             }
         guard !argument.hasPrefix("-"),
-            let output = Subprocess.output(of: ["getent", "passwd", argument], environment: ["PATH": "/usr/bin:/bin"])
+            let output = Subprocess.output(of: [getent, "passwd", argument], environment: ["PATH": "/usr/bin:/bin"])
         else { return nil }
         return output.split(separator: "\n").lazy.compactMap(matches).first
     }
@@ -200,44 +224,47 @@ enum AsUser {
         return variables
     }
 
-    /// Runs this program again with `arguments` as `target` (through `setpriv`), with the standard input, output and
-    /// errors of this process, and returns its exit status (128 + N for signal N).
+    /// Runs this program again with `arguments` as each of `targets` (through `setpriv`), all at once, and returns
+    /// root's exit code (``UserDelivery``). A user without a session bus is told in one line and counted as not
+    /// reached.
     private static func runAs(
-        _ target: Target, arguments: [[UInt8]], root: String, environment: CommandEnvironment
+        _ targets: [Target], label: String, arguments: [[UInt8]], root: String, environment: CommandEnvironment,
+        invocation: Invocation
     ) -> Int32 {
-        var info = stat()
-        let bus = "\(root)/\(target.uid)/bus"
-        guard lstat(bus, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK, info.st_uid == target.uid else {
-            return fail(
-                .unavailable,
-                "--user \(target.name): no session bus of \(target.name) at \(bus); is \(target.name) logged in to a "
-                    + "desktop?")
-        }
         guard let executable = ownExecutable() else {
             return fail(.software, "--user: cannot find this program's own file (/proc/self/exe)")
         }
-        let setpriv = "/usr/bin/setpriv"
         guard access(setpriv, X_OK) == 0 else {
             return fail(.unavailable, "--user needs \(setpriv) to drop privileges (install util-linux)")
         }
-        let argv =
-            [setpriv, "--reuid=\(target.uid)", "--regid=\(target.gid)", "--init-groups", "--", executable].map {
-                Array($0.utf8)
-            } + arguments
-        let started = Spawn.start(
-            argv, environment: Self.environment(for: target, root: root, caller: environment.variables),
-            standardInput: nil, inheritsInput: true, standardOutput: 1, standardError: 2, newSession: false)
-        guard case .success(let pid) = started else {
-            return fail(.unavailable, "--user \(target.name): cannot start \(setpriv): \(started)")
+        let slots = targets.map { target -> UserChildren.Slot in
+            var info = stat()
+            let bus = "\(root)/\(target.uid)/bus"
+            guard lstat(bus, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK, info.st_uid == target.uid else {
+                Output.error(
+                    "--user \(target.name): no session bus of \(target.name) at \(bus); is \(target.name) logged in "
+                        + "to a desktop?")
+                return .failed(name: target.name, status: ExitCode.unavailable.rawValue)
+            }
+            let argv =
+                [setpriv, "--reuid=\(target.uid)", "--regid=\(target.gid)", "--init-groups", "--", executable].map {
+                    Array($0.utf8)
+                } + arguments
+            return .run(
+                UserChildren.Child(
+                    name: target.name, argv: argv,
+                    environment: Self.environment(for: target, root: root, caller: environment.variables)))
         }
-        // As system(3): the terminal's Ctrl-C reaches the command, which decides.
-        let previous = (signal(SIGINT, SIG_IGN), signal(SIGQUIT, SIG_IGN))
-        defer {
-            signal(SIGINT, previous.0)
-            signal(SIGQUIT, previous.1)
-        }
-        return Spawn.wait(pid).end?.shellStatus ?? 0
+        return UserChildren.run(
+            slots, relaysInput: readsInput(invocation),
+            settings: UserDelivery.Settings(bound: bound(of: invocation), label: label))
     }
+
+    /// util-linux's `setpriv`, which drops root's privileges for the user: always this file, never one on a PATH.
+    static let setpriv = "/usr/bin/setpriv"
+
+    /// glibc's `getent`, for the users `/etc/passwd` does not list: always this file, never one on a PATH.
+    static let getent = "/usr/bin/getent"
 
     /// The path of this program's file.
     private static func ownExecutable() -> String? {

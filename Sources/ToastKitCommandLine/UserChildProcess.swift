@@ -1,0 +1,291 @@
+// One `--user` child as root holds it: its pid, the pipes of its output and input, how it is looked at; and the
+// signals root waits for, as bytes on a pipe. The loop that drives them is UserChildren's.
+import CSpawn
+import FreedesktopNotifications
+import Glibc
+import Synchronization
+
+/// A child root started as a user, and the root ends of its pipes.
+final class UserChildProcess {
+    let pid: pid_t
+    private(set) var isAlive = true
+    /// Its standard output and errors, copied to root's.
+    private(set) var outputs: [OutputCopy]
+    /// Its standard input, when root relays its own.
+    let input: ChildInput
+
+    private init(pid: pid_t, outputs: [OutputCopy], input: ChildInput) {
+        self.pid = pid
+        self.outputs = outputs
+        self.input = input
+    }
+
+    /// Starts `child` in a session of its own with no descriptor of root's but the pipes made here.
+    static func start(_ child: UserChildren.Child, relaysInput: Bool, lineAtATime: Bool) -> Result<
+        UserChildProcess, Errno
+    > {
+        var pipes: [[Int32]] = []
+        defer { for ends in pipes { close(ends[1]) } }
+        func pipe() -> [Int32]? {
+            var ends: [Int32] = [-1, -1]
+            guard pipe2(&ends, O_CLOEXEC) == 0 else { return nil }
+            return ends
+        }
+        guard let output = pipe(), let errors = pipe() else { return .failure(Errno(errno)) }
+        pipes = [output, errors]
+        var inputEnds: [Int32]?
+        if relaysInput {
+            guard let ends = pipe() else {
+                for ends in pipes { close(ends[0]) }
+                return .failure(Errno(errno))
+            }
+            // Here the child reads, root writes: the child's end is [0].
+            inputEnds = ends
+        }
+        let started = Spawn.start(
+            child.argv, environment: child.environment, standardInput: inputEnds?[0], standardOutput: output[1],
+            standardError: errors[1], newSession: true, closesOthers: true)
+        if let inputEnds { close(inputEnds[0]) }
+        guard case .success(let pid) = started else {
+            for ends in pipes { close(ends[0]) }
+            if let inputEnds { close(inputEnds[1]) }
+            if case .failure(let error) = started { return .failure(error) }
+            return .failure(Errno(EINVAL))
+        }
+        for descriptor in [output[0], errors[0], inputEnds?[1] ?? -1] where descriptor >= 0 {
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        }
+        return .success(
+            UserChildProcess(
+                pid: pid,
+                outputs: [
+                    OutputCopy(descriptor: output[0], target: 1, lineAtATime: lineAtATime),
+                    OutputCopy(descriptor: errors[0], target: 2, lineAtATime: lineAtATime),
+                ], input: ChildInput(descriptor: inputEnds?[1] ?? -1)))
+    }
+
+    /// How the child stands, without waiting: its end or its stop, as ``UserDelivery`` events.
+    func look(_ index: Int) -> [UserDelivery.Event] {
+        guard isAlive else { return [] }
+        var status: Int32 = 0
+        var reaped: pid_t
+        repeat { reaped = waitpid(pid, &status, WNOHANG | WUNTRACED) } while reaped < 0 && errno == EINTR
+        if reaped == 0 { return [] }
+        if reaped == pid, status & 0xff == 0x7f { return [.stopped(index, signal: (status >> 8) & 0xff)] }
+        isAlive = false
+        return [.ended(index, reaped == pid ? ProgramEnd(waitStatus: status) : nil)]
+    }
+
+    /// Copies what the child wrote on the stream to `target` (1 or 2).
+    func copy(_ target: Int32) {
+        for stream in outputs where stream.target == target { stream.copy(draining: false) }
+    }
+
+    /// Copies what is left of its output (it ended: all it wrote is in the pipes) and closes the pipes.
+    func finishOutput() {
+        for stream in outputs { stream.finish() }
+        input.close()
+    }
+}
+
+/// The root end of a child's output pipe, copied to root's own descriptor.
+final class OutputCopy {
+    private(set) var descriptor: Int32
+    /// Root's descriptor it goes to.
+    let target: Int32
+    private let lineAtATime: Bool
+    private var partial: [UInt8] = []
+
+    init(descriptor: Int32, target: Int32, lineAtATime: Bool) {
+        self.descriptor = descriptor
+        self.target = target
+        self.lineAtATime = lineAtATime
+    }
+
+    var isOpen: Bool { descriptor >= 0 }
+
+    /// Reads what is there (once, or with `draining` until nothing is left) and writes it on: whole lines when
+    /// several children share root's output, so theirs never mix within a line.
+    func copy(draining: Bool) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while descriptor >= 0 {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 {
+                if count == 0 || errno != EAGAIN { closeEnd() }
+                return
+            }
+            if lineAtATime {
+                partial += buffer[0..<count]
+                if let last = partial.lastIndex(of: UInt8(ascii: "\n")) {
+                    Self.write(Array(partial[...last]), to: target)
+                    partial.removeSubrange(...last)
+                }
+            } else {
+                Self.write(Array(buffer[0..<count]), to: target)
+            }
+            if !draining { return }
+        }
+    }
+
+    /// Copies the rest and closes the pipe.
+    func finish() {
+        copy(draining: true)
+        closeEnd()
+    }
+
+    private func closeEnd() {
+        if !partial.isEmpty {
+            Self.write(partial, to: target)
+            partial = []
+        }
+        if descriptor >= 0 { Glibc.close(descriptor) }
+        descriptor = -1
+    }
+
+    private static func write(_ bytes: [UInt8], to target: Int32) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(target, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return }  // root's reader is gone: what the child says is dropped, it goes on.
+            offset += written
+        }
+    }
+}
+
+/// The root end of a child's standard input: what root read and the child has not taken yet.
+final class ChildInput {
+    private(set) var descriptor: Int32
+    private(set) var pending: [UInt8] = []
+    private var closesWhenDrained = false
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    var isOpen: Bool { descriptor >= 0 }
+    var wantsToWrite: Bool { descriptor >= 0 && !pending.isEmpty }
+
+    /// Queues `bytes` for the child.
+    func append(_ bytes: ArraySlice<UInt8>) {
+        if descriptor >= 0 { pending += bytes }
+    }
+
+    /// Writes what it can without blocking.
+    func write() {
+        while descriptor >= 0, !pending.isEmpty {
+            let written = pending.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            if written < 0 && errno == EAGAIN { return }
+            if written <= 0 {
+                // The child closed its input (EPIPE): what it did not read is dropped.
+                close()
+                return
+            }
+            pending.removeFirst(written)
+        }
+        if closesWhenDrained { close() }
+    }
+
+    /// Closes it once what is pending is written.
+    func endOfInput() {
+        closesWhenDrained = true
+        if pending.isEmpty { close() }
+    }
+
+    func close() {
+        if descriptor >= 0 { Glibc.close(descriptor) }
+        descriptor = -1
+        pending = []
+    }
+}
+
+/// Root's standard input, read once and given to every child, no faster than the slowest takes it.
+struct InputRelay {
+    private var active: Bool
+
+    init(active: Bool) { self.active = active }
+
+    /// Whether to read more now: every child that still reads has taken all it was given.
+    func wantsToRead(_ children: [UserChildProcess?]) -> Bool {
+        guard active else { return false }
+        let open = children.compactMap { $0?.input }.filter(\.isOpen)
+        return !open.isEmpty && open.allSatisfy { $0.pending.isEmpty }
+    }
+
+    /// Reads a piece of root's input and queues it for every child; at its end, each child's input closes.
+    mutating func read(into children: [UserChildProcess?]) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+        if count < 0 && (errno == EINTR || errno == EAGAIN) { return }
+        guard count > 0 else {
+            active = false
+            for child in children { child?.input.endOfInput() }
+            return
+        }
+        for child in children {
+            child?.input.append(buffer[0..<count])
+            child?.input.write()
+        }
+    }
+}
+
+/// Signals as bytes on a pipe: each handled signal writes its number, so a `poll` loop sees it with the rest.
+final class SignalPipe {
+    private static let writeEnd = Atomic<Int32>(-1)
+    /// The end to poll and ``drain()``.
+    let readEnd: Int32
+    private let writeEnd: Int32
+    private var previous: [(Int32, sigaction)] = []
+
+    private init(readEnd: Int32, writeEnd: Int32) {
+        self.readEnd = readEnd
+        self.writeEnd = writeEnd
+    }
+
+    /// Handles `signals` until ``restore()`` (one installation at a time in a process).
+    static func install(_ signals: [Int32]) -> SignalPipe {
+        var ends: [Int32] = [-1, -1]
+        _ = pipe2(&ends, O_CLOEXEC | O_NONBLOCK)
+        let installed = SignalPipe(readEnd: ends[0], writeEnd: ends[1])
+        writeEnd.store(ends[1], ordering: .sequentiallyConsistent)
+        for number in signals {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { received in
+                let saved = errno
+                var byte = UInt8(truncatingIfNeeded: received)
+                _ = Glibc.write(SignalPipe.writeEnd.load(ordering: .sequentiallyConsistent), &byte, 1)
+                errno = saved
+            }
+            sigemptyset(&action.sa_mask)
+            // SIGCHLD without SA_NOCLDSTOP: a child's stop is seen too.
+            action.sa_flags = SA_RESTART
+            var old = sigaction()
+            sigaction(number, &action, &old)
+            installed.previous.append((number, old))
+        }
+        return installed
+    }
+
+    /// The signals received since the last drain, in order.
+    func drain() -> [Int32] {
+        var signals: [Int32] = []
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return signals }
+            signals += buffer[0..<count].map { Int32($0) }
+        }
+    }
+
+    /// Puts the previous handlers back and closes the pipe.
+    func restore() {
+        for (number, old) in previous {
+            var action = old
+            sigaction(number, &action, nil)
+        }
+        Self.writeEnd.store(-1, ordering: .sequentiallyConsistent)
+        close(readEnd)
+        close(writeEnd)
+    }
+}
