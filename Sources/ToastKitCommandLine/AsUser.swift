@@ -9,13 +9,16 @@ import ToastKitAgent
 ///
 /// - **Privileges are dropped first.** The command runs in a child started with util-linux's `setpriv` (the
 ///   user's uid, gid and groups) before it connects to anything: never a root connection to a user's bus.
+/// - **Nothing of root's is handed over** (``UserChildren``): no terminal (a session of its own, standard input from
+///   `/dev/null` or relayed through a pipe, output through pipes root copies), no other descriptor, and root's own
+///   programs from fixed files (`/usr/bin/setpriv`, `/usr/bin/getent`, `/proc/self/exe`), never from a PATH.
 /// - **The user's session**: the bus at `/run/user/UID/bus` (where systemd and logind put it), and from logind
 ///   (`org.freedesktop.login1` on the system bus, where present) the user's graphical sessions, whose `DISPLAY` the
 ///   command gets. The environment is the user's: `HOME`, `USER`, `LOGNAME`, `XDG_RUNTIME_DIR`,
 ///   `DBUS_SESSION_BUS_ADDRESS`, `DISPLAY`, and of the caller's only `PATH`, `LANG`, `LANGUAGE`, `LC_*`, `TERM` and
 ///   `TOASTKIT_*`.
 /// - **`all`**: every user with a graphical session (logind's, or without logind every user's own bus under
-///   `/run/user`), one after another; exit 0 when the toast reached at least one.
+///   `/run/user`), all at once; no user can hold root (``UserDelivery``'s rules).
 /// - With no session to reach, it fails at once (exit 69) saying where it looked.
 enum AsUser {
     /// A user the command runs as.

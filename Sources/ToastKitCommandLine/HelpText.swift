@@ -69,8 +69,9 @@ enum HelpText {
                             auto (the default) picks the portal in a sandbox.
           --user NAME|UID|all
                             For root (before the command): run it as that user, in their desktop
-                            session (/run/user/UID/bus, logind's DISPLAY), privileges dropped first;
-                            all: every user with a graphical session.
+                            session (/run/user/UID/bus, logind's DISPLAY), privileges dropped first,
+                            no terminal or descriptor of root's; all: every user with a graphical
+                            session, at once.
           --help            Show help (also `toastkit <command> --help`).
           --version         Print the version.
 
