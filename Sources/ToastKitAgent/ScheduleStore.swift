@@ -38,6 +38,9 @@ package final class ScheduleStore: Sendable {
             due = try container.decode(Double.self, forKey: .due)
             do {
                 request = try container.decode(SavedRequest.self, forKey: .request).request()
+                // The saved request leaves the id to the entry: the toast that comes due is the one of this id (it
+                // came as `toastkit-<uuid>`, which `close --id`, `wait --id` and the settling never found).
+                request.options.id = id
             } catch let error as SavedRequest.Invalid {
                 throw AgentStore.Refusal(description: "scheduled toast \"\(id)\": \(error.description) is not valid")
             }

@@ -22,6 +22,17 @@ import Testing
         store.load().map { "\($0.id)@\(Int($0.due))" }
     }
 
+    /// Issue 39: what is read back is the toast of the entry's id — the saved request leaves the id out, and a toast
+    /// read back without it came due as `toastkit-<uuid>`.
+    @Test func aScheduleReadBackIsTheToastOfItsId() throws {
+        try withStore { store, _ in
+            var kept = entry("te")
+            kept.request.options.id = "te"
+            try store.put(kept)
+            #expect(store.load().map(\.request.options.id) == ["te"])
+        }
+    }
+
     @Test func aClaimedToastGoesBackWhenItsAgentLeavesBeforeAServerHasIt() throws {
         try withStore { store, path in
             try store.put(entry("a"))

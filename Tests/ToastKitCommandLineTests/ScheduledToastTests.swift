@@ -166,6 +166,36 @@ import ToastKitAgent
         try await citaComesInTheNextSession(state, log: log)
     }
 
+    /// Issue 39: a reminder keeps its id once it comes due in the next session (it was listed as `toastkit-<uuid>`,
+    /// `close --id` found nothing, and never marked as shown it came back at every later session).
+    @Test func aReminderKeepsItsIdWhenItComesDueAndIsShownOnce() async throws {
+        let state = try Tools.makeTemporaryDirectory(prefix: "toastkit-scheduled-state")
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let log = "\(state)/toastkit/agent.log"
+        let (first, firstServer, firstEnvironment) = try await session(state)
+        try await scheduleCita(firstEnvironment)
+        try await end(first, server: firstServer, log: log)
+        try makeDue(state)
+        let (second, server, environment) = try await session(state)
+        let ping = try await toastkit(["send", "--id", "ping", "-d", "600", "Hola"], environment: environment)
+        #expect(ping.status == 0, "\(ping.error)")
+        let cita = try await next("Cita", on: server, log: log)
+        let list = try await toastkit(["list"], environment: environment)
+        #expect(list.lines.contains { $0.hasPrefix("cita\t") }, "\(list.output)")
+        let closed = try await toastkit(["close", "--id", "cita"], environment: environment)
+        #expect(closed.status == 0, "\(closed.error)")
+        _ = try await Deadline.run(within: .seconds(10), "Cita's CloseNotification") { () -> Bool? in
+            for await event in server.events {
+                if case .close(let id) = event, id == cita.id { return true }
+            }
+            return nil
+        }
+        // Shown once: settled, not given back for the next session.
+        try await end(second, server: server, log: log)
+        #expect(!Self.log(log).contains("giving back"), "\(Self.log(log))")
+        #expect(!FileManager.default.fileExists(atPath: "\(state)/toastkit/scheduled.json"))
+    }
+
     /// Due while its session's agent ran, claimed by that agent, and its session ended before the server answered:
     /// the toast was never shown, so it goes back to the user and the next session's agent shows it.
     @Test func aScheduledToastNoServerAcceptedGoesBackToTheUser() async throws {
