@@ -223,26 +223,51 @@ package enum PrivateFiles {
     }
 
     /// An exclusive `flock` on a lock file (created with mode 0600), held until ``unlock()`` or the end of the
-    /// value's life; other processes (and other descriptors in this one) wait for it.
+    /// value's life. Another holder is waited for at most a bound: a stopped or hung process of the user that holds
+    /// it (a `toastkit` stopped with Ctrl-Z, a slow disk) costs a refusal in one line, never a wait without end.
     package final class Lock {
         private var descriptor: Int32
 
-        /// Takes the lock on `path`, waiting for it as long as another holder keeps it.
-        package init(_ path: String) throws(PrivateFileError) {
+        /// How long a lock held by another is waited for, by default.
+        package static let defaultBound: Duration = .seconds(5)
+
+        /// Takes the lock on `path`, waiting for another holder at most `bound`.
+        ///
+        /// - Throws: when the file cannot be opened or locked, or another process held it for all of `bound`.
+        package init(_ path: String, within bound: Duration = Lock.defaultBound) throws(PrivateFileError) {
             descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard descriptor >= 0 else { throw .errno("cannot open \(path)") }
             var info = stat()
             if fstat(descriptor, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 != 0 {
                 _ = fchmod(descriptor, 0o600)
             }
-            while flock(descriptor, LOCK_EX) != 0 {
-                guard lastError() == EINTR else {
-                    let error = PrivateFileError.errno("cannot lock \(path)")
+            // flock has no timeout: tried without blocking, with pauses that grow from 1 ms to 50 ms (a lock is
+            // held for a read-modify-write of a small file: a few milliseconds).
+            let deadline = ContinuousClock.now + bound
+            var pause: Int64 = 1
+            while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+                let error = lastError()
+                if error == EINTR { continue }
+                guard error == EWOULDBLOCK, ContinuousClock.now < deadline else {
+                    let failure =
+                        error == EWOULDBLOCK
+                        ? PrivateFileError(
+                            "cannot lock \(path)",
+                            reason: "another process has held it for \(Self.text(bound)) (a stopped or hung toastkit?)")
+                        : PrivateFileError.errno("cannot lock \(path)")
                     close(descriptor)
                     descriptor = -1
-                    throw error
+                    throw failure
                 }
+                var pauseTime = timespec(tv_sec: 0, tv_nsec: Int(pause * 1_000_000))
+                _ = nanosleep(&pauseTime, nil)
+                pause = min(pause * 2, 50)
             }
+        }
+
+        private static func text(_ bound: Duration) -> String {
+            let milliseconds = bound.components.seconds * 1000 + bound.components.attoseconds / 1_000_000_000_000_000
+            return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(milliseconds) ms"
         }
 
         /// Releases the lock (closing the descriptor).
