@@ -109,8 +109,21 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     ///     place, so that this presenter hears what becomes of it.
     ///   - soundPlayed: The toast's sound, if it has one, has played already (the process that showed the
     ///     notification played it; implied by `onScreen`): its first presentation here plays none.
-    public func adopt(serverID: UInt32, forToast id: String, onScreen: Bool = false, soundPlayed: Bool = false) {
-        shell.handle(.adopt(serverID: serverID, toastID: id, onScreen: onScreen, soundPlayed: soundPlayed))
+    ///   - server: The unique bus name of the server that gave `serverID` (``serverOwner``,
+    ///     ``BlockingNotificationSender/server``): the id is used only while that server owns the name, since after a
+    ///     restart of the server it may be another application's notification. Nil: not known, the id is used.
+    public func adopt(
+        serverID: UInt32, forToast id: String, onScreen: Bool = false, soundPlayed: Bool = false,
+        server: String? = nil
+    ) {
+        shell.handle(
+            .adopt(serverID: serverID, toastID: id, onScreen: onScreen, soundPlayed: soundPlayed, server: server))
+    }
+
+    /// The unique bus name of the server that owns `org.freedesktop.Notifications`, as the presenter last read it
+    /// (nil before its link is made, or with no server): the server whose ids ``serverID(ofToast:)`` gives.
+    public var serverOwner: String? {
+        shell.read { $0.owner }
     }
 
     /// Waits until the server has answered every `Notify` sent or queued so far for toast `id`, and returns its

@@ -58,8 +58,12 @@ package struct DesktopPresenterMachine: Sendable {
         /// `onScreen`, the notification already shows what the toast's first show will bring (another process sent
         /// it): that show is not sent again, except to a server that sends its signals only to the connection that
         /// called `Notify` (dunst), which must hear from this one to tell it what becomes of the notification.
-        /// With `soundPlayed`, the toast's sound has played already (the process that showed it played it).
-        case adopt(serverID: UInt32, toastID: String, onScreen: Bool = false, soundPlayed: Bool = false)
+        /// With `soundPlayed`, the toast's sound has played already (the process that showed it played it). With
+        /// `server` (the unique bus name of the server that gave the id), the id is used only while that server owns
+        /// the name: after a restart of the server the id may be another application's notification, and the toast
+        /// is shown anew.
+        case adopt(
+            serverID: UInt32, toastID: String, onScreen: Bool = false, soundPlayed: Bool = false, server: String? = nil)
         /// Someone waits until the server has answered every `Notify` for the toast.
         case awaitAccepted(id: String, waiter: WaiterID)
         /// Someone waits until every toast is settled: no call on its way, nothing waiting for the link.
@@ -171,6 +175,8 @@ package struct DesktopPresenterMachine: Sendable {
         var everSent = false
         /// Adopted with its notification on screen: its first show is already on the server (``Event/adopt(serverID:toastID:onScreen:)``).
         var adoptedOnScreen = false
+        /// Adopted from this server (its unique name), not yet checked against the owner the link reads.
+        var adoptedFrom: String?
         /// When its last `Notify` went out (its next update waits until ``PresenterConfiguration/minimumUpdateInterval``
         /// after it).
         var lastSentAt: Duration?
@@ -335,11 +341,14 @@ package struct DesktopPresenterMachine: Sendable {
             ledger.toasts[id] = toast
             awaitingReading.remove(id)
             pump(id, into: &out)
-        case .adopt(let serverID, let toastID, let onScreen, let soundPlayed):
+        case .adopt(let serverID, let toastID, let onScreen, let soundPlayed, let server):
             var toast = ledger.toasts[toastID] ?? Toast()
             // A job view (or one asked for) is the toast's: a notification id says nothing of it.
             if toast.jobView != nil { break }
             if case .jobView? = toast.inFlight { break }
+            // Another server's id: nothing of this one's.
+            if let server, let owner = ledger.owner, server != owner { break }
+            toast.adoptedFrom = ledger.owner == nil ? server : nil
             if let old = toast.serverID { toastForServerID[old] = nil }
             toast.serverID = serverID
             toast.adoptedOnScreen = onScreen
@@ -353,6 +362,7 @@ package struct DesktopPresenterMachine: Sendable {
         case .linkReady(let generation, let capabilities, let owner, let reading):
             // Told before the toasts that waited for the link go out: the center holds back what it must first.
             let current = ledger.link == .connecting(generation)
+            if current { forgetAdoptionsFromOtherServers(owner: ledger.owner ?? owner) }
             if current, let reading { doNotDisturbRead(reading, into: &out) }
             linkReady(generation: generation, capabilities, owner: owner, into: &out)
             if current, doNotDisturbChangedWhileLinking {
@@ -968,6 +978,22 @@ extension ServerCapabilities {
 extension DesktopPresenterMachine: LedgerMachine {
     static var serviceLeft: String { serverLeft }
     static var settledValue: UInt32 { 0 }
+
+    /// The owner is known: an id adopted from another server (it restarted since, and may have given the id to
+    /// another application's notification) is forgotten, and the toast is shown anew.
+    private mutating func forgetAdoptionsFromOtherServers(owner: String?) {
+        for (id, toast) in ledger.toasts {
+            guard let from = toast.adoptedFrom else { continue }
+            var checked = toast
+            checked.adoptedFrom = nil
+            if from != owner, let serverID = checked.serverID {
+                toastForServerID[serverID] = nil
+                checked.serverID = nil
+                checked.adoptedOnScreen = false
+            }
+            ledger.toasts[id] = checked
+        }
+    }
 
     /// A new owner is a new server: its ids mean nothing to it. An update that waited for its interval goes to the
     /// next server at once (or fails for now with the others when none comes).

@@ -31,6 +31,9 @@ package final class AgentStore: Sendable {
         package var id: String
         /// The server's id for it, when it was on screen.
         package var serverID: UInt32?
+        /// The unique bus name of the server that gave ``serverID`` (`:1.7`): the id is adopted only while that
+        /// server owns the name (nil in files written before it was kept: adopted as before).
+        package var server: String?
         /// Its remaining time in seconds at `at` (nil for a toast without a time limit).
         package var remaining: Double?
         /// Whether its timer ran at `at` (then the time since counts against it).
@@ -39,12 +42,18 @@ package final class AgentStore: Sendable {
         package enum CodingKeys: String, CodingKey {
             case request, id, running, remaining
             case serverID = "server_id"
+            case server = "server_name"
         }
 
-        package init(request: AgentRequest, id: String, serverID: UInt32?, remaining: Double?, running: Bool) {
+        /// A toast to save; `server` is the unique bus name of the server that gave `serverID`.
+        package init(
+            request: AgentRequest, id: String, serverID: UInt32?, server: String? = nil, remaining: Double?,
+            running: Bool
+        ) {
             self.request = request
             self.id = id
             self.serverID = serverID
+            self.server = serverID == nil ? nil : server
             self.remaining = remaining
             self.running = running
         }
@@ -54,6 +63,7 @@ package final class AgentStore: Sendable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             id = try container.decode(String.self, forKey: .id)
             serverID = try container.decodeIfPresent(UInt32.self, forKey: .serverID)
+            server = try container.decodeIfPresent(String.self, forKey: .server)
             remaining = try container.decodeIfPresent(Double.self, forKey: .remaining)
             running = try container.decode(Bool.self, forKey: .running)
             do {
@@ -67,6 +77,7 @@ package final class AgentStore: Sendable {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(id, forKey: .id)
             try container.encodeIfPresent(serverID, forKey: .serverID)
+            try container.encodeIfPresent(server, forKey: .server)
             try container.encodeIfPresent(remaining, forKey: .remaining)
             try container.encode(running, forKey: .running)
             try container.encode(SavedRequest(request), forKey: .request)
@@ -83,8 +94,9 @@ package final class AgentStore: Sendable {
         package var toast: Saved?
         /// `server`, `timer`, `end`: the toast's id.
         package var id: String?
-        /// `server`: its server id.
+        /// `server`: its server id, and the unique bus name of the server that gave it.
         package var serverID: UInt32?
+        package var server: String?
         /// `timer`: its remaining time (nil: no limit) and whether its timer runs.
         package var remaining: Double?
         package var running: Bool?
@@ -92,6 +104,7 @@ package final class AgentStore: Sendable {
         package enum CodingKeys: String, CodingKey {
             case op, at, toast, id, remaining, running
             case serverID = "server_id"
+            case server = "server_name"
         }
 
         /// The toast is presented, or replaced (the whole toast, as it is now).
@@ -99,9 +112,11 @@ package final class AgentStore: Sendable {
             Record(op: "put", at: at, toast: toast)
         }
 
-        /// The server accepted the toast with `serverID`.
-        package static func server(_ id: String, _ serverID: UInt32, at: Double = AgentStore.now()) -> Record {
-            Record(op: "server", at: at, id: id, serverID: serverID)
+        /// The server accepted the toast with `serverID`; `server` is that server's unique bus name.
+        package static func server(
+            _ id: String, _ serverID: UInt32, server: String? = nil, at: Double = AgentStore.now()
+        ) -> Record {
+            Record(op: "server", at: at, id: id, serverID: serverID, server: server)
         }
 
         /// The toast's timer started or stopped with `remaining` seconds left.
@@ -370,6 +385,7 @@ package final class AgentStore: Sendable {
             case "server":
                 guard let id = record.id, let serverID = record.serverID else { continue }
                 live[id]?.toast.serverID = serverID
+                live[id]?.toast.server = record.server
             case "timer":
                 guard let id = record.id, let running = record.running, live[id] != nil else { continue }
                 live[id]?.toast.remaining = record.remaining

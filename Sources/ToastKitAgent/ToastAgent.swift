@@ -572,7 +572,8 @@ package final class ToastAgent: Sendable {
         let notSaved = await saver.save(
             .put(
                 AgentStore.Saved(
-                    request: request, id: id, serverID: serverKnown, remaining: duration?.seconds, running: false)))
+                    request: request, id: id, serverID: serverKnown, server: desktop.serverOwner,
+                    remaining: duration?.seconds, running: false)))
         // Shown all the same (a full disk is no reason to lose the message), and `send` says what is at stake.
         if let notSaved {
             style.warn("the toast is not saved, a restarted agent will not know it: \(notSaved)", for: id)
@@ -631,7 +632,7 @@ package final class ToastAgent: Sendable {
         // next agent able to show it again in place, with the time it has.
         let entry = center.entryState(of: id)
         let serverNotSaved = await saver.save([
-            .server(id, Self.savedServerID(knownAs) ?? 0),
+            .server(id, Self.savedServerID(knownAs) ?? 0, server: desktop.serverOwner),
             .timer(id, remaining: entry?.remaining?.seconds, running: entry?.isRunning ?? false),
         ])
         if let serverNotSaved, notSaved == nil {
@@ -1143,13 +1144,15 @@ package final class ToastAgent: Sendable {
     /// Rewrites the journal as the live toasts with their remaining time now.
     private func compact() {
         let live = state.withLock { $0.live }
+        // The server whose ids the live toasts hold (a change of owner forgets them all).
+        let owner = desktop.serverOwner
         let states = Dictionary(
             lanes.centers.flatMap(\.entryStates).filter { !$0.isConfirmation }.map { ($0.id, $0) },
             uniquingKeysWith: { first, _ in first })
         let saved = live.map { id, toast in
             AgentStore.Saved(
                 request: toast.request, id: id,
-                serverID: toast.serverID.flatMap(Self.savedServerID),
+                serverID: toast.serverID.flatMap(Self.savedServerID), server: owner,
                 remaining: states[id]?.remaining?.seconds, running: states[id]?.isRunning ?? false)
         }
         do {
@@ -1220,7 +1223,8 @@ package final class ToastAgent: Sendable {
                 // Shown before (by the agent that saved it, or by `send`): its sound has played. (0: it was a job
                 // view, which ended with its agent.)
                 desktop.adopt(
-                    serverID: serverID, forToast: item.id, onScreen: onScreen.contains(item.id), soundPlayed: true)
+                    serverID: serverID, forToast: item.id, onScreen: onScreen.contains(item.id), soundPlayed: true,
+                    server: item.server)
             }
             let center = state.withLock { state -> ToastCenter? in
                 guard
@@ -1278,7 +1282,8 @@ package final class ToastAgent: Sendable {
         let ended = AgentOutcome(.expired, serverID: item.serverID, activationToken: nil, unexplained: nil)
         state.withLock { $0.ended.remember(ended, for: item.id) }
         if let serverID = item.serverID, serverID != 0 {
-            desktop.adopt(serverID: serverID, forToast: item.id, onScreen: true, soundPlayed: true)
+            // (Never another server's: after a restart of the server the id may be another application's.)
+            desktop.adopt(serverID: serverID, forToast: item.id, onScreen: true, soundPlayed: true, server: item.server)
             desktop.close(id: item.id, reason: .expired)
         }
         announceEnd(item.id, ended)

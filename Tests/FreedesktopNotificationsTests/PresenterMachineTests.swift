@@ -328,6 +328,24 @@ import ToastModel
         #expect(machine.handle(.screenSaverChanged(active: false)) == [.report(.resumeRequested)])
     }
 
+    /// Issue 39: an id is adopted only from the server that owns the name now — before the link (checked when it is
+    /// up) and after. A restarted server may have given the number to another application's notification.
+    @Test func anIDFromAnotherServerIsNeverAdopted() throws {
+        var linked = Self.linked()
+        _ = linked.handle(.adopt(serverID: 41, toastID: "old", server: ":1.2"))
+        _ = linked.handle(.adopt(serverID: 42, toastID: "same", server: Self.server))
+        #expect(linked.handle(.show(Self.presentation("old"))).notifies.map(\.replacesID) == [0])
+        #expect(linked.handle(.show(Self.presentation("same"))).notifies.map(\.replacesID) == [42])
+        // Adopted before the link: checked when the link reads the owner.
+        var fresh = Machine(configuration: Self.configuration)
+        _ = fresh.handle(.adopt(serverID: 41, toastID: "old", onScreen: true, server: ":1.2"))
+        _ = fresh.handle(.adopt(serverID: 42, toastID: "same", server: Self.server))
+        #expect(fresh.handle(.show(Self.presentation("old"))) == [.connect(generation: 1)])
+        _ = fresh.handle(.show(Self.presentation("same")))
+        let sent = fresh.handle(.linkReady(generation: 1, capabilities: Self.dunst, owner: Self.server))
+        #expect(sent.notifies.map(\.replacesID).sorted() == [0, 42], "old shown anew, not as an update of 41")
+    }
+
     /// A notification another process showed (the hand-over, decision 0007) is taken over as it is: its first show
     /// is not sent again, its waiters get its id, and what comes after (an update, a close) goes to it as to any
     /// toast's. On dunst, which signals only the last sender, it is sent once more, in place.

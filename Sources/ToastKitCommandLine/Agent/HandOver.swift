@@ -95,7 +95,8 @@ extension SendCommand {
         Self.tell(shown, presentation: presentation, configuration: configuration)
         let seconds = (try? toast.duration.resolved(default: .standardDefault))?.seconds
         let saved = AgentStore.Saved(
-            request: request, id: id, serverID: shown.serverID, remaining: seconds, running: true)
+            request: request, id: id, serverID: shown.serverID, server: sender.server, remaining: seconds,
+            running: true)
         do {
             guard try handOverFile.createHandOver(saved) else { return .shownNotHandedOver(shown.serverID) }
         } catch {
