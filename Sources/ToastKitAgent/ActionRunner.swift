@@ -139,7 +139,8 @@ package final class ActionRunner: Sendable {
         if let program { ended?(program, exit) }
     }
 
-    private func note(_ line: String) {
+    /// Writes `line` to the actions log, with the time, before the commands it is about.
+    package func note(_ line: String) {
         guard let descriptor = Spawn.openLog(log) else { return }
         Spawn.append("[\(Spawn.timestamp())] \(line)\n", to: descriptor)
         close(descriptor)

@@ -12,6 +12,11 @@ package import ToastModel
 /// reach its time claims it (``claim(_:due:)``): it is shown once. What is read back is checked before it is trusted —
 /// this user's own regular file, at most ``maximumSize`` bytes, this format and version, values in range — and
 /// anything else is set aside as `scheduled.json.refused` with one line on the log.
+///
+/// Of a sender's environment (`--on-action`'s), the file keeps only what a command needs to reach the desktop and
+/// find its program (``KeptEnvironment``); the rest goes to a runtime file that ends with the user's session, named by
+/// the entry (`environment_set_aside`), and is merged back as the file is read. A file of an earlier version, with
+/// whole environments, still loads, and is written anew with the kept variables only.
 package final class ScheduleStore: Sendable {
     /// One scheduled toast.
     package struct Entry: Codable, Sendable, Equatable {
@@ -19,11 +24,18 @@ package final class ScheduleStore: Sendable {
         package var id: String
         /// When it is due, in seconds since 1970.
         package var due: Double
-        /// The toast as its sender gave it (without its schedule).
+        /// The toast as its sender gave it (without its schedule), with its sender's whole environment while the
+        /// runtime file of the rest is there (``KeptEnvironment``).
         package var request: AgentRequest
+        /// The token of the runtime file that holds the sender's variables not kept on disk (nil: there were none).
+        package var setAside: String?
+        /// That file was not there when the entry was read (the session it was sent in ended, the machine restarted):
+        /// the request has the kept variables only.
+        package var setAsideLost = false
 
         package enum CodingKeys: String, CodingKey {
             case id, due, request
+            case setAside = "environment_set_aside"
         }
 
         package init(id: String, due: Double, request: AgentRequest) {
@@ -44,13 +56,23 @@ package final class ScheduleStore: Sendable {
             } catch let error as SavedRequest.Invalid {
                 throw AgentStore.Refusal(description: "scheduled toast \"\(id)\": \(error.description) is not valid")
             }
+            setAside = try container.decodeIfPresent(String.self, forKey: .setAside)
+            if let setAside, !KeptEnvironment.isToken(setAside) {
+                throw AgentStore.Refusal(
+                    description: "scheduled toast \"\(id)\": environment_set_aside \"\(setAside)\" is not valid")
+            }
         }
 
+        /// The disk form: the request with only the kept part of its environment (``KeptEnvironment/isKept(_:)``),
+        /// and the token of the runtime file of the rest.
         package func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(id, forKey: .id)
             try container.encode(due, forKey: .due)
-            try container.encode(SavedRequest(request), forKey: .request)
+            var kept = request
+            kept.environment = request.environment.map { KeptEnvironment.split($0).kept }
+            try container.encode(SavedRequest(kept), forKey: .request)
+            try container.encodeIfPresent(setAside, forKey: .setAside)
         }
     }
 
@@ -72,21 +94,24 @@ package final class ScheduleStore: Sendable {
     /// The file.
     package let path: String
     private let lockPath: String
+    /// The runtime files of the senders' variables not kept in the file (``KeptEnvironment``).
+    package let environments: KeptEnvironment.Files
 
-    private init(folder: String) {
+    private init(folder: String, environments: KeptEnvironment.Files) {
         self.folder = folder
+        self.environments = environments
         path = "\(folder)/\(Self.fileName)"
         lockPath = "\(folder)/scheduled.lock"
     }
 
-    /// The user's store, in ``ToastModel/PrivateFiles/stateFolder(environment:)``; its folder is made (0700) or made
-    /// private.
+    /// The user's store, in ``ToastModel/PrivateFiles/stateFolder(environment:)``, its senders' variables not kept
+    /// there in `environment`'s runtime folder (``KeptEnvironment/Files``); its folder is made (0700) or made private.
     package static func open(environment: [String: String]) throws(PrivateFileError) -> ScheduleStore {
         guard let folder = PrivateFiles.stateFolder(environment: environment) else {
             throw PrivateFileError("cannot keep scheduled toasts", reason: "neither XDG_STATE_HOME nor HOME is set")
         }
         try PrivateFiles.prepareFolder(folder, tighten: true)
-        return ScheduleStore(folder: folder)
+        return ScheduleStore(folder: folder, environments: KeptEnvironment.Files(environment: environment))
     }
 
     /// Every scheduled toast, soonest first (none when the file cannot be locked).
@@ -94,11 +119,21 @@ package final class ScheduleStore: Sendable {
         loadIfLocked() ?? []
     }
 
-    /// Every scheduled toast, soonest first; nil when the file cannot be locked (nothing is known then).
+    /// Every scheduled toast, soonest first; nil when the file cannot be locked (nothing is known then). A file an
+    /// earlier version wrote, with its senders' whole environments, is written anew at once: the kept variables in the
+    /// file, the rest in the runtime folder.
     package func loadIfLocked() -> [Entry]? {
         guard let lock = try? PrivateFiles.Lock(lockPath) else { return nil }
         defer { lock.unlock() }
-        return read().sorted { ($0.due, $0.id) < ($1.due, $1.id) }
+        var (entries, whole) = read()
+        if whole {
+            do {
+                entries = try write(entries, before: entries)
+            } catch {
+                ErrorLine.write("warning: \(error)")
+            }
+        }
+        return entries.sorted { ($0.due, $0.id) < ($1.due, $1.id) }
     }
 
     /// Keeps `entry` (replacing a schedule of the same id).
@@ -147,29 +182,79 @@ package final class ScheduleStore: Sendable {
     private func change(_ body: (inout [Entry]) -> Void) throws(PrivateFileError) {
         let lock = try PrivateFiles.Lock(lockPath)
         defer { lock.unlock() }
-        var entries = read()
-        let before = entries
+        let (before, whole) = read()
+        var entries = before
         body(&entries)
-        guard entries != before else { return }
-        if entries.isEmpty {
-            if unlink(path) != 0, errno != ENOENT { throw PrivateFileError.errno("cannot remove \(path)") }
-            return
-        }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let bytes: [UInt8]
-        do {
-            bytes = Array(try encoder.encode(File(format: Self.format, version: Self.version, toasts: entries)))
-        } catch {
-            throw PrivateFileError("cannot encode \(path)", reason: "\(error)")
-        }
-        try PrivateFiles.replace(path, with: bytes + [0x0A])
+        guard entries != before || whole else { return }
+        _ = try write(entries, before: before)
     }
 
-    /// What the file holds, checked (the lock is held); a file that cannot be trusted is set aside.
-    private func read() -> [Entry] {
+    /// Writes `given` (the lock is held; `before` is what the file held): each sender's variables that are not kept
+    /// go to a runtime file first, then the file is written, then the runtime files no entry names any more are
+    /// removed. Returns the entries as written, with their tokens.
+    private func write(_ given: [Entry], before: [Entry]) throws(PrivateFileError) -> [Entry] {
+        var entries = given
+        for index in entries.indices { setAside(&entries[index], before: before) }
+        let old = Set(before.compactMap(\.setAside))
+        let named = Set(entries.compactMap(\.setAside))
+        do throws(PrivateFileError) {
+            if entries.isEmpty {
+                if unlink(path) != 0, errno != ENOENT { throw PrivateFileError.errno("cannot remove \(path)") }
+            } else {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                let bytes: [UInt8]
+                do {
+                    bytes = Array(try encoder.encode(File(format: Self.format, version: Self.version, toasts: entries)))
+                } catch {
+                    throw PrivateFileError("cannot encode \(path)", reason: "\(error)")
+                }
+                try PrivateFiles.replace(path, with: bytes + [0x0A])
+            }
+        } catch {
+            // The file is as it was: the runtime files written for it are not needed.
+            for token in named.subtracting(old) { environments.remove(token) }
+            throw error
+        }
+        for token in old.subtracting(named) { environments.remove(token) }
+        return entries
+    }
+
+    /// Puts the variables of `entry`'s sender that the file does not keep in a runtime file of a new token, unless
+    /// `before` has them under the entry's token already. A file that cannot be written costs the toast nothing: it is
+    /// kept with its token, and a reader finds no file (the kept variables only).
+    private func setAside(_ entry: inout Entry, before: [Entry]) {
+        let rest = entry.request.environment.map { KeptEnvironment.split($0).rest } ?? [:]
+        guard !rest.isEmpty else {
+            // Nothing more than the kept variables; one whose rest was lost keeps its token, so it is still said.
+            if !entry.setAsideLost { entry.setAside = nil }
+            return
+        }
+        let written = before.contains {
+            $0.setAside != nil && $0.setAside == entry.setAside && !$0.setAsideLost && $0.id == entry.id
+                && $0.request.environment == entry.request.environment
+        }
+        guard !written else { return }
+        let token = KeptEnvironment.newToken()
+        entry.setAside = token
+        entry.setAsideLost = false
         do {
-            guard let bytes = try PrivateFiles.contents(of: path, maximumSize: Self.maximumSize) else { return [] }
+            try environments.write(rest, id: entry.id, token: token)
+        } catch {
+            ErrorLine.write(
+                "warning: \(error); scheduled toast \"\(entry.id)\" is kept, its commands get its kept variables only"
+                    + " unless this agent shows it")
+        }
+    }
+
+    /// What the file holds, checked (the lock is held), each request with its sender's whole environment when its
+    /// runtime file is there; a file that cannot be trusted is set aside. `whole`: an earlier version wrote it, with
+    /// variables that are not kept.
+    private func read() -> (entries: [Entry], whole: Bool) {
+        do {
+            guard let bytes = try PrivateFiles.contents(of: path, maximumSize: Self.maximumSize) else {
+                return ([], false)
+            }
             let file: File
             do {
                 file = try JSONDecoder().decode(File.self, from: Data(bytes))
@@ -192,11 +277,26 @@ package final class ScheduleStore: Sendable {
                         description: "toast \"\(entry.id)\": the time \(entry.due) is out of range")
                 }
             }
-            return file.toasts
+            var whole = false
+            let entries = file.toasts.map { entry in
+                var entry = entry
+                let (kept, rest) = KeptEnvironment.split(entry.request.environment ?? [:])
+                if !rest.isEmpty {
+                    whole = true
+                } else if let token = entry.setAside {
+                    if let more = environments.read(id: entry.id, token: token) {
+                        entry.request.environment = more.merging(kept) { _, kept in kept }
+                    } else {
+                        entry.setAsideLost = true
+                    }
+                }
+                return entry
+            }
+            return (entries, whole)
         } catch {
             ErrorLine.write("warning: the scheduled toasts are not read: \(error); the file is kept as \(path).refused")
             _ = rename(path, path + ".refused")
-            return []
+            return ([], false)
         }
     }
 }

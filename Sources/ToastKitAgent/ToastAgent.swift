@@ -1018,6 +1018,11 @@ package final class ToastAgent: Sendable {
             mine = true
         }
         guard mine else { return }
+        if entry.setAsideLost, !entry.request.onAction.isEmpty {
+            runner.note(
+                "toast \(id): the runtime file of its sender's environment is gone (the session it was sent in ended,"
+                    + " or the machine restarted): its commands run with the kept variables only")
+        }
         do {
             let toast = try entry.request.message()
             _ = try await present(
