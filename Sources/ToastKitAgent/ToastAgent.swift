@@ -89,6 +89,8 @@ package final class ToastAgent: Sendable {
     /// The hand-overs taken, one after another: each `TakeHandOver` looks at the file once those before it are done,
     /// and answers once its own look is done.
     private let handOverTurn = Mutex<Task<Void, Never>?>(nil)
+    /// Whether a due schedule waits for a notification server to come to this bus (``fire(_:)``).
+    private let serverWatch = Mutex(false)
     private let runner: ActionRunner
     /// The agent's own environment: only its ``ActionEnvironment/sessionVariables`` are given to a command whose sender
     /// sent no environment.
@@ -1009,6 +1011,16 @@ package final class ToastAgent: Sendable {
     private func fire(_ id: String) async {
         defer { leave() }
         guard let entry = state.withLock({ $0.scheduled.removeValue(forKey: id) }) else { return }
+        // A session with no notification server (a headless `dbus-run-session`, an SSH login) leaves the toast to
+        // one that has one: unclaimed, it stays in the user's file for that session's agent, and this one takes it
+        // up again if a server comes here.
+        guard await sessionShowsToasts() else {
+            ErrorLine.write(
+                "the scheduled toast \"\(id)\" is due, but this session has no notification server: it is left for "
+                    + "a session that has one")
+            awaitServerForSchedules()
+            return
+        }
         let mine: Bool
         do {
             mine = try claimed?.claim(entry) ?? true
@@ -1039,6 +1051,45 @@ package final class ToastAgent: Sendable {
             ErrorLine.write(
                 "warning: the scheduled toast \"\(id)\" cannot be shown: \(error)"
                     + (invalid ? "" : "; it is kept for the next agent"))
+        }
+    }
+
+    /// Whether a toast shown here can reach a person: the notification service's name has an owner, or the bus can
+    /// start one and the session has a display for it (D-Bus activation of a server fails without one).
+    private func sessionShowsToasts() async -> Bool {
+        let name = NotificationsClient.busName
+        if (try? await connection.bus.nameOwner(of: name)) != nil { return true }
+        guard
+            environment["DISPLAY"].map({ !$0.isEmpty }) == true
+                || environment["WAYLAND_DISPLAY"].map({ !$0.isEmpty }) == true
+        else { return false }
+        guard
+            let reply = try? await connection.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "ListActivatableNames"),
+            let names = (try? reply.arguments("as"))?.first?.stringsValue
+        else { return false }
+        return names.contains(name.rawValue)
+    }
+
+    /// Takes up the user's schedules again once a notification server owns its name on this bus (once: one watch at
+    /// a time).
+    private func awaitServerForSchedules() {
+        let start = serverWatch.withLock { watching in
+            defer { watching = true }
+            return !watching
+        }
+        guard start else { return }
+        Task { [weak self, connection] in
+            guard let changes = try? await connection.bus.nameOwnerChanges(of: NotificationsClient.busName) else {
+                return
+            }
+            for try await change in changes where change.newOwner != nil {
+                guard let self else { return }
+                serverWatch.withLock { $0 = false }
+                takeUpSchedules()
+                return
+            }
         }
     }
 

@@ -196,6 +196,39 @@ import ToastKitAgent
         #expect(!FileManager.default.fileExists(atPath: "\(state)/toastkit/scheduled.json"))
     }
 
+    /// Issue 39: a session without a notification server (a headless `dbus-run-session`, an SSH login) leaves a due
+    /// reminder to a session that has one; its agent claimed it, and it was never seen.
+    @Test func aSessionWithoutAServerLeavesTheReminderToOneWithAServer() async throws {
+        let state = try Tools.makeTemporaryDirectory(prefix: "toastkit-scheduled-state")
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let log = "\(state)/toastkit/agent.log"
+        let headless = try await BusOnlyEnvironment()
+        defer { headless.stop() }
+        var headlessEnvironment = headless.agentEnvironment
+        headlessEnvironment["XDG_STATE_HOME"] = state
+        for name in ["DISPLAY", "WAYLAND_DISPLAY"] { headlessEnvironment[name] = nil }
+        let agent = try ToolProcess.start(["agent"].map { Array($0.utf8) }, environment: headlessEnvironment)
+        defer { agent.signal(SIGTERM) }
+        try await scheduleCita(headlessEnvironment)
+        try makeDue(state)
+        let said = try await Deadline.run(within: .seconds(30), "the headless agent's word") { () -> String? in
+            while true {
+                let line = await agent.nextErrorLine()
+                if line.contains("cita") && line.contains("no notification server") { return line }
+            }
+        }
+        #expect(said.contains("left for a session that has one"), "\(said)")
+        // The user's graphical session shows it.
+        let (desktop, server, environment) = try await session(state)
+        defer {
+            server.stop()
+            desktop.stop()
+        }
+        let ping = try await toastkit(["send", "--id", "ping", "-d", "600", "Hola"], environment: environment)
+        #expect(ping.status == 0, "\(ping.error)")
+        #expect(try await next("Cita", on: server, log: log).arguments.summary == "Cita")
+    }
+
     /// Due while its session's agent ran, claimed by that agent, and its session ended before the server answered:
     /// the toast was never shown, so it goes back to the user and the next session's agent shows it.
     @Test func aScheduledToastNoServerAcceptedGoesBackToTheUser() async throws {
