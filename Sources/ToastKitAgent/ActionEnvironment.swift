@@ -5,7 +5,7 @@ package enum ActionEnvironment {
     /// The log of the commands' output: `$XDG_STATE_HOME/toastkit/actions.log` (`~/.local/state/toastkit/`),
     /// or the private runtime folder when neither is set.
     package static func logPath(environment: [String: String]) -> String {
-        (PrivateFiles.stateFolder(environment: environment) ?? PrivateFiles.runtimeFolder(environment: environment))
+        (PrivateFiles.stateFolder(environment: environment) ?? RuntimeFolder.path(environment: environment))
             + "/actions.log"
     }
 

@@ -5,8 +5,9 @@ import ToastKit
 package import ToastModel
 
 /// The agent's saved toasts: one journal per session bus, `agent-<bus id>.json` in the same private folder as the
-/// `--id` store (`$XDG_RUNTIME_DIR/toastkit/`, or `/tmp/toastkit-<uid>/`), so an agent that is killed leaves the
-/// toasts it had for the next agent **of the same bus** to adopt.
+/// `--id` store (``RuntimeFolder``: `$XDG_RUNTIME_DIR/toastkit/`, else the user's `/run/user/<uid>/toastkit/`, else
+/// `/tmp/toastkit-<uid>/` unless another user took that name), so an agent that is killed leaves the toasts it had for
+/// the next agent **of the same bus** to adopt.
 ///
 /// The file is JSON lines: a header naming the format version and the bus, then one record per change — a toast put
 /// (presented, or replaced), its server id, its timer started or stopped, its end — appended and flushed to disk
@@ -190,7 +191,7 @@ package final class AgentStore: Sendable {
     private static func open(kind: String, environment: [String: String], busID: String) throws(PrivateFileError)
         -> AgentStore
     {
-        let directory = PrivateFiles.runtimeFolder(environment: environment)
+        let directory = RuntimeFolder.path(environment: environment)
         try PrivateFiles.prepareFolder(directory, tighten: true)
         // A bus id is 32 hex digits; anything else (a bus that answers oddly) still gets a file name of its own, the
         // same in every agent (FNV-1a: `hashValue` is seeded anew in each process).

@@ -4,8 +4,9 @@ import ToastKit
 import ToastKitAgent
 
 /// Remembers which server notification each `--id` became, so that a later run replaces it: a small JSON file
-/// `ids.json` in `$XDG_RUNTIME_DIR/toastkit/` (or a private `/tmp/toastkit-<uid>/` when there is no runtime
-/// folder).
+/// `ids.json` in the private runtime folder (``RuntimeFolder``: `$XDG_RUNTIME_DIR/toastkit/`, else the user's
+/// `/run/user/<uid>/toastkit/`, else a private `/tmp/toastkit-<uid>/`, or `~/.cache/toastkit/run/` when another user
+/// took that name).
 ///
 /// - **Locked.** Every read-change-write holds an exclusive `flock` on `ids.lock`, so parallel runs never lose
 ///   each other's ids.
@@ -49,7 +50,7 @@ struct IDStore: Sendable {
 
     /// The folder for `environment`.
     static func directory(environment: [String: String]) -> String {
-        PrivateFiles.runtimeFolder(environment: environment)
+        RuntimeFolder.path(environment: environment)
     }
 
     /// Opens the store for `environment`, creating its folder (mode 0700) or making it private.

@@ -82,6 +82,8 @@ extension SendCommand {
             if needsAgent != nil { throw noAgent(reason) }
             return try runWithoutWaiting()
         }
+        // The agent keeps the toast in the runtime folder: a refused `/tmp/toastkit-<uid>` is told here too (once).
+        _ = RuntimeFolder.path(environment: environment.variables)
         let text = try messageText()
         var request = try AgentRequest(sending: options, text: text, environment: environment.variables)
         // An id of its own, so that a call made again (its agent exited as it came) replaces, never doubles.
@@ -155,6 +157,7 @@ extension SendCommand {
             if needsAgent != nil { throw noAgent(reason) }
             return nil
         }
+        _ = RuntimeFolder.path(environment: environment.variables)
         let text = try messageText()
         var request = try AgentRequest(sending: options, text: text, environment: environment.variables)
         // The id is known before the agent answers: Ctrl-C or the toast's time may come first.

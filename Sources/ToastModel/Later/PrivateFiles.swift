@@ -64,16 +64,6 @@ package enum PrivateFiles {
         }
     }
 
-    /// The private runtime folder of the package's state (the `--id` store, the agent's journal):
-    /// `$XDG_RUNTIME_DIR/toastkit` when that is an absolute path to a folder, else `/tmp/toastkit-<uid>`.
-    package static func runtimeFolder(environment: [String: String]) -> String {
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            var info = stat()
-            if stat(runtime, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return runtime + "/toastkit" }
-        }
-        return "/tmp/toastkit-\(geteuid())"
-    }
-
     /// The package's folder of lasting state (the Later stores, scheduled toasts, `run`'s logs, the actions' log):
     /// `$XDG_STATE_HOME/toastkit` for an absolute `XDG_STATE_HOME`, else `$HOME/.local/state/toastkit`; nil when
     /// there is neither.
