@@ -104,7 +104,7 @@ struct ToastValidationTests {
         }
         #expect(error.field == "defaultDuration")
         h.center.present(ToastMessage(id: "B", title: "t", duration: 1))
-        #expect(h.presenter.summaries == ["show B"])
+        #expect(h.presenter.commandSummaries == ["show B"])
     }
 
     @Test("an invalid re-present leaves the live toast alone")
@@ -113,7 +113,7 @@ struct ToastValidationTests {
         h.center.present(ToastMessage(id: "A", title: "ok"))
         h.center.present(ToastMessage(id: "A", title: ""))
         #expect(h.center.liveToastIDs == ["A"])
-        #expect(h.presenter.summaries == ["show A"])
+        #expect(h.presenter.commandSummaries == ["show A"])
     }
 }
 
