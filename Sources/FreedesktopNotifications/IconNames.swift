@@ -1,3 +1,5 @@
+import ToastModel
+
 /// Maps common SF Symbol names (what an app ported from Apple platforms uses) to freedesktop icon names.
 ///
 /// Names that are not in the table pass through unchanged, so freedesktop names work as they are.
@@ -78,4 +80,16 @@ func utf8Contains(_ text: String, _ needle: String) -> Bool {
         index = bytes.index(after: found)
     }
     return false
+}
+
+extension ToastIcon {
+    /// The icon as the mappings send it: nil for an empty name or path, which is no icon (the toast is shown
+    /// without one, as notify-send shows it for `-i ""`).
+    var shown: ToastIcon? {
+        switch self {
+        case .system(let name) where name.isEmpty: nil
+        case .file(let path) where path.isEmpty: nil
+        default: self
+        }
+    }
 }

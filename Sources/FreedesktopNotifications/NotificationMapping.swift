@@ -229,7 +229,7 @@ public enum NotificationMapping {
         let givenAppIcon = request.appIcon ?? configuration.appIcon
         var appIcon = givenAppIcon ?? ""
         try checkText(appIcon, field: "app icon")
-        switch request.icon {
+        switch request.icon?.shown {
         case .system(let name)?:
             try checkText(name, field: "icon")
             let themed = IconNames.freedesktopName(for: name)
@@ -258,7 +258,7 @@ public enum NotificationMapping {
                 }
                 let buttons = request.actions.filter { $0.key != "default" }
                 let iconNames = buttons.compactMap { action -> String? in
-                    if case .system(let name)? = action.icon { return IconNames.freedesktopName(for: name) }
+                    if case .system(let name)? = action.icon?.shown { return IconNames.freedesktopName(for: name) }
                     return nil
                 }
                 let useIcons =
@@ -266,7 +266,7 @@ public enum NotificationMapping {
                     && Set(iconNames).count == iconNames.count && !iconNames.contains("default")
                 for action in request.actions {
                     var key = action.key
-                    if useIcons, action.key != "default", case .system(let name)? = action.icon {
+                    if useIcons, action.key != "default", case .system(let name)? = action.icon?.shown {
                         key = IconNames.freedesktopName(for: name)
                         actionKeys[key] = action.key
                     } else if key == Self.inlineReplyKey, capabilities.has("inline-reply") {

@@ -254,10 +254,10 @@ package struct AgentRequest: Sendable, Equatable, Codable {
             }
             options.status = value
         }
-        if let name = try string(Key.icon) { options.icon = .name(name) }
-        if let path = try string(Key.iconFile) {
+        // An empty icon is no icon (the toast is shown without one), as the client sends it.
+        if let name = try string(Key.icon), !name.isEmpty { options.icon = .name(name) }
+        if let path = try string(Key.iconFile), !path.isEmpty {
             // Sent as app_icon as it is; the agent reads an icon file only by an absolute path (ToastOptions.icon).
-            guard !path.isEmpty else { throw AgentRequestError("icon-file is empty") }
             options.icon = .path(path)
         }
         // Absent is "auto", as it always was (the server's default is "server", said explicitly).

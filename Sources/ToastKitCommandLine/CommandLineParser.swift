@@ -402,8 +402,11 @@ enum CommandLineParser {
             case "icon":
                 let value = try option.text()
                 if value.isEmpty {
-                    // notify-send and dunstify send no icon for an empty one.
-                    guard dialect != .toastkit else { throw .data("\(flag): the icon is empty") }
+                    // No icon, as notify-send and dunstify send it (app_icon ""): a cosmetic problem never costs the
+                    // toast. `toastkit send` says so; the tools say nothing.
+                    if dialect == .toastkit {
+                        options.warnings.append("\(flag): the icon is empty; the toast is shown without one")
+                    }
                     options.icon = nil
                 } else {
                     options.icon = iconOption(value)

@@ -5,9 +5,10 @@ import ToastKit
 import ToastKitAgent
 
 /// `toastkit doctor [--json]`: says in plain words whether a toast can be shown from here, and if not, what to do —
-/// which bus and how it was found, which server and what it can do, service files that compete for the name, the
-/// server's quirks, Do Not Disturb, the agent, the sandbox and the portal. Exit 0 when a toast can be shown, 69 when
-/// not. Every question is bounded (a bus that does not answer costs at most ``callTimeout``); nothing is shown.
+/// which bus and how it was found, which server and what it can do, the service file the bus would start when none
+/// runs (``ServiceFiles``), the server's quirks, Do Not Disturb, the agent, the sandbox and the portal. Exit 0 when
+/// a toast can be shown, 69 when not. Every question is bounded (a bus that does not answer costs at most
+/// ``callTimeout``); nothing is shown.
 struct DoctorCommand {
     let json: Bool
     let environment: CommandEnvironment
@@ -35,7 +36,7 @@ struct DoctorCommand {
     }
 
     /// What the report found, for the verdict and `--json`.
-    private struct Report {
+    struct Report {
         var findings: [Finding] = []
         var details: JSONObject = [:]
         /// Why no toast can be shown, when none can.
@@ -69,15 +70,20 @@ struct DoctorCommand {
     // MARK: - The bus
 
     private func checkBus(_ report: inout Report, backend choice: BackendChoice) {
-        let resolved: (address: String, source: String)
+        var resolved: (address: String, source: String)
         do {
             resolved = try BusAddress.session.resolveExplained(environment: environment.variable)
+            if let userBus = userBus(resolved.address) { resolved.source = userBus }
         } catch {
             report.details["bus"] = .object(["error": .string(error.message)])
+            // Not the path it just said is missing: what makes a bus there, or reaches someone else's.
+            let root =
+                environment.variable("TOASTKIT_USER_RUNTIME_ROOT").flatMap { $0.isEmpty ? nil : $0 } ?? "/run/user"
             report.add(
                 "bus", .problem, error.message,
-                fix: "run it in the desktop session, or as the desktop's user with "
-                    + "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/\(geteuid())/bus")
+                fix: "log in to a desktop as this user (the login starts the session bus); as root, reach a logged-in "
+                    + "user's desktop with `toastkit --user NAME doctor`; or set DBUS_SESSION_BUS_ADDRESS to a bus "
+                    + "that exists (`ls \(root)/*/bus` lists the users' buses)")
             checkSandbox(&report, choice)
             return
         }
@@ -108,32 +114,54 @@ struct DoctorCommand {
         report.add("bus", .ok, "\(resolved.address) (from \(resolved.source))")
         let owners = replies.prefix(2).map { try? $0.get().arguments("s").first?.stringValue }
         let activatable = Set(((try? replies[2].get().arguments("as"))?.first?.stringsValue) ?? [])
+        let serverOwner = owners[0] ?? nil
+        let serverActivatable = activatable.contains(NotificationsClient.busName.rawValue)
+        let serviceFiles = ServiceFiles(environment: environment)
 
         checkSandbox(&report, choice)
         if choice.backend == .portal {
             checkPortal(&report, choice)
         } else {
             checkServer(
-                &report, connection: connection, owner: owners[0] ?? nil,
-                activatable: activatable.contains(NotificationsClient.busName.rawValue))
+                &report, connection: connection, owner: serverOwner, activatable: serverActivatable,
+                serviceFiles: serviceFiles)
         }
-        checkServiceFiles(&report)
+        serviceFiles.check(&report, serverRuns: serverOwner != nil, activatable: serverActivatable)
         checkAgent(
             &report, connection: connection, owner: owners[1] ?? nil,
             activatable: activatable.contains(AgentInterface.busName.rawValue))
     }
 
+    /// Where the bus came from, said plainly when it is the user's own bus at `/run/user/UID/bus`
+    /// (`$XDG_RUNTIME_DIR/bus`, which is what root's `toastkit --user NAME` gives the user's command): nobody set
+    /// DBUS_SESSION_BUS_ADDRESS by hand there. Nil for any other address.
+    private func userBus(_ address: String) -> String? {
+        let root = environment.variable("TOASTKIT_USER_RUNTIME_ROOT").flatMap { $0.isEmpty ? nil : $0 } ?? "/run/user"
+        let runtime = "\(root)/\(geteuid())"
+        guard environment.variable("XDG_RUNTIME_DIR") == runtime, address == "unix:path=\(runtime)/bus" else {
+            return nil
+        }
+        return "the user's bus at \(runtime)/bus"
+    }
+
     // MARK: - The server
 
     private func checkServer(
-        _ report: inout Report, connection: BlockingDBusConnection, owner: String?, activatable: Bool
+        _ report: inout Report, connection: BlockingDBusConnection, owner: String?, activatable: Bool,
+        serviceFiles: ServiceFiles
     ) {
         if owner == nil {
             guard activatable else {
                 report.details["server"] = .null
+                // A server whose service file is installed, but that this bus does not read: started by hand.
+                let fix =
+                    serviceFiles.found.first.map {
+                        "start it yourself (`\($0.exec) &`, installed: \($0.path)); this bus does not read the "
+                            + "service files, so it starts no server on demand"
+                    } ?? "start your desktop's notification server, or install one (dunst, mako, xfce4-notifyd, …)"
                 report.add(
                     "server", .problem, "no notification server runs on this bus, and the bus cannot start one",
-                    fix: "start your desktop's notification server, or install one (dunst, mako, xfce4-notifyd, …)")
+                    fix: fix)
                 return
             }
             report.add("server", .note, "no notification server runs yet; the bus starts one on demand")
@@ -149,9 +177,13 @@ struct DoctorCommand {
         case .failure(let error):
             let failure = BusAccess.failure(PresentationError(error, timeout: Self.callTimeout))
             report.details["server"] = .object(["error": .string(failure.message)])
+            // No server ran: the bus tried to start one from its service file, which is what failed.
             report.add(
                 "server", .problem, failure.message,
-                fix: "restart the notification server; `toastkit doctor` again then says whether it answers")
+                fix: owner == nil
+                    ? "the bus could not start the server its service file names (see `service files`); install "
+                        + "it, or start your desktop's notification server yourself"
+                    : "restart the notification server; `toastkit doctor` again then says whether it answers")
             return
         }
         let capabilities = ServerCapabilities(names, information: information)
@@ -266,40 +298,6 @@ struct DoctorCommand {
             ?? DoNotDisturbReading(state: .unknown, source: "\(information.name) has no Do Not Disturb to read")
     }
 
-    // MARK: - Service files
-
-    /// The D-Bus service files that name `org.freedesktop.Notifications`, in the order the session bus reads their
-    /// folders (`$XDG_DATA_HOME`, then each of `$XDG_DATA_DIRS`): when more than one does, the bus starts whichever it
-    /// finds first, which may not be the desktop's own.
-    private func checkServiceFiles(_ report: inout Report) {
-        let home = environment.variable("HOME") ?? ""
-        let dataHome = environment.variable("XDG_DATA_HOME").flatMap { $0.isEmpty ? nil : $0 } ?? "\(home)/.local/share"
-        let dataDirs =
-            (environment.variable("XDG_DATA_DIRS").flatMap { $0.isEmpty ? nil : $0 }
-            ?? "/usr/local/share:/usr/share").split(separator: ":").map(String.init)
-        var found: [(path: String, exec: String)] = []
-        for folder in ([dataHome] + dataDirs).map({ "\($0)/dbus-1/services" }) {
-            for file in PrivateFiles.names(in: folder) where file.hasSuffix(".service") {
-                let path = "\(folder)/\(file)"
-                guard let text = LocalFiles.text(of: path, limit: 65536) else { continue }
-                let lines = text.split(separator: "\n").map(\.trimmed)
-                guard lines.contains("Name=\(NotificationsClient.busName.rawValue)") else { continue }
-                let exec = lines.first { $0.hasPrefix("Exec=") }.map { String($0.dropFirst(5)) } ?? "?"
-                found.append((path, exec))
-            }
-        }
-        report.details["service_files"] = .array(
-            found.map { .object(["path": .string($0.path), "exec": .string($0.exec)]) })
-        guard found.count > 1 else { return }
-        let list = found.map { "\($0.path) (\($0.exec))" }.joined(separator: "; ")
-        report.add(
-            "service files", .warning,
-            "\(found.count) D-Bus service files name org.freedesktop.Notifications: \(list)",
-            fix: "when no server runs, the bus starts one of these (from the first folder that has one, and there "
-                + "whichever it read first), maybe not your desktop's; remove the ones you do not want, or override "
-                + "one with a file of the same name in \(dataHome)/dbus-1/services")
-    }
-
     // MARK: - The agent
 
     private func checkAgent(
@@ -348,14 +346,6 @@ struct DoctorCommand {
                 fix: "install xdg-desktop-portal and your desktop's portal backend (xdg-desktop-portal-gtk, -kde, "
                     + "-gnome), or use `--backend notifications` outside a sandbox")
         }
-    }
-}
-
-extension Substring {
-    /// Without spaces, tabs and carriage returns at either end.
-    fileprivate var trimmed: String {
-        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        return String(drop(while: blank).reversed().drop(while: blank).reversed())
     }
 }
 

@@ -74,8 +74,23 @@ public final class RecordingPresenter: ToastPresenter {
     /// Every command so far, in order.
     public var commands: [Command] { state.withLock { $0.commands } }
 
-    /// ``Command/summary`` of every command so far.
-    public var summaries: [String] { commands.map(\.summary) }
+    /// ``Command/summary`` of every command so far (`"show A"`, `"close A expired"`, …): the commands, not the
+    /// toasts' titles (``shownTitles``).
+    public var commandSummaries: [String] { commands.map(\.summary) }
+
+    /// The title of every toast shown so far, in the order of the `show` commands: what the notification's summary
+    /// (`ToastRequest/summary`) says to the person.
+    public var shownTitles: [String] {
+        commands.compactMap { command in
+            guard case .show(let presentation) = command else { return nil }
+            return presentation.request.summary
+        }
+    }
+
+    /// ``commandSummaries``, under its old name: on this platform a notification's summary is its title, which
+    /// this is not.
+    @available(*, deprecated, renamed: "commandSummaries")
+    public var summaries: [String] { commandSummaries }
 
     /// The presentations on screen now, in the order they were first shown.
     public var onScreen: [ToastPresentation] {
@@ -120,7 +135,7 @@ public final class RecordingPresenter: ToastPresenter {
             }
         } catch {
             throw ToastTestingTimeout(
-                "RecordingPresenter: waited \(timeout) for \(count) command(s); recorded \(summaries.count): \(summaries)"
+                "RecordingPresenter: waited \(timeout) for \(count) command(s); recorded \(commandSummaries.count): \(commandSummaries)"
             )
         }
     }

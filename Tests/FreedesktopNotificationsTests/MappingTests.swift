@@ -91,6 +91,23 @@ import ToastModel
         #expect(call.arguments.map(\.signature).joined() == "susssasa{sv}i")
     }
 
+    /// An empty icon name or path is no icon (issue 43): the notification is sent, as notify-send sends `-i ""` —
+    /// `app_icon` "" and no image hint; an action's empty icon leaves the buttons as text.
+    @Test func anEmptyIconIsSentAsNoIcon() throws {
+        for icon in [ToastIcon.system(""), .file("")] {
+            var request = ToastRequest(summary: "Now Playing", body: "Portishead - Roads", icon: icon)
+            request.actions = [.init(key: "play", label: "Play", icon: .system(""))]
+            let icons = ServerCapabilities(Self.dunst.ordered + ["action-icons"], information: Self.dunst.information)
+            let call = try map(request, capabilities: icons).call
+            #expect(call.summary == "Now Playing")
+            #expect(call.body == "Portishead - Roads")
+            #expect(call.appIcon == "")
+            #expect(call.hints["image-path"] == nil)
+            #expect(call.hints["action-icons"] == nil)
+            #expect(call.actions.map(\.key) == ["play"])
+        }
+    }
+
     @Test(
         "the server's timeout follows the toast's timer: the remaining time while it runs, 0 (never) while it does not",
         arguments: [

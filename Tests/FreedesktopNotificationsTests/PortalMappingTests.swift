@@ -62,6 +62,16 @@ import ToastModel
         #expect(mapped.fields["icon"] == .structure([.string("themed"), .variant(.strings(["image-x-generic"]))]))
     }
 
+    /// An empty icon name or path is no icon (issue 43): the notification goes out without one, and nothing is said.
+    @Test func anEmptyIconIsNoIcon() throws {
+        for icon in [ToastIcon.system(""), .file("")] {
+            let mapped = try Self.map(Self.presentation(icon: icon))
+            #expect(mapped.fields["title"] == .string("Hola"))
+            #expect(mapped.fields["icon"] == nil)
+            #expect(mapped.degradations.isEmpty, "\(mapped.degradations)")
+        }
+    }
+
     @Test func actionIDsThatAreNotGActionNamesAreRenamed() {
         for valid in ["archive", "reply-2", "org.example.x"] {
             #expect(PortalNotificationMapping.isValidActionName(valid))

@@ -77,7 +77,7 @@ struct SwiftNativeTests {
         await #expect(throws: ToastCenterError.self) { try await waiting.value }
         await h.log.waitFor(.ended(id: "q", outcome: .closedByApp))
         #expect(h.center.liveToastIDs.isEmpty)
-        #expect(h.presenter.summaries == ["show q", "close q closedByApp"])
+        #expect(h.presenter.commandSummaries == ["show q", "close q closedByApp"])
     }
 
     @Test("presentAndWait(_:timeout:) returns the end when it comes in time")

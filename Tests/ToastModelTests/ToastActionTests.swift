@@ -34,7 +34,7 @@ struct ToastActionTests {
                 "event actionInvoked M Abrir",
                 "event ended M actionInvoked(actionID: \"Abrir\")",
             ])
-        #expect(h.presenter.summaries == ["show M", "close M actionCompleted"])
+        #expect(h.presenter.commandSummaries == ["show M", "close M actionCompleted"])
     }
 
     @Test("the tap action goes to the presenter as \"default\"; events report its own id; swipe keys are ids")
@@ -87,7 +87,7 @@ struct ToastActionTests {
         try h.presenter.invokeAction("archive", on: "M")
 
         #expect(archived.all == ["M"])
-        #expect(h.presenter.summaries == ["show M", "update M"])
+        #expect(h.presenter.commandSummaries == ["show M", "update M"])
         let confirmation = h.presenter.presentation(of: "M")!
         #expect(confirmation.toast.title == "Archivado")
         #expect(confirmation.toast.isConfirmation)
@@ -100,7 +100,7 @@ struct ToastActionTests {
         try await h.clock.sleepers(count: 1)
         await h.advance(to: 2.5)
         await h.log.waitFor(.shown(id: "N"))
-        #expect(h.presenter.summaries == ["show M", "update M", "close M actionCompleted", "show N"])
+        #expect(h.presenter.commandSummaries == ["show M", "update M", "close M actionCompleted", "show N"])
         #expect(h.log.terminal == [.ended(id: "M", outcome: .actionInvoked(actionID: "archive"))])
         #expect(h.presenter.presentation(of: "N")?.toast.remaining == seconds(4))
     }
@@ -112,7 +112,7 @@ struct ToastActionTests {
         h.center.present(ToastMessage(id: "M", title: "T", tapAction: done))
         try h.presenter.invokeAction("default", on: "M")
         h.center.present(ToastMessage(id: "M", title: "Otra vez"))
-        #expect(h.presenter.summaries == ["show M", "update M", "update M"])
+        #expect(h.presenter.commandSummaries == ["show M", "update M", "update M"])
         #expect(h.log.terminal == [.ended(id: "M", outcome: .actionInvoked(actionID: "done"))])
         h.center.dismiss(id: "M")
         #expect(h.log.terminal.count == 2)

@@ -22,16 +22,16 @@ struct ToastLaterTests {
         h.center.present(message)
         try h.presenter.invokeAction("later", on: "M")
         #expect(h.log.terminal == [.ended(id: "M", outcome: .deferred)])
-        #expect(h.presenter.summaries == ["show M", "close M deferred"])
+        #expect(h.presenter.commandSummaries == ["show M", "close M deferred"])
         #expect(h.store.records.map(\.id) == ["M"])
 
         h.center.hostDidBecomeActive()
-        #expect(h.presenter.summaries == ["show M", "close M deferred", "show M"])
+        #expect(h.presenter.commandSummaries == ["show M", "close M deferred", "show M"])
         #expect(h.store.records.isEmpty)
         try h.presenter.invokeAction("default", on: "M")
         #expect(opened.all == ["M"])
         h.center.hostDidBecomeActive()
-        #expect(h.presenter.summaries.count == 4)
+        #expect(h.presenter.commandSummaries.count == 4)
     }
 
     @Test("later(after:) brings the toast back by itself at its time; hostDidBecomeActive does not bring it sooner")
@@ -50,17 +50,17 @@ struct ToastLaterTests {
         try h.presenter.invokeAction("later", on: "P")
         // The host comes back: the plain Later toast with it, the snoozed one waits for its time.
         h.center.hostDidBecomeActive()
-        #expect(h.presenter.summaries.filter { $0 == "show S" }.count == 1, "\(h.presenter.summaries)")
-        #expect(h.presenter.summaries.filter { $0 == "show P" }.count == 2, "\(h.presenter.summaries)")
+        #expect(h.presenter.commandSummaries.filter { $0 == "show S" }.count == 1, "\(h.presenter.commandSummaries)")
+        #expect(h.presenter.commandSummaries.filter { $0 == "show P" }.count == 2, "\(h.presenter.commandSummaries)")
         #expect(h.store.records.map(\.id) == ["S"], "still kept until it comes back")
         // P's 6 s and S's 600 s sleep on the clock.
         try await h.clock.sleepers(count: 2)
         h.clock.advance(by: .seconds(599))
-        #expect(h.presenter.summaries.filter { $0 == "show S" }.count == 1, "not before its time")
+        #expect(h.presenter.commandSummaries.filter { $0 == "show S" }.count == 1, "not before its time")
         h.clock.advance(by: .seconds(1))
         // Presented again: its own 6 s timer sleeps.
         try await h.clock.sleepers(count: 1)
-        #expect(h.presenter.summaries.filter { $0 == "show S" }.count == 2, "\(h.presenter.summaries)")
+        #expect(h.presenter.commandSummaries.filter { $0 == "show S" }.count == 2, "\(h.presenter.commandSummaries)")
         #expect(h.store.records.isEmpty)
         #expect(h.presenter.presentation(of: "S")?.toast.actions.map(\.key) == ["later"], "it can be snoozed again")
     }
@@ -78,11 +78,11 @@ struct ToastLaterTests {
         }
         let next = Harness(store: store)
         next.center.hostDidBecomeActive()
-        #expect(next.presenter.summaries.isEmpty, "its time has not come")
+        #expect(next.presenter.commandSummaries.isEmpty, "its time has not come")
         try await next.clock.sleepers(count: 1)
         next.clock.advance(by: .seconds(300))
         try await next.clock.sleepers(count: 1)
-        #expect(next.presenter.summaries == ["show S"])
+        #expect(next.presenter.commandSummaries == ["show S"])
 
         #expect(store.records.isEmpty)
         let past = ToastLaterRecord(
@@ -91,7 +91,7 @@ struct ToastLaterTests {
         try store.save([past])
         let third = Harness(store: store)
         third.center.hostDidBecomeActive()
-        #expect(third.presenter.summaries == ["show Q"], "its time came while no center ran")
+        #expect(third.presenter.commandSummaries == ["show Q"], "its time came while no center ran")
     }
 
     @Test("round trip through a JSON file and a fresh center")

@@ -59,7 +59,7 @@ struct ToastOutcomeTests {
         waiting.cancel()
         #expect(await waiting.value == .closedByApp)
         #expect(h.center.liveToastIDs.isEmpty)
-        #expect(h.presenter.summaries.last?.hasPrefix("close") == true)
+        #expect(h.presenter.commandSummaries.last?.hasPrefix("close") == true)
     }
 
     @Test("a cancelled outcome(of:) throws CancellationError and leaves the toast alone")
@@ -77,7 +77,7 @@ struct ToastOutcomeTests {
         let h = Harness()
         h.center.present(ToastMessage(id: "a", title: "A"))
         await h.center.flush()
-        #expect(h.presenter.summaries == ["show a"])
+        #expect(h.presenter.commandSummaries == ["show a"])
     }
 
     @Test("failures nobody listens to go to the diagnostics, once per kind; a listener silences them")

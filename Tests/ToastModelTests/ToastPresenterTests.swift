@@ -15,6 +15,17 @@ final class StickyPresenter: ToastPresenter {
 
 @Suite("Presenter protocol", .timeLimit(.minutes(1)))
 struct ToastPresenterTests {
+    @Test("the recording presenter's commandSummaries are the commands, shownTitles the toasts' titles")
+    func commandSummariesAndShownTitles() async throws {
+        let h = Harness(maxVisible: 2)
+        h.center.present(ToastMessage(id: "A", title: "Copiado", duration: 2))
+        h.center.present(ToastMessage(id: "B", title: "", message: "Solo el mensaje"))
+        h.center.dismiss(id: "A")
+        _ = try await h.presenter.commands(count: 3)
+        #expect(h.presenter.commandSummaries.prefix(3) == ["show A", "show B", "close A closedByApp"])
+        #expect(h.presenter.shownTitles == ["Copiado", ""])
+    }
+
     @Test("a center without a presenter keeps toasts waiting, with their time stopped, until one is attached")
     func attachLater() async throws {
         let h = Harness(attach: false)
@@ -24,7 +35,7 @@ struct ToastPresenterTests {
         #expect(h.log.events == [.presented(id: "A")])
         h.center.attach(h.presenter)
         #expect(h.presenter.isConnected)
-        #expect(h.presenter.summaries == ["show A"])
+        #expect(h.presenter.commandSummaries == ["show A"])
         try await h.clock.sleepers(count: 1)
         #expect(h.clock.nextDeadline == ManualClock.Instant(offset: seconds(34)))
     }
@@ -36,7 +47,7 @@ struct ToastPresenterTests {
         try await h.clock.sleepers(count: 1)
         await h.advance(to: 1)
         h.center.detach()
-        #expect(h.presenter.summaries == ["show A", "close A detached"])
+        #expect(h.presenter.commandSummaries == ["show A", "close A detached"])
         #expect(!h.presenter.isConnected)
         let second = RecordingPresenter()
         await h.advance(to: 20)
@@ -50,7 +61,7 @@ struct ToastPresenterTests {
         let h = Harness()
         h.center.present(ToastMessage(id: "A", title: "A"))
         h.center.attach(h.presenter)
-        #expect(h.presenter.summaries == ["show A"])
+        #expect(h.presenter.commandSummaries == ["show A"])
         #expect(h.presenter.isConnected)
     }
 
@@ -64,7 +75,7 @@ struct ToastPresenterTests {
         old.events?.closed(toastID: "A", reason: .dismissedByUser)
         old.events?.failed(toastID: nil, reason: "gone", recoverable: false)
         #expect(h.log.terminal.isEmpty)
-        #expect(h.presenter.summaries == ["show A"])
+        #expect(h.presenter.commandSummaries == ["show A"])
     }
 
     @Test("a recoverable failure keeps the toast, stops its time, and reshow brings it back with its remaining time")
@@ -78,7 +89,7 @@ struct ToastPresenterTests {
         await h.advance(to: 60)
         #expect(h.log.terminal.isEmpty)
         h.presenter.requestReshow()
-        #expect(h.presenter.summaries == ["show A", "show A"])
+        #expect(h.presenter.commandSummaries == ["show A", "show A"])
         #expect(h.presenter.presentation(of: "A")?.toast.remaining == seconds(3))
         try await h.clock.sleepers(count: 1)
         await h.advance(to: 63)
@@ -103,7 +114,7 @@ struct ToastPresenterTests {
         try await h.clock.sleepers(count: 1)
         await h.advance(to: 2.5)
         h.presenter.requestReshow()
-        #expect(h.presenter.summaries == ["show A", "show B", "show A", "show B"])
+        #expect(h.presenter.commandSummaries == ["show A", "show B", "show A", "show B"])
         #expect(h.presenter.presentation(of: "A")?.toast.remaining == seconds(1.5))
         #expect(h.presenter.presentation(of: "B")?.toast.remaining == seconds(10))
     }
@@ -124,7 +135,7 @@ struct ToastPresenterTests {
         }
         let h = Harness(presenter: presenter)
         for id in ["A", "B", "C"] { h.center.present(ToastMessage(id: id, title: id)) }
-        #expect(presenter.summaries == ["show A", "show B", "show C"])
+        #expect(presenter.commandSummaries == ["show A", "show B", "show C"])
         #expect(h.log.terminal == ["A", "B", "C"].map { .ended(id: $0, outcome: .dismissed) })
     }
 }

@@ -13,14 +13,14 @@ struct ToastTimingTests {
         h.center.present(ToastMessage(id: "B", title: "B"))
         await h.advance(to: 2)
         h.center.present(ToastMessage(id: "C", title: "C"))
-        #expect(h.presenter.summaries == ["show A"])
+        #expect(h.presenter.commandSummaries == ["show A"])
 
         await h.advance(to: 4)
         await h.log.waitFor(.shown(id: "B"))
         #expect(h.presenter.presentation(of: "B")?.toast.remaining == seconds(4))
         try await h.clock.sleepers(count: 1)
         await h.advance(to: 7.999)
-        #expect(h.presenter.summaries == ["show A", "close A expired", "show B"])
+        #expect(h.presenter.commandSummaries == ["show A", "close A expired", "show B"])
         await h.advance(to: 8)
         await h.log.waitFor(.shown(id: "C"))
         try await h.clock.sleepers(count: 1)
@@ -28,7 +28,7 @@ struct ToastTimingTests {
         await h.log.waitFor(.ended(id: "C", outcome: .expired))
 
         #expect(
-            h.presenter.summaries == [
+            h.presenter.commandSummaries == [
                 "show A", "close A expired", "show B", "close B expired", "show C", "close C expired",
             ])
         for (id, start) in [("A", 0.0), ("B", 4.0), ("C", 8.0)] {
@@ -47,7 +47,7 @@ struct ToastTimingTests {
         await h.advance(to: 1)
         h.center.present(ToastMessage(id: "B", status: .success, title: "Sincronizado", duration: 6))
 
-        #expect(h.presenter.summaries == ["show A", "close A covered", "show B"])
+        #expect(h.presenter.commandSummaries == ["show A", "close A covered", "show B"])
         #expect(h.presenter.presentation(of: "B")?.toast.title == "Sincronizado")
         #expect(h.presenter.presentation(of: "B")?.toast.remaining == seconds(6))
         #expect(h.log.terminal == [.ended(id: "B", outcome: .replaced)])
@@ -69,7 +69,7 @@ struct ToastTimingTests {
         let h = Harness()
         h.center.present(ToastMessage(id: "sync", title: "Sincronizando…", duration: .indefinite))
         h.center.present(ToastMessage(id: "sync", status: .success, title: "Sincronizado"))
-        #expect(h.presenter.summaries == ["show sync", "update sync"])
+        #expect(h.presenter.commandSummaries == ["show sync", "update sync"])
         #expect(h.presenter.onScreen.map(\.toast.title) == ["Sincronizado"])
         #expect(
             h.log.events == [
@@ -156,7 +156,7 @@ struct ToastTimingTests {
         h.center.present(ToastMessage(id: "A", title: "A"))
         h.center.present(ToastMessage(id: "B", title: "B"))
         h.center.present(ToastMessage(id: "C", title: "C"))
-        #expect(h.presenter.summaries == ["show A", "show B"])
+        #expect(h.presenter.commandSummaries == ["show A", "show B"])
         try await h.clock.sleepers(count: 1)
         await h.advance(to: 4)
         await h.log.waitFor(.shown(id: "C"))
@@ -172,7 +172,7 @@ struct ToastTimingTests {
         h.center.present(ToastMessage(id: "B", title: "B"))
         h.center.present(ToastMessage(id: "C", title: "C"))
         // B moves to the front: its timer starts there, so the presenter hears it.
-        #expect(h.presenter.summaries == ["show A", "show B", "close A replaced", "show C", "timer B running"])
+        #expect(h.presenter.commandSummaries == ["show A", "show B", "close A replaced", "show C", "timer B running"])
         #expect(h.log.terminal == [.ended(id: "A", outcome: .replaced)])
         #expect(h.center.liveToastIDs == ["B", "C"])
     }
@@ -183,7 +183,7 @@ struct ToastTimingTests {
         for id in ["A", "B", "C"] { h.center.present(ToastMessage(id: id, title: id)) }
         h.center.dismissAll()
         #expect(h.log.terminal == ["A", "B", "C"].map { .ended(id: $0, outcome: .closedByApp) })
-        #expect(h.presenter.summaries == ["show A", "close A closedByApp"])
+        #expect(h.presenter.commandSummaries == ["show A", "close A closedByApp"])
         h.center.dismissAll()
         #expect(h.log.terminal.count == 3)
     }

@@ -45,7 +45,6 @@ struct ToastValidationTests {
         Case(
             name: "image size overflowing Int",
             message: ToastMessage(title: "t", icon: .image(width: Int.max, height: 2, rgba: [])), field: "icon"),
-        Case(name: "empty icon name", message: ToastMessage(title: "t", icon: .system("")), field: "icon"),
         Case(name: "NUL in the title", message: ToastMessage(title: "a\u{0}b"), field: "title"),
         Case(name: "empty id", message: ToastMessage(id: "", title: "t"), field: "id"),
     ]
@@ -82,6 +81,19 @@ struct ToastValidationTests {
         try ToastMessage(title: "t", swipeActions: ToastSwipeActions(leading: .later, trailing: .dismiss)).validate()
     }
 
+    @Test("an empty icon name or path is no icon: the toast is shown (a cosmetic problem never costs it)")
+    func emptyIconIsNoIcon() throws {
+        let h = Harness()
+        for (id, icon) in [("A", ToastIcon.system("")), ("B", .file(""))] {
+            let message = ToastMessage(id: id, title: "Now Playing", message: "Portishead - Roads", icon: icon)
+            try message.validate()
+            h.center.present(message)
+        }
+        #expect(h.presenter.commands.count == 1, "A shows; B waits behind it")
+        #expect(h.presenter.onScreen.first?.request.summary == "Now Playing")
+        #expect(h.log.terminal.isEmpty, "\(h.log.events)")
+    }
+
     @Test("a bad default duration is reported when an .automatic toast is presented")
     func badDefaultDuration() {
         let h = Harness(defaultDuration: -3)
@@ -92,7 +104,7 @@ struct ToastValidationTests {
         }
         #expect(error.field == "defaultDuration")
         h.center.present(ToastMessage(id: "B", title: "t", duration: 1))
-        #expect(h.presenter.summaries == ["show B"])
+        #expect(h.presenter.commandSummaries == ["show B"])
     }
 
     @Test("an invalid re-present leaves the live toast alone")
@@ -101,7 +113,7 @@ struct ToastValidationTests {
         h.center.present(ToastMessage(id: "A", title: "ok"))
         h.center.present(ToastMessage(id: "A", title: ""))
         #expect(h.center.liveToastIDs == ["A"])
-        #expect(h.presenter.summaries == ["show A"])
+        #expect(h.presenter.commandSummaries == ["show A"])
     }
 }
 

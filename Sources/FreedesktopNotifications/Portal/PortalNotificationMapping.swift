@@ -172,7 +172,7 @@ public enum PortalNotificationMapping {
 
         fields["priority"] = .string(priority(request.urgency))
 
-        switch request.icon {
+        switch request.icon?.shown {
         case .system(let name)?:
             try NotificationMapping.checkText(name, field: "icon")
             fields["icon"] = .structure([.string("themed"), .variant(.strings([IconNames.freedesktopName(for: name)]))])

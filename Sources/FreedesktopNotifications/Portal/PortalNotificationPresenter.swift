@@ -157,7 +157,7 @@ public final class PortalNotificationPresenter: ToastPresenter {
 
     /// What the toast's icon file holds, read here because the machine does no I/O.
     private static func iconFile(of presentation: ToastPresentation) -> PortalIconFile? {
-        guard case .file(let path)? = presentation.request.icon else { return nil }
+        guard case .file(let path)? = presentation.request.icon?.shown else { return nil }
         return PortalIconFile.read(path)
     }
 }

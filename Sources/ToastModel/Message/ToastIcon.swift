@@ -1,9 +1,10 @@
 /// The icon shown with a toast.
 public enum ToastIcon: Sendable, Hashable {
     /// A named icon from the icon theme, such as `"dialog-information"`, or an SF Symbol name such as
-    /// `"photo.on.rectangle"` (the desktop presenter maps common symbol names to freedesktop names).
+    /// `"photo.on.rectangle"` (the desktop presenter maps common symbol names to freedesktop names). An empty name
+    /// is no icon: the toast is shown without one.
     case system(String)
-    /// An image file, given as an absolute path.
+    /// An image file, given as an absolute path. An empty path is no icon: the toast is shown without one.
     case file(String)
     /// Raw pixels carried with the toast.
     case image(ToastImage)

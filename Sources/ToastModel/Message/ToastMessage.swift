@@ -85,7 +85,8 @@ public struct ToastMessage: Sendable, Hashable, Identifiable {
     /// A message is invalid when the title is empty and there is no message text, when a text or id contains
     /// a NUL character, when the duration is negative, NaN, infinite or too large, when two actions share an
     /// id (or a swipe action uses the reserved id `"default"`), when an action has an empty title, or when an
-    /// image icon's byte count does not match its size.
+    /// image icon's byte count does not match its size. An empty icon name or path is not an error: the toast is
+    /// shown without an icon.
     /// - Throws: ``ToastValidationError`` naming the first offending field.
     public func validate() throws(ToastValidationError) {
         try validate(defaultDuration: ToastDuration.standardDefault)
@@ -139,11 +140,10 @@ public struct ToastMessage: Sendable, Hashable, Identifiable {
     private static func checkIcon(_ icon: ToastIcon, field: String) throws(ToastValidationError) {
         switch icon {
         case .system(let name):
+            // An empty name is no icon: the toast is shown without one (a cosmetic problem never costs it).
             try checkText(name, field: field)
-            guard !name.isEmpty else { throw ToastValidationError(field: field, reason: "icon name is empty") }
         case .file(let path):
             try checkText(path, field: field)
-            guard !path.isEmpty else { throw ToastValidationError(field: field, reason: "icon path is empty") }
         case .image(let image):
             try image.validate(field: field)
         }
