@@ -95,6 +95,9 @@ package final class ToastAgent: Sendable {
     /// The agent's own environment: only its ``ActionEnvironment/sessionVariables`` are given to a command whose sender
     /// sent no environment.
     private let environment: [String: String]
+    /// The session as the agent reaches it: its environment, with the bus it is on (found at `/run/user/UID/bus` when
+    /// no variable named it). What a click's command gets of the session when its sender had none of it.
+    private let sessionEnvironment: [String: String]
     private let state: Mutex<State>
     /// The idle countdown sleeping now, if any (cancelled when a newer one is armed).
     private let idleTask = Mutex<Task<Void, Never>?>(nil)
@@ -153,6 +156,11 @@ package final class ToastAgent: Sendable {
         }
         runner = ActionRunner(log: ActionEnvironment.logPath(environment: environment))
         self.environment = environment
+        var session = environment
+        if session["DBUS_SESSION_BUS_ADDRESS"]?.isEmpty ?? true, let address = try? BusAddress.session.resolve() {
+            session["DBUS_SESSION_BUS_ADDRESS"] = address
+        }
+        sessionEnvironment = session
         do {
             schedules = try ScheduleStore.open(environment: environment)
         } catch {
@@ -843,7 +851,7 @@ package final class ToastAgent: Sendable {
                             argv: command,
                             environment: ActionEnvironment.environment(
                                 of: request, action: actionID, toastID: id, activationToken: token, reply: reply,
-                                fallback: environment),
+                                fallback: sessionEnvironment),
                             workingDirectory: request.workingDirectory, toastID: id, action: actionID))
                 }
                 announce(id, "action", ["action": .string(actionID), "activation_token": .string(token ?? "")])

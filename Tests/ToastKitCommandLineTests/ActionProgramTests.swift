@@ -4,7 +4,8 @@ import TestSupport
 import Testing
 
 /// Issue 40: an `--on-action` command runs exactly what its sender would have run — its program found on the
-/// sender's PATH, never on the PATH of whichever script started the agent.
+/// sender's PATH, never on the PATH of whichever script started the agent. Issue 43: a cron job's click reaches the
+/// desktop (the session's display and bus, where its sender had none).
 @Suite(.timeLimit(.minutes(2))) struct ActionProgramTests {
     @Test func theProgramIsFoundOnTheSendersPathNotTheAgents() async throws {
         try await withFakeServer { environment, server in
@@ -47,6 +48,52 @@ import Testing
                 }
             }
             #expect(text == "b\n", "the program on the sender's PATH")
+        }
+    }
+
+    @Test func aCronJobsClickCommandGetsTheSessionsDisplayAndBus() async throws {
+        try await withFakeServer { environment, server in
+            let directory = environment.directory
+            // The agent runs in the desktop session, with its display.
+            var desktop = environment.agentEnvironment
+            desktop["DISPLAY"] = ":42"
+            desktop["WAYLAND_DISPLAY"] = nil
+            let started = try await toastkit(["send", "--id", "ping", "-d", "600", "Hola"], environment: desktop)
+            #expect(started.status == 0, "\(started.error)")
+            let ping = try await server.nextNotification()
+            // A cron job: HOME, PATH, a shell; its bus found at the user's /run/user/UID/bus.
+            let root = "\(directory)/run-user"
+            try FileManager.default.createDirectory(
+                atPath: "\(root)/\(geteuid())", withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
+            let socket = try #require(
+                environment.bus.address.split(separator: ",").first.map { String($0.dropFirst("unix:path=".count)) })
+            #expect(link(socket, "\(root)/\(geteuid())/bus") == 0)
+            let out = "\(directory)/click.txt"
+            let cron = [
+                "HOME": directory, "PATH": "/usr/bin:/bin", "SHELL": "/bin/sh", "TOASTKIT_USER_RUNTIME_ROOT": root,
+                "XDG_STATE_HOME": "\(directory)/state", "LANGUAGE": "en",
+            ]
+            let sent = try await toastkit(
+                [
+                    "send", "--id", "backup", "-d", "indefinite", "-A", "open=Abrir", "--shell", "--on-action",
+                    "open=echo \"[$DISPLAY] [$DBUS_SESSION_BUS_ADDRESS]\" > \(out)", "Copia lista",
+                ], environment: cron)
+            #expect(sent.status == 0, "\(sent.error)")
+            try server.emitClosed(id: ping.id, reason: 2)
+            var shown = try await server.nextNotification()
+            while shown.summary != "Copia lista" { shown = try await server.nextNotification() }
+            try server.emitActionInvoked(id: shown.id, key: "open")
+            let text = try await Deadline.run(within: .seconds(10), "the click's command") { () -> String? in
+                while true {
+                    if let text = try? String(contentsOfFile: out, encoding: .utf8), text.hasSuffix("\n") {
+                        return text
+                    }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            // The session's bus as the agent reaches it (the same bus the cron job found at /run/user/UID/bus).
+            #expect(text == "[:42] [\(environment.bus.address)]\n", "\(text)")
         }
     }
 }
