@@ -16,6 +16,7 @@
 #   P7 the agent's cold start: `toastkit send` when no agent runs and the bus activates one (service file), vs warm;
 #      and a plain toast (no duration), which needs no agent: shown directly, as notify-send's
 #   P8 one Present to a running agent with its application's queue empty, then with 10,000 toasts waiting
+#   P9 a chatty command (1,500,000 lines) through `toastkit run` against the command alone
 # Defaults: 3 rounds × 10,000 calls, window 64, 200 hyperfine runs, 1,000 action iterations, 10 s idle (~3 min on
 # 2 cores). --quick: 1 round × 2,000 calls, 50 runs, 300 iterations, checkpoints 1k,10k,30k, 3 s idle (~40 s).
 # Release binaries come from `swift build -c release`; the C programs are built into .build/bench-c/.
@@ -24,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=3 calls=10000 window=64 runs=200 iterations=1000 checkpoints=1000,10000,100000 idle=10
-only=P1,P2,P3,P4,P5,P6,P7,P8
+only=P1,P2,P3,P4,P5,P6,P7,P8,P9
 scratch=()
 keep=""
 while [[ $# -gt 0 ]]; do
@@ -40,7 +41,7 @@ while [[ $# -gt 0 ]]; do
         --only) only="$2"; shift 2 ;;
         --keep) keep="$2"; shift 2 ;;
         --scratch-path) scratch=(--scratch-path "$2"); shift 2 ;;
-        -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
         *) echo "bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -324,6 +325,18 @@ if wants P8; then
         record P8 agent "$("$benchmark" agent-queue --calls 1000 --checkpoints 10000)"
     done
     "$work/stop-agent.sh"
+fi
+
+# --- P9 --------------------------------------------------------------------------------------------------------
+if wants P9; then
+    lines=1500000
+    echo "== P9: $lines lines through toastkit run vs the command alone (hyperfine -N, $((runs < 30 ? runs : 30)) runs)"
+    hyperfine -N --warmup 3 --runs "$((runs < 30 ? runs : 30))" --style basic --export-json "$work/p9.json" \
+        -n "seq 1 $lines" "seq 1 $lines" \
+        -n "toastkit run -- seq 1 $lines" "$toastkit run --min-seconds 100000 -- seq 1 $lines" \
+        >"$work/p9.log" 2>&1 || { cat "$work/p9.log" >&2; exit 1; }
+    record P9 run "$(/usr/bin/python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))))' \
+        "$work/p9.json")"
 fi
 
 echo "== done in $(($(date +%s) - started)) s (after the build)"

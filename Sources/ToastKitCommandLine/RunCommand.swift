@@ -51,12 +51,17 @@ struct RunCommand {
         // this process lets it decide, and reports how it ended. What is sent to this process alone is forwarded.
         signal(SIGINT, SIG_IGN)
         signal(SIGQUIT, SIG_IGN)
+        // Where this process's output and errors go to one place (a terminal, `2>&1`), the command writes both into
+        // one pipe: the log, the toast's last lines and what is passed through keep the order it wrote them in. Where
+        // they go apart, each stream keeps its own way, and the log has them in the order they came.
+        let merged = Self.sameFile(1, 2)
         let spawned = Spawn.start(
             options.command, environment: environment.variables, standardInput: nil, inheritsInput: true,
-            standardOutput: outputPipe[1], standardError: errorPipe[1], newSession: false,
+            standardOutput: outputPipe[1], standardError: merged ? outputPipe[1] : errorPipe[1], newSession: false,
             workingDirectory: nil)
         close(outputPipe[1])
         close(errorPipe[1])
+        if merged { close(errorPipe[0]) }
         let child: pid_t
         switch spawned {
         case .success(let pid): child = pid
@@ -66,8 +71,9 @@ struct RunCommand {
             return error.code == ENOENT ? 127 : 126
         }
         RunSignals.forward(to: child)
-        let copy = CopyJob(
-            pipes: [(outputPipe[0], 1), (errorPipe[0], 2)], exit: exitPipe[0], log: log.descriptor, tail: tail)
+        var pipes: [(Int32, Int32)] = [(outputPipe[0], 1)]
+        if !merged { pipes.append((errorPipe[0], 2)) }
+        let copy = CopyJob(pipes: pipes, exit: exitPipe[0], log: log.descriptor, tail: tail)
         var copier = pthread_t()
         let created = pthread_create(
             &copier, nil,
@@ -88,6 +94,14 @@ struct RunCommand {
         // Reaped elsewhere (SIGCHLD ignored after all): it ended, how is not known.
         present(end.end, elapsed: .now - started, tail: tail.lines, log: log.path)
         return end.end?.shellStatus ?? 0
+    }
+
+    /// Whether descriptors `a` and `b` are the same file (a terminal, a pipe or a file given as both).
+    static func sameFile(_ a: Int32, _ b: Int32) -> Bool {
+        var first = stat()
+        var second = stat()
+        guard fstat(a, &first) == 0, fstat(b, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino && first.st_rdev == second.st_rdev
     }
 
     /// `--pid`: waits for `pid` to end (a pidfd: the kernel says when), then presents its toast.
@@ -135,7 +149,7 @@ struct RunCommand {
                     closed.append(source)
                     continue
                 }
-                let chunk = Array(buffer[0..<count])
+                let chunk = buffer[0..<count]
                 writeAll(target, chunk)
                 if let log { writeAll(log, chunk) }
                 tail.append(chunk)
@@ -146,7 +160,7 @@ struct RunCommand {
         for (source, _) in open { Glibc.close(source) }
     }
 
-    private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
+    private static func writeAll(_ descriptor: Int32, _ bytes: ArraySlice<UInt8>) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
@@ -253,18 +267,54 @@ final class OutputTail: Sendable {
         count = lines
     }
 
-    func append(_ bytes: [UInt8]) {
-        guard count > 0 else { return }
+    /// Takes a piece of output. Only the end of it is looked at: the last lines it completes (as many as the tail
+    /// keeps, blank ones not counted) and what follows them, so a chatty command costs little more than its bytes'
+    /// copy.
+    func append(_ bytes: ArraySlice<UInt8>) {
+        guard count > 0, !bytes.isEmpty else { return }
         state.withLock { state in
-            for byte in bytes {
-                if byte == 0x0A {
-                    Self.keep(state.partial, in: &state.lines, count: count)
-                    state.partial = []
-                } else if state.partial.count < 400 {
-                    state.partial.append(byte)
-                }
+            guard let lastNewline = bytes.lastIndex(of: 0x0A) else {
+                Self.extend(&state.partial, with: bytes)
+                return
             }
+            // The complete lines this piece ends, newest first, until `count` that are not blank.
+            var found: [ArraySlice<UInt8>] = []
+            var end = lastNewline
+            var start = bytes.startIndex
+            var reachedStart = false
+            while true {
+                if let previous = bytes[bytes.startIndex..<end].lastIndex(of: 0x0A) {
+                    start = previous + 1
+                } else {
+                    start = bytes.startIndex
+                    reachedStart = true
+                }
+                let line = bytes[start..<end]
+                if reachedStart {
+                    // The first line of the piece continues the unfinished one.
+                    var first = state.partial
+                    Self.extend(&first, with: line)
+                    found.append(first[...])
+                } else {
+                    found.append(line)
+                }
+                if reachedStart || found.filter({ !Self.isBlank($0) }).count >= count { break }
+                end = start - 1
+            }
+            if !reachedStart { state.lines = [] }
+            for line in found.reversed() { Self.keep(Array(line.prefix(400)), in: &state.lines, count: count) }
+            state.partial = []
+            Self.extend(&state.partial, with: bytes[(lastNewline + 1)...])
         }
+    }
+
+    private static func extend(_ partial: inout [UInt8], with bytes: ArraySlice<UInt8>) {
+        let room = 400 - partial.count
+        if room > 0 { partial.append(contentsOf: bytes.prefix(room)) }
+    }
+
+    private static func isBlank(_ line: ArraySlice<UInt8>) -> Bool {
+        line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 < 0x20 || $0 == 0x7F }
     }
 
     /// The last lines, the unfinished one included; blank lines left out, control characters dropped.

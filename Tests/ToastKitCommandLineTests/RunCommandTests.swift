@@ -56,6 +56,50 @@ import ToastKitAgent
         }
     }
 
+    /// Issue 43: where run's output and errors go to one place (a terminal, `2>&1`), what is passed through, the log
+    /// and the toast's last lines keep the order the command wrote in (they were all of stdout, then stderr).
+    @Test func outputAndErrorsKeepTheirOrderWhereTheyGoToOnePlace() async throws {
+        try await withFakeServer { environment, server in
+            let script = "i=0; while [ $i -lt 200 ]; do echo out$i; echo err$i >&2; i=$((i+1)); done"
+            let process = try ToolProcess.start(
+                ["-c", "exec \"$0\" run --tail 3 -- sh -c '\(script)' 2>&1", ToolProcess.binary].map {
+                    Array($0.utf8)
+                }, environment: environment.agentEnvironment, executable: "/bin/sh")
+            let run = await process.finish()
+            #expect(run.status == 0, "\(run.error)")
+            let expected = (0..<200).map { "out\($0)\nerr\($0)\n" }.joined()
+            #expect(run.output == expected)
+            let runs = "\(environment.directory)/state/toastkit/runs"
+            let logs = try FileManager.default.contentsOfDirectory(atPath: runs)
+            #expect(logs.count == 1)
+            #expect(try String(contentsOfFile: "\(runs)/\(logs[0])", encoding: .utf8) == expected)
+            let notify = try #require(server.notifications.last)
+            #expect(notify.arguments.body.hasSuffix("\nerr198\nout199\nerr199"), "\(notify.arguments.body)")
+        }
+    }
+
+    /// The toast's last lines are the same however the output came in pieces (run reads it 64 KiB at a time, and
+    /// looks only at the end of each piece).
+    @Test func theTailIsTheSameHoweverTheOutputIsCut() {
+        let text = Array("uno\n\n  dos  \ntres\r\n\u{1}cuatro\n\n\n\(String(repeating: "x", count: 500))\ncinco".utf8)
+        let expected = ["cuatro", String(repeating: "x", count: 400), "cinco"]
+        var generator = SystemRandomNumberGenerator()
+        for trial in 0..<300 {
+            let tail = OutputTail(lines: 3)
+            var cuts = Set((0..<(trial % 6)).map { _ in Int.random(in: 0...text.count, using: &generator) })
+            if trial < text.count { cuts.insert(trial) }
+            var start = 0
+            for cut in cuts.sorted() + [text.count] where cut >= start {
+                tail.append(text[start..<cut])
+                start = cut
+            }
+            #expect(tail.lines == expected, "cut at \(cuts.sorted())")
+        }
+        let two = OutputTail(lines: 2)
+        two.append(Array("a\nb\nc\n\n".utf8)[...])
+        #expect(two.lines == ["b", "c"])
+    }
+
     @Test func minSecondsHoldsBackTheToastOfAQuickCommand() async throws {
         try await withFakeServer { environment, server in
             let quick = try await toastkit(

@@ -247,9 +247,23 @@ def p8(by):
            f"the agent's memory with the queue full: {rss:.1f} MiB resident, {hwm:.1f} MiB at its peak"])
 
 
+def p9(by):
+    runs = by.get(("P9", "run"))
+    if not runs:
+        return
+    results = runs[0]["results"]
+    rows = [[r["command"], fmt(r["median"] * 1e3, 1), fmt(r["mean"] * 1e3, 1), fmt(r["min"] * 1e3, 1),
+             fmt(r["max"] * 1e3, 1)] for r in results]
+    alone, through = results[0]["median"], results[1]["median"]
+    ratio = through / alone
+    table("P9 a chatty command through `toastkit run` (ms; hyperfine -N, %d runs each)" % len(results[0]["times"]),
+          ["command", "median", "mean", "min", "max"], rows,
+          [f"target ≤ 1.2× the command alone: {ratio:.2f}× {verdict(ratio <= 1.2)}"])
+
+
 def main():
     by = load(sys.argv[1])
-    for f in (p1, p2, p3, p4, p5, p6, p7, p8):
+    for f in (p1, p2, p3, p4, p5, p6, p7, p8, p9):
         f(by)
 
 
