@@ -579,10 +579,12 @@ package final class ToastAgent: Sendable {
         // Write-ahead: the toast is on disk before the server hears of it, so a crash from here on leaves it to
         // the next agent (docs/agent.md).
         let duration = try? toast.duration.resolved(default: .standardDefault)
+        // An id is saved with the server that gave it, never without (a next agent would take it for any server's).
+        let owner = desktop.serverOwner
         let notSaved = await saver.save(
             .put(
                 AgentStore.Saved(
-                    request: request, id: id, serverID: serverKnown, server: desktop.serverOwner,
+                    request: request, id: id, serverID: owner == nil ? nil : serverKnown, server: owner,
                     remaining: duration?.seconds, running: false)))
         // Shown all the same (a full disk is no reason to lose the message), and `send` says what is at stake.
         if let notSaved {
@@ -1092,10 +1094,10 @@ package final class ToastAgent: Sendable {
             guard let changes = try? await connection.bus.nameOwnerChanges(of: NotificationsClient.busName) else {
                 return
             }
+            defer { self?.serverWatch.withLock { $0 = false } }
             for try await change in changes where change.newOwner != nil {
-                guard let self else { return }
-                serverWatch.withLock { $0 = false }
-                takeUpSchedules()
+                self?.serverWatch.withLock { $0 = false }
+                self?.takeUpSchedules()
                 return
             }
         }
@@ -1216,7 +1218,8 @@ package final class ToastAgent: Sendable {
         let saved = live.map { id, toast in
             AgentStore.Saved(
                 request: toast.request, id: id,
-                serverID: toast.serverID.flatMap(Self.savedServerID), server: owner,
+                // Never an id without the server that gave it, and only as the presenter holds it now.
+                serverID: owner == nil ? nil : desktop.serverID(ofToast: id).flatMap(Self.savedServerID), server: owner,
                 remaining: states[id]?.remaining?.seconds, running: states[id]?.isRunning ?? false)
         }
         do {
@@ -1326,7 +1329,11 @@ package final class ToastAgent: Sendable {
         for center in lanes.centers { await center.flush() }
         state.withLock { state in
             for id in state.live.keys {
-                if let serverID = desktop.serverID(ofToast: id) { state.live[id]?.serverID = serverID }
+                // As the presenter holds it: an adopted id it refused (another server gave it) is no id of the toast.
+                let known = state.live[id]?.serverID
+                if known.map({ !Self.viewIDs.contains($0) }) ?? true {
+                    state.live[id]?.serverID = desktop.serverID(ofToast: id)
+                }
             }
         }
         // What was adopted, as it is now: one compact journal.

@@ -256,7 +256,9 @@ enum AsUser {
             return .run(
                 UserChildren.Child(
                     name: target.name, argv: argv,
-                    environment: Self.environment(for: target, root: root, caller: environment.variables)))
+                    environment: Self.environment(for: target, root: root, caller: environment.variables),
+                    workingDirectory: target.home.hasPrefix("/") && PrivateFiles.isFolder(target.home)
+                        ? target.home : "/"))
         }
         return UserChildren.run(
             slots, relaysInput: readsInput(invocation),

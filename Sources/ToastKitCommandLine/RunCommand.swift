@@ -279,6 +279,7 @@ final class OutputTail: Sendable {
             }
             // The complete lines this piece ends, newest first, until `count` that are not blank.
             var found: [ArraySlice<UInt8>] = []
+            var notBlank = 0
             var end = lastNewline
             var start = bytes.startIndex
             var reachedStart = false
@@ -290,19 +291,21 @@ final class OutputTail: Sendable {
                     reachedStart = true
                 }
                 let line = bytes[start..<end]
+                var kept = line.prefix(400)
                 if reachedStart {
                     // The first line of the piece continues the unfinished one.
                     var first = state.partial
                     Self.extend(&first, with: line)
-                    found.append(first[...])
-                } else {
-                    found.append(line)
+                    kept = first[...]
                 }
-                if reachedStart || found.filter({ !Self.isBlank($0) }).count >= count { break }
+                found.append(kept)
+                // Counted as the toast shows it: the first 400 bytes.
+                if !Self.isBlank(kept) { notBlank += 1 }
+                if reachedStart || notBlank >= count { break }
                 end = start - 1
             }
             if !reachedStart { state.lines = [] }
-            for line in found.reversed() { Self.keep(Array(line.prefix(400)), in: &state.lines, count: count) }
+            for line in found.reversed() { Self.keep(Array(line), in: &state.lines, count: count) }
             state.partial = []
             Self.extend(&state.partial, with: bytes[(lastNewline + 1)...])
         }

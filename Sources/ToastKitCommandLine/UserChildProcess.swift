@@ -8,14 +8,17 @@ import Synchronization
 /// A child root started as a user, and the root ends of its pipes.
 final class UserChildProcess {
     let pid: pid_t
+    /// The user's name, for root's lines.
+    let name: String
     private(set) var isAlive = true
     /// Its standard output and errors, copied to root's.
     private(set) var outputs: [OutputCopy]
     /// Its standard input, when root relays its own.
     let input: ChildInput
 
-    private init(pid: pid_t, outputs: [OutputCopy], input: ChildInput) {
+    private init(pid: pid_t, name: String, outputs: [OutputCopy], input: ChildInput) {
         self.pid = pid
+        self.name = name
         self.outputs = outputs
         self.input = input
     }
@@ -44,7 +47,8 @@ final class UserChildProcess {
         }
         let started = Spawn.start(
             child.argv, environment: child.environment, standardInput: inputEnds?[0], standardOutput: output[1],
-            standardError: errors[1], newSession: true, closesOthers: true)
+            standardError: errors[1], newSession: true, workingDirectory: child.workingDirectory,
+            closesOthers: true)
         if let inputEnds { close(inputEnds[0]) }
         guard case .success(let pid) = started else {
             for ends in pipes { close(ends[0]) }
@@ -57,7 +61,7 @@ final class UserChildProcess {
         }
         return .success(
             UserChildProcess(
-                pid: pid,
+                pid: pid, name: child.name,
                 outputs: [
                     OutputCopy(descriptor: output[0], target: 1, lineAtATime: lineAtATime),
                     OutputCopy(descriptor: errors[0], target: 2, lineAtATime: lineAtATime),
@@ -78,7 +82,7 @@ final class UserChildProcess {
 
     /// Copies what the child wrote on the stream to `target` (1 or 2).
     func copy(_ target: Int32) {
-        for stream in outputs where stream.target == target { stream.copy(draining: false) }
+        for stream in outputs where stream.target == target { stream.copy() }
     }
 
     /// Copies what is left of its output (it ended: all it wrote is in the pipes) and closes the pipes.
@@ -89,61 +93,109 @@ final class UserChildProcess {
 }
 
 /// The root end of a child's output pipe, copied to root's own descriptor.
+///
+/// What a user's process writes is the user's: root bounds it. A line waiting for its end is written as it is past
+/// ``lineLimit``; at the child's end only what is in the pipe then is copied (the user could keep the pipe full from
+/// another process of theirs); and to a terminal, control characters are dropped (no escape sequence of the user's
+/// reaches root's terminal), but for newlines and tabs.
 final class OutputCopy {
     private(set) var descriptor: Int32
     /// Root's descriptor it goes to.
     let target: Int32
     private let lineAtATime: Bool
+    private let toTerminal: Bool
     private var partial: [UInt8] = []
+    /// A UTF-8 lead byte 0xC2 at the end of the last piece: the next byte decides whether it starts a C1 control.
+    private var pendingLead = false
+
+    /// The longest unfinished line kept for whole-line copying.
+    static let lineLimit = 64 * 1024
 
     init(descriptor: Int32, target: Int32, lineAtATime: Bool) {
         self.descriptor = descriptor
         self.target = target
         self.lineAtATime = lineAtATime
+        toTerminal = isatty(target) == 1
     }
 
     var isOpen: Bool { descriptor >= 0 }
 
-    /// Reads what is there (once, or with `draining` until nothing is left) and writes it on: whole lines when
-    /// several children share root's output, so theirs never mix within a line.
-    func copy(draining: Bool) {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while descriptor >= 0 {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+    /// Reads what is there (at most `limit` bytes) and writes it on: whole lines when several children share root's
+    /// output, so theirs never mix within a line.
+    func copy(limit: Int = 65_536) {
+        var buffer = [UInt8](repeating: 0, count: min(65_536, max(limit, 1)))
+        var left = limit
+        while descriptor >= 0, left > 0 {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, min($0.count, left)) }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 {
                 if count == 0 || errno != EAGAIN { closeEnd() }
                 return
             }
+            left -= count
+            let piece = clean(buffer[0..<count])
             if lineAtATime {
-                partial += buffer[0..<count]
-                if let last = partial.lastIndex(of: UInt8(ascii: "\n")) {
-                    Self.write(Array(partial[...last]), to: target)
-                    partial.removeSubrange(...last)
+                let before = partial.count
+                partial += piece
+                if let last = piece.lastIndex(of: UInt8(ascii: "\n")) {
+                    let end = before + (last - piece.startIndex)
+                    Self.write(partial[...end], to: target)
+                    partial.removeSubrange(...end)
+                }
+                if partial.count > Self.lineLimit {
+                    Self.write(partial[...], to: target)
+                    partial = []
                 }
             } else {
-                Self.write(Array(buffer[0..<count]), to: target)
+                Self.write(piece[...], to: target)
             }
-            if !draining { return }
         }
     }
 
-    /// Copies the rest and closes the pipe.
+    /// Copies what is in the pipe now (the child ended: all it wrote is there) and closes it.
     func finish() {
-        copy(draining: true)
+        guard descriptor >= 0 else { return }
+        var waiting: Int32 = 0
+        // FIONREAD: what the pipe holds at this moment, never more (another process of the user may write on).
+        if ioctl(descriptor, 0x541B, &waiting) == 0, waiting > 0 { copy(limit: Int(waiting)) }
         closeEnd()
     }
 
+    /// The piece as it may be written: to a terminal, without control characters but newlines and tabs.
+    private func clean(_ piece: ArraySlice<UInt8>) -> [UInt8] {
+        guard toTerminal else { return Array(piece) }
+        var kept: [UInt8] = []
+        kept.reserveCapacity(piece.count)
+        for byte in piece {
+            if pendingLead {
+                pendingLead = false
+                // U+0080–U+009F, the C1 controls (CSI among them): dropped with their lead byte.
+                if (0x80...0x9F).contains(byte) { continue }
+                kept.append(0xC2)
+            }
+            if byte == 0xC2 {
+                pendingLead = true
+            } else if byte >= 0x20 && byte != 0x7F || byte == 0x0A || byte == 0x09 {
+                kept.append(byte)
+            }
+        }
+        return kept
+    }
+
     private func closeEnd() {
+        if pendingLead {
+            partial.append(0xC2)
+            pendingLead = false
+        }
         if !partial.isEmpty {
-            Self.write(partial, to: target)
+            Self.write(partial[...], to: target)
             partial = []
         }
         if descriptor >= 0 { Glibc.close(descriptor) }
         descriptor = -1
     }
 
-    private static func write(_ bytes: [UInt8], to target: Int32) {
+    private static func write(_ bytes: ArraySlice<UInt8>, to target: Int32) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { Glibc.write(target, $0.baseAddress! + offset, $0.count - offset) }
@@ -202,15 +254,24 @@ final class ChildInput {
 /// Root's standard input, read once and given to every child, no faster than the slowest takes it.
 struct InputRelay {
     private var active: Bool
+    private let label: String
 
-    init(active: Bool) { self.active = active }
+    /// A relay of root's input (`active`) for the children of `label` (`--user all`).
+    init(active: Bool, label: String) {
+        self.active = active
+        self.label = label
+    }
 
     /// Whether to read more now: every child that still reads has taken all it was given.
     func wantsToRead(_ children: [UserChildProcess?]) -> Bool {
         guard active else { return false }
-        let open = children.compactMap { $0?.input }.filter(\.isOpen)
-        return !open.isEmpty && open.allSatisfy { $0.pending.isEmpty }
+        // Paced by the fastest reader: one user who does not read never holds back the others' input (past
+        // ``backlogLimit`` that user's input is closed).
+        return children.compactMap { $0?.input }.contains { $0.isOpen && $0.pending.isEmpty }
     }
+
+    /// The most of root's input kept for a child that has not read it: beyond, its input is closed, said in one line.
+    static let backlogLimit = 1 << 20
 
     /// Reads a piece of root's input and queues it for every child; at its end, each child's input closes.
     mutating func read(into children: [UserChildProcess?]) {
@@ -222,9 +283,13 @@ struct InputRelay {
             for child in children { child?.input.endOfInput() }
             return
         }
-        for child in children {
-            child?.input.append(buffer[0..<count])
-            child?.input.write()
+        for child in children.compactMap({ $0 }) where child.input.isOpen {
+            child.input.append(buffer[0..<count])
+            child.input.write()
+            if child.input.pending.count > Self.backlogLimit {
+                child.input.close()
+                Output.error("\(label): \(child.name)'s command did not read its input; it was closed")
+            }
         }
     }
 }
@@ -247,6 +312,11 @@ final class SignalPipe {
         var ends: [Int32] = [-1, -1]
         _ = pipe2(&ends, O_CLOEXEC | O_NONBLOCK)
         let installed = SignalPipe(readEnd: ends[0], writeEnd: ends[1])
+        // Handled, so never blocked here (a mask inherited from whoever started root would hide every child's end).
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        for number in signals { sigaddset(&handled, number) }
+        pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         writeEnd.store(ends[1], ordering: .sequentiallyConsistent)
         for number in signals {
             var action = sigaction()

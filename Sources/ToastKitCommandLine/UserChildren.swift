@@ -18,6 +18,8 @@ enum UserChildren {
         var argv: [[UInt8]]
         /// Its whole environment.
         var environment: [String: String]
+        /// The folder it starts in (the user's home): never root's.
+        var workingDirectory: String
     }
 
     /// A user's place in the delivery: a command to run, or a failure already known (no bus).
@@ -61,7 +63,7 @@ enum UserChildren {
                 }
             }
         }
-        var input = InputRelay(active: relaysInput)
+        var input = InputRelay(active: relaysInput, label: settings.label)
         var exitCode: Int32?
         func carryOut(_ actions: [UserDelivery.Action]) {
             for action in actions {
@@ -110,7 +112,11 @@ enum UserChildren {
             }
             let timeout = delivery.nextDeadline.map { milliseconds(until: $0, from: now()) } ?? -1
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
-            if ready < 0 && errno != EINTR { break }
+            if ready < 0 && errno != EINTR {
+                Output.error("\(settings.label): cannot wait for the users' commands: \(Errno(errno)); they were ended")
+                for child in running.compactMap({ $0 }) where child.isAlive { kill(-child.pid, SIGKILL) }
+                break
+            }
             for (slot, owner) in zip(descriptors, owners) where slot.revents != 0 {
                 switch owner {
                 case .signals:
@@ -126,12 +132,15 @@ enum UserChildren {
                 case .childInput(let index): running[index]?.input.write()
                 }
             }
+            // Each turn, not only on a SIGCHLD: an end is never missed.
+            lookAtChildren()
             carryOut(delivery.handle(.tick, at: now()))
         }
         for child in running.compactMap({ $0 }) {
             child.finishOutput()
-            // Killed by root: reaped here, not left behind.
-            if child.isAlive { _ = Spawn.wait(child.pid) }
+            // Killed by root: reaped here if it is gone already, never waited for (a process of the user's may not
+            // end even when killed: stuck on a file system the user serves).
+            if child.isAlive { _ = Spawn.wait(child.pid, blocking: false) }
         }
         return exitCode ?? ExitCode.software.rawValue
     }

@@ -21,7 +21,7 @@ struct UserDelivery {
         /// `progress`, `listen`, `agent`: their own bounds hold, and Ctrl-C).
         var bound: Duration?
         /// How long children have, after a signal was passed on, to close their toasts and end.
-        var grace: Duration = .seconds(2)
+        var grace: Duration = .seconds(5)
         /// How root names the command in its lines: `--user ana` or `--user all`.
         var label: String
     }

@@ -71,7 +71,8 @@ import Testing
                 for link in /proc/$$/fd/*; do
                   target=$(readlink "$link"); case "$target" in /dev/pts/*|/dev/tty*) echo "open: $target";; esac
                 done
-                echo "checked as $(id -un)"
+                echo "in $(pwd)"
+                printf '\\033]0;title of the user\\007\\033[2Jchecked as %s\\n' "$(id -un)"
                 """
             let command = [ToolProcess.binary, "--user", ana.name, "run", "--", "sh", "-c", probe]
                 .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
@@ -86,9 +87,13 @@ import Testing
             #expect(status == 0, "\(text)")
             // The terminal ends its lines with "\r\n", which Swift reads as one Character.
             let lines = text.replacingOccurrences(of: "\r", with: "").split(separator: "\n").map(String.init)
-            #expect(lines.contains("checked as \(ana.name)"), "\(text)")
+            #expect(lines.contains { $0.hasSuffix("checked as \(ana.name)") }, "\(text)")
             #expect(!lines.contains { $0.hasPrefix("fd ") || $0.hasPrefix("open: ") }, "\(text)")
             #expect(!lines.contains("a controlling terminal"), "\(text)")
+            // Root's own folder is not handed over either: the command starts in the user's home.
+            #expect(lines.contains("in \(ana.home)"), "\(text)")
+            // No escape sequence of the user's reaches root's terminal (a title, a clear screen, a clipboard write).
+            #expect(!text.unicodeScalars.contains("\u{1B}") && !text.unicodeScalars.contains("\u{07}"), "\(text)")
             #expect(desktops.servers[0].notifications.count == 1, "run's toast, on ana's desktop")
         }
     }
@@ -173,7 +178,13 @@ import Testing
             root.signal(SIGINT)
             let result = await root.finish()
             #expect(result.status == 130, "\(result.error)")
-            #expect(desktops.servers[0].closeRequests.contains(shown.id), "the user's command closed its toast")
+            // The user's command got the Ctrl-C and closed its toast before it ended.
+            _ = try await Deadline.run(within: .seconds(10), "the toast's CloseNotification") { () -> Bool? in
+                for await event in desktops.servers[0].events {
+                    if case .close(let id) = event, id == shown.id { return true }
+                }
+                return nil
+            }
         }
     }
 }

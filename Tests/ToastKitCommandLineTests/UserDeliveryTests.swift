@@ -48,11 +48,12 @@ import Testing
         #expect(machine.nextDeadline == nil)
         #expect(machine.handle(.tick, at: .seconds(3600)).isEmpty)
         #expect(machine.handle(.interrupted(2), at: .seconds(3600)) == [.signal([0, 1], 2)])
-        #expect(machine.nextDeadline == .seconds(3602))
+        #expect(machine.nextDeadline == .seconds(3605))
         #expect(machine.handle(.interrupted(15), at: .seconds(3601)).isEmpty, "one interruption")
         #expect(machine.handle(.ended(0, .exited(130)), at: .seconds(3601)).isEmpty)
         #expect(machine.handle(.tick, at: .seconds(3601)).isEmpty, "within the grace")
-        #expect(machine.handle(.tick, at: .seconds(3602)) == [.kill([1]), .finish(130)])
+        #expect(machine.handle(.tick, at: .seconds(3604)).isEmpty, "within the grace")
+        #expect(machine.handle(.tick, at: .seconds(3605)) == [.kill([1]), .finish(130)])
     }
 
     @Test func rootsCodeForEveryUser() {

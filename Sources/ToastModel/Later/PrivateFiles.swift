@@ -243,7 +243,9 @@ package enum PrivateFiles {
                         error == EWOULDBLOCK
                         ? PrivateFileError(
                             "cannot lock \(path)",
-                            reason: "another process has held it for \(Self.text(bound)) (a stopped or hung toastkit?)")
+                            reason:
+                                "it stayed locked for \(Self.text(bound)) (by another process: a stopped or hung "
+                                + "toastkit, a slow disk?)")
                         : PrivateFileError.errno("cannot lock \(path)")
                     close(descriptor)
                     descriptor = -1

@@ -29,7 +29,8 @@ extension PrivateFiles {
     /// The private runtime folder of the package's state (the `--id` store, the agent's journal and hand-over
     /// files), in this order:
     ///
-    /// 1. `$XDG_RUNTIME_DIR/toastkit` when `XDG_RUNTIME_DIR` is an absolute path to a folder;
+    /// 1. `$XDG_RUNTIME_DIR/toastkit` when `XDG_RUNTIME_DIR` is an absolute path to a folder of this user's (one kept
+    ///    across `su` or `sudo -E` is another user's, and passed over);
     /// 2. else `<root>/<uid>/toastkit` when `<root>/<uid>` is a real folder (not a link) owned by this user — the
     ///    user's runtime folder that logind and systemd make, where the session bus was found too
     ///    (`DBus.BusAddress`). `<root>` is `/run/user`, or `TOASTKIT_USER_RUNTIME_ROOT` when set and not empty (the
@@ -49,7 +50,7 @@ extension PrivateFiles {
         environment: [String: String], temporaryFolder: String = "/tmp"
     ) -> RuntimeFolderChoice {
         let uid = geteuid()
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), isFolder(runtime) {
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), isOwnFolder(runtime) {
             return RuntimeFolderChoice(path: runtime + "/toastkit")
         }
         let root = environment["TOASTKIT_USER_RUNTIME_ROOT"].flatMap { $0.isEmpty ? nil : $0 } ?? "/run/user"
@@ -76,6 +77,13 @@ extension PrivateFiles {
     /// ``runtimeFolderChoice(environment:temporaryFolder:)``'s folder (its refusal, if any, is not reported).
     package static func runtimeFolder(environment: [String: String]) -> String {
         runtimeFolderChoice(environment: environment).path
+    }
+
+    /// Whether `path` is a folder (a link to one counts, as systemd's may be) that belongs to this user: an
+    /// `XDG_RUNTIME_DIR` kept across `su` or `sudo -E` names another user's, which is passed over.
+    private static func isOwnFolder(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR && info.st_uid == geteuid()
     }
 
     /// nil when `path` is a folder owned by this user, not a symbolic link; else why it is not, as a relative
