@@ -39,13 +39,16 @@ import Testing
             var shown = try await server.nextNotification()
             while shown.summary != "De B" { shown = try await server.nextNotification() }
             try server.emitActionInvoked(id: shown.id, key: "go")
-            let text = try await Deadline.run(within: .seconds(10), "the action's command") { () -> String? in
-                while true {
-                    if let text = try? String(contentsOfFile: out, encoding: .utf8), text.hasSuffix("\n") {
-                        return text
-                    }
-                    try await Task.sleep(for: .milliseconds(20))
+            let text: String
+            do {
+                text = try await writtenLine(of: out, within: 10, "the action's command")
+            } catch {
+                let logs = ["actions.log", "agent.log"].map { name in
+                    let path = "\(directory)/state/toastkit/\(name)"
+                    return "\(name):\n" + ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "(none)")
                 }
+                Issue.record("\(error)\n\(logs.joined(separator: "\n"))")
+                return
             }
             #expect(text == "b\n", "the program on the sender's PATH")
         }
@@ -66,9 +69,7 @@ import Testing
             try FileManager.default.createDirectory(
                 atPath: "\(root)/\(geteuid())", withIntermediateDirectories: true,
                 attributes: [.posixPermissions: 0o700])
-            let socket = try #require(
-                environment.bus.address.split(separator: ",").first.map { String($0.dropFirst("unix:path=".count)) })
-            #expect(link(socket, "\(root)/\(geteuid())/bus") == 0)
+            #expect(link(try environment.bus.socketPath, "\(root)/\(geteuid())/bus") == 0)
             let out = "\(directory)/click.txt"
             let cron = [
                 "HOME": directory, "PATH": "/usr/bin:/bin", "SHELL": "/bin/sh", "TOASTKIT_USER_RUNTIME_ROOT": root,
@@ -84,14 +85,7 @@ import Testing
             var shown = try await server.nextNotification()
             while shown.summary != "Copia lista" { shown = try await server.nextNotification() }
             try server.emitActionInvoked(id: shown.id, key: "open")
-            let text = try await Deadline.run(within: .seconds(10), "the click's command") { () -> String? in
-                while true {
-                    if let text = try? String(contentsOfFile: out, encoding: .utf8), text.hasSuffix("\n") {
-                        return text
-                    }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-            }
+            let text = try await writtenLine(of: out, within: 10, "the click's command")
             // The session's bus as the agent reaches it (the same bus the cron job found at /run/user/UID/bus).
             #expect(text == "[:42] [\(environment.bus.address)]\n", "\(text)")
         }

@@ -38,9 +38,7 @@ import Testing
             let folder = "\(root)/\(user.uid)"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             #expect(chown(folder, user.uid, user.gid) == 0 && chmod(folder, 0o700) == 0)
-            let socket = try #require(
-                bus.address.split(separator: ",").first.map { String($0.dropFirst("unix:path=".count)) })
-            #expect(link(socket, "\(folder)/bus") == 0, "\(String(cString: strerror(errno)))")
+            #expect(link(try bus.socketPath, "\(folder)/bus") == 0, "\(String(cString: strerror(errno)))")
             #expect(chown("\(folder)/bus", user.uid, user.gid) == 0)
         }
         let environment = [

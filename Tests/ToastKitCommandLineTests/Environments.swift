@@ -114,3 +114,43 @@ extension DBusConnection {
         return pid_t(try #require(info.arguments("a{sv}")[0].variantDictionaryValue?["pid"]?.uint32Value))
     }
 }
+
+/// Makes every scheduled toast in the state folder `state` due a second ago, as if its time had come while no agent
+/// ran: a schedule an hour ahead is a schedule whatever the machine's load, where one a second or two ahead may be due
+/// before the agent has it. Written as the store writes (private, then renamed over): an agent that follows the file
+/// never reads half of it.
+func makeSchedulesDue(_ state: String) throws {
+    let path = "\(state)/toastkit/scheduled.json"
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    var file = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    let toasts = try #require(file["toasts"] as? [[String: Any]], "\(String(decoding: data, as: UTF8.self))")
+    file["toasts"] = toasts.map { toast in
+        var toast = toast
+        toast["due"] = AgentStore.now() - 1
+        return toast
+    }
+    let temporary = path + ".test"
+    try JSONSerialization.data(withJSONObject: file).write(to: URL(fileURLWithPath: temporary))
+    #expect(chmod(temporary, 0o600) == 0)
+    #expect(rename(temporary, path) == 0)
+}
+
+/// The text of the file at `path` once a line of it is written (it ends with a newline): what a command another
+/// process runs (`--on-action`) writes, awaited within `seconds`.
+func writtenLine(of path: String, within seconds: Int64, _ what: String) async throws -> String {
+    try await Deadline.run(within: .seconds(seconds), what) { () -> String? in
+        while true {
+            if let text = try? String(contentsOfFile: path, encoding: .utf8), text.hasSuffix("\n") { return text }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
+
+extension PrivateBus {
+    /// The path of the bus's socket (its address is `unix:path=…,guid=…`).
+    var socketPath: String {
+        get throws {
+            try #require(address.split(separator: ",").first.map { String($0.dropFirst("unix:path=".count)) })
+        }
+    }
+}

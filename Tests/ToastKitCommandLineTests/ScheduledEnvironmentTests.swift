@@ -51,24 +51,6 @@ import ToastKitAgent
         }
     }
 
-    /// Makes every scheduled toast in the state folder due a second ago, written as the store writes (private, then
-    /// renamed over): the agent that follows the file takes it up and shows it at once.
-    private func makeDue(_ state: String) throws {
-        let path = "\(state)/toastkit/scheduled.json"
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        var file = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let toasts = try #require(file["toasts"] as? [[String: Any]], "\(String(decoding: data, as: UTF8.self))")
-        file["toasts"] = toasts.map { toast in
-            var toast = toast
-            toast["due"] = AgentStore.now() - 1
-            return toast
-        }
-        let temporary = path + ".test"
-        try JSONSerialization.data(withJSONObject: file).write(to: URL(fileURLWithPath: temporary))
-        #expect(chmod(temporary, 0o600) == 0)
-        #expect(rename(temporary, path) == 0)
-    }
-
     /// `send --in 1h --id ID -A x=X --shell --on-action 'x=…' TITLE`: the command writes `[$API_TOKEN] [$PATH]` to
     /// `output`.
     private func schedule(_ id: String, _ title: String, output: String, environment: [String: String]) async throws {
@@ -101,7 +83,7 @@ import ToastKitAgent
             #expect(setAside.count == 1 && setAside.allSatisfy { $0.text.contains("s3cr3t") && $0.mode == 0o600 })
 
             // Its time comes in the same session: a click runs the command with the sender's whole environment.
-            try makeDue(state)
+            try makeSchedulesDue(state)
             let cita = try await next("Cita", on: server, directory: session.directory)
             try server.emitActionInvoked(id: cita.id, key: "x")
             #expect(try await written("\(session.directory)/cita.txt") == "[s3cr3t] [\(path)]\n")
@@ -115,7 +97,7 @@ import ToastKitAgent
             kill(agent, SIGTERM)
             #expect(try await processEnds(agent, within: 30), "the agent \(agent) ignored SIGTERM")
             try FileManager.default.removeItem(atPath: runtime)
-            try makeDue(state)
+            try makeSchedulesDue(state)
             let ping = try await toastkit(["send", "--id", "ping", "-d", "5", "Hola"], environment: environment)
             #expect(ping.status == 0, "\(ping.error)")
             let tarde = try await next("Tarde", on: server, directory: session.directory)

@@ -93,26 +93,6 @@ import ToastKitAgent
         #expect(said.contains("agent: the session bus closed") && !said.contains("took over"), "\(said)")
     }
 
-    /// Makes every scheduled toast in `state` due a second ago, as if its time had come while no agent ran: a
-    /// schedule an hour ahead is a schedule whatever the machine's load, where one a second or two ahead may be due
-    /// before the agent has it (and is then shown at once, in the session that is about to end).
-    private func makeDue(_ state: String) throws {
-        let path = "\(state)/toastkit/scheduled.json"
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        var file = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let toasts = try #require(file["toasts"] as? [[String: Any]], "\(String(decoding: data, as: UTF8.self))")
-        file["toasts"] = toasts.map { toast in
-            var toast = toast
-            toast["due"] = AgentStore.now() - 1
-            return toast
-        }
-        // As the store writes it (private, then renamed over): an agent that follows the file never reads half of it.
-        let temporary = path + ".test"
-        try JSONSerialization.data(withJSONObject: file).write(to: URL(fileURLWithPath: temporary))
-        #expect(chmod(temporary, 0o600) == 0)
-        #expect(rename(temporary, path) == 0)
-    }
-
     /// `send --json --in 1h --id cita Cita` in `environment`: answered as scheduled.
     private func scheduleCita(_ environment: [String: String]) async throws {
         let sent = try await toastkit(
@@ -162,7 +142,7 @@ import ToastKitAgent
         try await scheduleCita(environment)
         // The session ends: its bus, its server and its agent go. Then the hour passes.
         try await end(first, server: server, log: log)
-        try makeDue(state)
+        try makeSchedulesDue(state)
         try await citaComesInTheNextSession(state, log: log)
     }
 
@@ -175,7 +155,7 @@ import ToastKitAgent
         let (first, firstServer, firstEnvironment) = try await session(state)
         try await scheduleCita(firstEnvironment)
         try await end(first, server: firstServer, log: log)
-        try makeDue(state)
+        try makeSchedulesDue(state)
         let (second, server, environment) = try await session(state)
         let ping = try await toastkit(["send", "--id", "ping", "-d", "600", "Hola"], environment: environment)
         #expect(ping.status == 0, "\(ping.error)")
@@ -207,14 +187,17 @@ import ToastKitAgent
         var headlessEnvironment = headless.agentEnvironment
         headlessEnvironment["XDG_STATE_HOME"] = state
         for name in ["DISPLAY", "WAYLAND_DISPLAY"] { headlessEnvironment[name] = nil }
-        let agent = try ToolProcess.start(["agent"].map { Array($0.utf8) }, environment: headlessEnvironment)
-        defer { agent.signal(SIGTERM) }
+        // Its agent (started by the schedule's send) keeps it; then its time comes.
         try await scheduleCita(headlessEnvironment)
-        try makeDue(state)
-        let said = try await Deadline.run(within: .seconds(30), "the headless agent's word") { () -> String? in
+        try makeSchedulesDue(state)
+        let said = try await Deadline.run(within: .seconds(30), "the headless agent's word in its log") {
+            () -> String? in
             while true {
-                let line = await agent.nextErrorLine()
-                if line.contains("cita") && line.contains("no notification server") { return line }
+                let line = Self.log(log).split(separator: "\n").first {
+                    $0.contains("\"cita\"") && $0.contains("no notification server")
+                }
+                if let line { return String(line) }
+                try await Task.sleep(for: .milliseconds(20))
             }
         }
         #expect(said.contains("left for a session that has one"), "\(said)")
@@ -244,7 +227,7 @@ import ToastKitAgent
         bus.close()
         kill(stopped, SIGTERM)
         #expect(try await processEnds(stopped, within: 30), "the agent \(stopped) ignored SIGTERM:\n\(Self.log(log))")
-        try makeDue(state)
+        try makeSchedulesDue(state)
         // The session's next agent takes it up, due: it claims it at once, and the server never answers.
         let agent = try ToolProcess.start(["agent"].map { Array($0.utf8) }, environment: environment)
         _ = try await next("Cita", on: server, log: log)
@@ -277,7 +260,7 @@ import ToastKitAgent
         try await scheduleCita(environmentB)
         try await end(second, server: serverB, log: log)
         // The hour passes: A's agent sees the file change and shows the toast, now due.
-        try makeDue(state)
+        try makeSchedulesDue(state)
         let cita = try await next("Cita", on: serverA, log: log)
         #expect(cita.arguments.summary == "Cita")
     }
