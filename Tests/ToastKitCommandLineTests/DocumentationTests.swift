@@ -11,6 +11,14 @@ import ToastKitAgent
         try String(contentsOfFile: "\(NotificationEnvironment.repositoryRoot)/\(path)", encoding: .utf8)
     }
 
+    /// The `VERSION` file is the one place the version is set; the code's copy and the man page's header follow it.
+    @Test func theVersionIsTheVersionFile() throws {
+        let version = try read("VERSION").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(ToolVersion.current == version, "Sources/ToastKitAgent/Version.swift says what VERSION says")
+        let header = try read("docs/toastkit.1").split(separator: "\n").first { $0.hasPrefix(".TH ") } ?? ""
+        #expect(header.contains("\"toastkit \(version)\""), "docs/toastkit.1's .TH line names toastkit \(version)")
+    }
+
     @Test func theReadmesExitCodeTableMatchesTheTool() throws {
         let readme = try read("README.md")
         let table = try #require(readme.components(separatedBy: "### Exit codes").dropFirst().first)
