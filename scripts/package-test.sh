@@ -245,11 +245,12 @@ if [ ${#run_suite[@]} -gt 0 ]; then
         suite_fail "the bus did not start the agent from its service file: $(cat "$logs/dbus-daemon.log")"
     check "the agent was started by the bus through /usr/share/dbus-1/services/org.toastkit.Agent1.service: $command"
     summary="package-test $suite: from cron"
-    chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/bin:/bin toastkit send --id cron "$summary" >"$logs/cron.log" 2>&1 ||
+    # As the README's crontab line: a timed toast, which the agent holds.
+    chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/bin:/bin toastkit send -d 30 "$summary" >"$logs/cron.log" 2>&1 ||
         suite_fail "env -i HOME=/root PATH=/usr/bin:/bin toastkit send failed: $(cat "$logs/cron.log")"
     sender=$(landed "$summary") || suite_fail "dunst never got '$summary'"
     from_agent "$sender" || suite_fail "'$summary' came from $sender, not the agent (pid $agent_pid)"
-    check "env -i HOME=/root PATH=/usr/bin:/bin toastkit send --id cron (cron's environment) found /run/user/0/bus; dunst got it from the agent"
+    check "env -i HOME=/root PATH=/usr/bin:/bin toastkit send -d 30 (cron's environment) found /run/user/0/bus; dunst got it from the agent"
 
     page=$(in_root man -w toastkit 2>&1) || suite_fail "man -w toastkit: $page"
     [ "$page" = /usr/share/man/man1/toastkit.1.gz ] || suite_fail "man -w toastkit says $page"
