@@ -17,6 +17,15 @@ import ToastKitAgent
         #expect(ToolVersion.current == version, "Sources/ToastKitAgent/Version.swift says what VERSION says")
         let header = try read("docs/toastkit.1").split(separator: "\n").first { $0.hasPrefix(".TH ") } ?? ""
         #expect(header.contains("\"toastkit \(version)\""), "docs/toastkit.1's .TH line names toastkit \(version)")
+        // The README's install commands name the files scripts/package.sh makes.
+        let readme = try read("README.md")
+        let names = try Regex(#"toastkit(-notify-send)?_[0-9.]+_(amd64|all)\.deb|toastkit-[0-9.]+-x86_64-linux"#)
+        let named = readme.matches(of: names).map { String(readme[$0.range]) }
+        #expect(!named.isEmpty, "the README's Install section names the packages")
+        for name in named {
+            let isVersions = name.contains("_\(version)_") || name.contains("-\(version)-")
+            #expect(isVersions, "README: \(name) is not version \(version)'s")
+        }
     }
 
     @Test func theReadmesExitCodeTableMatchesTheTool() throws {
