@@ -24,6 +24,8 @@ packages=(
     zenity                     # the reply prompt where the server draws no field (a real dialog in the tests)
     # the notification portal in front of those servers, and sandboxed callers: a fake one (bwrap) and a real Flatpak app
     xdg-desktop-portal xdg-desktop-portal-gtk xdg-desktop-portal-dev flatpak bubblewrap xdg-dbus-proxy
+    # the packages (scripts/package.sh) and their proof in clean Debian 12 and 13 chroots (scripts/package-test.sh)
+    lintian debootstrap binutils
 )
 case "${1:-test}" in
     bench) packages+=(hyperfine libglib2.0-bin python3-dbus python3-venv gcc valgrind) ;;

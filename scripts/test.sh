@@ -69,6 +69,11 @@ TOASTKIT="$binary" scripts/headless-desktop.sh -- scripts/demo.sh --tour headles
 # 2.6 s, the run 300 s against 355-430 s). A width set outside is kept.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-$(($(nproc) * 12))}"
 
+# What people install without a Swift toolchain: the Debian packages and the release archive, made from that binary
+# and proven in clean Debian 12 and 13 chroots (made once, then cached under /var/cache/toastkit-test).
+echo "== scripts/package-test.sh (the .deb packages and the release archive, in clean Debian 12 and 13 systems)"
+scripts/package-test.sh --binary "$binary"
+
 echo "== swift test"
 TOASTKIT_STATIC_BINARY="$binary" swift test --skip-build
 

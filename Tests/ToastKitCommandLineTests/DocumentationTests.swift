@@ -11,6 +11,23 @@ import ToastKitAgent
         try String(contentsOfFile: "\(NotificationEnvironment.repositoryRoot)/\(path)", encoding: .utf8)
     }
 
+    /// The `VERSION` file is the one place the version is set; the code's copy and the man page's header follow it.
+    @Test func theVersionIsTheVersionFile() throws {
+        let version = try read("VERSION").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(ToolVersion.current == version, "Sources/ToastKitAgent/Version.swift says what VERSION says")
+        let header = try read("docs/toastkit.1").split(separator: "\n").first { $0.hasPrefix(".TH ") } ?? ""
+        #expect(header.contains("\"toastkit \(version)\""), "docs/toastkit.1's .TH line names toastkit \(version)")
+        // The README's install commands name the files scripts/package.sh makes.
+        let readme = try read("README.md")
+        let names = try Regex(#"toastkit(-notify-send)?_[0-9.]+_(amd64|all)\.deb|toastkit-[0-9.]+-x86_64-linux"#)
+        let named = readme.matches(of: names).map { String(readme[$0.range]) }
+        #expect(!named.isEmpty, "the README's Install section names the packages")
+        for name in named {
+            let isVersions = name.contains("_\(version)_") || name.contains("-\(version)-")
+            #expect(isVersions, "README: \(name) is not version \(version)'s")
+        }
+    }
+
     @Test func theReadmesExitCodeTableMatchesTheTool() throws {
         let readme = try read("README.md")
         let table = try #require(readme.components(separatedBy: "### Exit codes").dropFirst().first)
