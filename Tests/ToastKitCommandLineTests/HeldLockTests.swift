@@ -1,12 +1,13 @@
 import Foundation
 import Glibc
+import Synchronization
 import TestSupport
 import Testing
 
 @testable import ToastModel
 
-/// Issue 39: no lock held by another process (a `toastkit` stopped with Ctrl-Z, a slow disk) stops the agent or a
-/// command for good: a lock is waited for at most a bound, and a refusal says so in one line.
+/// Issue 39: no lock held by another process (a `toastkit` stopped with Ctrl-Z, a slow disk) stops a command or the
+/// agent for good: a lock is waited for in turn, at most a bound, and a refusal says so in one line.
 @Suite(.timeLimit(.minutes(2))) struct HeldLockTests {
     /// Holds an exclusive `flock` on `path` as another process would (another open file description).
     private func hold(_ path: String) throws -> Int32 {
@@ -36,24 +37,27 @@ import Testing
         lock.unlock()
     }
 
-    @Test func aHeldScheduleLockCostsTheScheduleALineAndNeverTheAgent() async throws {
-        try await withFakeServer { environment, server in
-            let env = environment.agentEnvironment
-            let first = try await toastkit(["send", "-d", "60", "Hola"], environment: env)
-            #expect(first.status == 0, "\(first.error)")
-            _ = try await server.nextNotification()
-            // Another process of the user holds the schedules' lock and never lets go.
-            let folder = "\(environment.directory)/state/toastkit"
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            let held = try hold("\(folder)/scheduled.lock")
-            defer { close(held) }
-            let scheduled = try await toastkit(["send", "--in", "1h", "--id", "te", "Té"], environment: env)
-            #expect(scheduled.status == 69, "\(scheduled.error)")
-            #expect(
-                scheduled.error.contains("scheduled.lock: it stayed locked for 5 s"), "\(scheduled.error)")
-            // The agent answers everyone else meanwhile and after.
-            let list = try await toastkit(["list"], environment: env)
-            #expect(list.status == 0 && list.output.contains("Hola"), "\(list.output)\(list.error)")
+    @Test func aLockLetGoIsTakenByTheOneThatWaited() async throws {
+        let folder = try Tools.makeTemporaryDirectory(prefix: "toastkit-lock")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = "\(folder)/x.lock"
+        let held = try hold(path)
+        let taken = Mutex<Bool?>(nil)
+        let thread = Thread {
+            let lock = try? PrivateFiles.Lock(path, within: .seconds(20))
+            taken.withLock { $0 = lock != nil }
+            lock?.unlock()
         }
+        thread.start()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(taken.withLock { $0 } == nil, "it waits while the lock is held")
+        close(held)
+        let result = try await Deadline.run(within: .seconds(10), "the waiter's lock") { () -> Bool? in
+            while true {
+                if let value = taken.withLock({ $0 }) { return value }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        #expect(result, "taken once let go")
     }
 }

@@ -213,17 +213,19 @@ package enum PrivateFiles {
     }
 
     /// An exclusive `flock` on a lock file (created with mode 0600), held until ``unlock()`` or the end of the
-    /// value's life. Another holder is waited for at most a bound: a stopped or hung process of the user that holds
-    /// it (a `toastkit` stopped with Ctrl-Z, a slow disk) costs a refusal in one line, never a wait without end.
+    /// value's life. Another holder is waited for in turn (the kernel's queue) but at most a bound: a stopped or hung
+    /// process of the user that holds it (a `toastkit` stopped with Ctrl-Z, a hung disk) costs a refusal in one line,
+    /// never a wait without end.
     package final class Lock {
         private var descriptor: Int32
 
-        /// How long a lock held by another is waited for, by default.
-        package static let defaultBound: Duration = .seconds(5)
+        /// How long a lock held by others is waited for, by default: far beyond what a queue of writers takes (each
+        /// holds it for a read-change-write and two `fsync`s, seconds on a loaded disk).
+        package static let defaultBound: Duration = .seconds(30)
 
-        /// Takes the lock on `path`, waiting for another holder at most `bound`.
+        /// Takes the lock on `path`, waiting for other holders at most `bound`.
         ///
-        /// - Throws: when the file cannot be opened or locked, or another process held it for all of `bound`.
+        /// - Throws: when the file cannot be opened or locked, or it stayed locked for all of `bound`.
         package init(_ path: String, within bound: Duration = Lock.defaultBound) throws(PrivateFileError) {
             descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard descriptor >= 0 else { throw .errno("cannot open \(path)") }
@@ -231,29 +233,26 @@ package enum PrivateFiles {
             if fstat(descriptor, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 != 0 {
                 _ = fchmod(descriptor, 0o600)
             }
-            // flock has no timeout: tried without blocking, with pauses that grow from 1 ms to 50 ms (a lock is
-            // held for a read-modify-write of a small file: a few milliseconds).
-            let deadline = ContinuousClock.now + bound
-            var pause: Int64 = 1
             while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
                 let error = lastError()
                 if error == EINTR { continue }
-                guard error == EWOULDBLOCK, ContinuousClock.now < deadline else {
-                    let failure =
-                        error == EWOULDBLOCK
-                        ? PrivateFileError(
-                            "cannot lock \(path)",
-                            reason:
-                                "it stayed locked for \(Self.text(bound)) (by another process: a stopped or hung "
-                                + "toastkit, a slow disk?)")
-                        : PrivateFileError.errno("cannot lock \(path)")
+                guard error == EWOULDBLOCK else {
+                    let failure = PrivateFileError.errno("cannot lock \(path)")
                     close(descriptor)
                     descriptor = -1
                     throw failure
                 }
-                var pauseTime = timespec(tv_sec: 0, tv_nsec: Int(pause * 1_000_000))
-                _ = nanosleep(&pauseTime, nil)
-                pause = min(pause * 2, 50)
+                // Held: a thread of its own waits in line for it (flock has no timeout), this one at most `bound`.
+                guard LockWait.wait(descriptor, bound: bound) else {
+                    // The waiting thread owns the descriptor now: it closes it, lock or not.
+                    descriptor = -1
+                    throw PrivateFileError(
+                        "cannot lock \(path)",
+                        reason:
+                            "it stayed locked for \(Self.text(bound)) (by another process: a stopped or hung "
+                            + "toastkit, a slow disk?)")
+                }
+                return
             }
         }
 
