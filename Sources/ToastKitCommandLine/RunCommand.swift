@@ -160,7 +160,9 @@ struct RunCommand {
         for (source, _) in open { Glibc.close(source) }
     }
 
-    private static func writeAll(_ descriptor: Int32, _ bytes: ArraySlice<UInt8>) {
+    /// Writes all of `bytes` to `descriptor`, through interruptions; a reader that is gone drops the rest (the
+    /// command's output and `--user`'s copies go on).
+    static func writeAll(_ descriptor: Int32, _ bytes: ArraySlice<UInt8>) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }

@@ -139,15 +139,15 @@ final class OutputCopy {
                 partial += piece
                 if let last = piece.lastIndex(of: UInt8(ascii: "\n")) {
                     let end = before + (last - piece.startIndex)
-                    Self.write(partial[...end], to: target)
+                    RunCommand.writeAll(target, partial[...end])
                     partial.removeSubrange(...end)
                 }
                 if partial.count > Self.lineLimit {
-                    Self.write(partial[...], to: target)
+                    RunCommand.writeAll(target, partial[...])
                     partial = []
                 }
             } else {
-                Self.write(piece[...], to: target)
+                RunCommand.writeAll(target, piece[...])
             }
         }
     }
@@ -188,21 +188,11 @@ final class OutputCopy {
             pendingLead = false
         }
         if !partial.isEmpty {
-            Self.write(partial[...], to: target)
+            RunCommand.writeAll(target, partial[...])
             partial = []
         }
         if descriptor >= 0 { Glibc.close(descriptor) }
         descriptor = -1
-    }
-
-    private static func write(_ bytes: ArraySlice<UInt8>, to target: Int32) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(target, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }  // root's reader is gone: what the child says is dropped, it goes on.
-            offset += written
-        }
     }
 }
 
