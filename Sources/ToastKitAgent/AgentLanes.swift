@@ -37,16 +37,28 @@ package final class AgentLanes: Sendable {
     /// The center of `lane`, opened (from the pool, or new) when it is not open; a released lane that still holds
     /// a confirmation is taken back.
     package func open(_ lane: AgentLane) -> ToastCenter {
-        state.withLock { state in
+        let opened = state.withLock { state -> ToastCenter? in
             if let index = state.index[lane] {
                 state.lanes[index].released = false
                 return state.lanes[index].center
             }
-            let center = state.pool.popLast() ?? makeCenter(LanePresenter(shared))
+            guard let center = state.pool.popLast() else { return nil }
             state.index[lane] = state.lanes.count
             state.lanes.append(Lane(lane: lane, center: center))
             return center
         }
+        if let opened { return opened }
+        // No spare (``prepareSpare()`` was not called, or another lane took it): one is made outside the lock.
+        prepareSpare()
+        return open(lane)
+    }
+
+    /// Makes a center for the next lane that opens, outside every lock, unless one is ready: the agent calls it
+    /// before the step that may open a lane, so that no center is made (its presenter connected) under its lock.
+    package func prepareSpare() {
+        guard state.withLock({ $0.pool.isEmpty }) else { return }
+        let center = makeCenter(LanePresenter(shared))
+        state.withLock { $0.pool.append(center) }
     }
 
     /// `lane` has no live toast any more; closes every released lane that holds nothing.

@@ -63,6 +63,20 @@ package enum AgentLane: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// Where the agent is in its life; it only moves forward (``AgentMachine/Event/leave`` from any phase).
+package enum AgentPhase: Sendable, Hashable {
+    /// Adopting what a previous agent saved: calls wait (``AgentMachine/Event/awaitAdoption(waiter:)``).
+    case adopting
+    /// Adopted, taking up the user's schedules: calls are served; the idle countdown is not armed yet.
+    case starting
+    /// Serving: the idle countdown runs whenever nothing is live and no call is in hand.
+    case serving
+    /// The idle exit is decided: every call is refused (its sender calls the next agent).
+    case stopping
+    /// Stopped by a signal, a take-over or its bus: no schedule is fired, taken up, or admitted from a schedule.
+    case leaving
+}
+
 /// The agent's rules (issue 18): admission of toasts into lanes with a bound, the lanes' live counts, the calls in
 /// hand, and the idle exit. In the shape of swift-async-algorithms' `DebounceStateMachine`: the shell feeds it
 /// events with the time they happened and carries out the actions it returns, in order.
@@ -99,8 +113,15 @@ package struct AgentMachine: Sendable {
 
     /// Something that happened, with the time where it matters.
     package enum Event: Sendable, Hashable {
-        /// The agent has started (its saved toasts adopted): the first idle countdown may start.
+        /// A call waits for the saved toasts to be adopted (``Action/openCalls(_:)`` resumes `waiter`).
+        case awaitAdoption(waiter: UInt64)
+        /// The saved toasts are adopted: calls are served (the schedules are taken up next).
+        case adopted
+        /// The agent has started (its saved toasts adopted, the schedules taken up): the first idle countdown may
+        /// start.
         case started(now: Duration)
+        /// The agent is leaving (a signal, a take-over, its bus gone): no schedule is fired any more.
+        case leave
         /// A call arrived (before anything else is done with it).
         case callArrived
         /// A call that arrived was answered.
@@ -145,6 +166,8 @@ package struct AgentMachine: Sendable {
         case armSchedule(at: Duration?)
         /// Present these scheduled toasts now, in order; each counts as a call in hand until answered.
         case fire(ids: [String])
+        /// Resume the calls with these waiter ids: the saved toasts are adopted.
+        case openCalls([UInt64])
     }
 
     /// The settings.
@@ -155,12 +178,13 @@ package struct AgentMachine: Sendable {
     package private(set) var laneCounts: [AgentLane: Int] = [:]
     /// Calls in hand.
     package private(set) var calls = 0
-    /// Whether the exit is decided.
-    package private(set) var isStopping = false
+    /// Where the agent is in its life.
+    package private(set) var phase = AgentPhase.adopting
     /// Scheduled toasts and when they are due.
     package private(set) var scheduled: [String: Duration] = [:]
     private var idleSerial: UInt64 = 0
-    private var started = false
+    /// The calls waiting for the adoption.
+    private var adoptionWaiters: [UInt64] = []
 
     /// A machine with nothing live and no call in hand, not started.
     package init(configuration: Configuration = Configuration()) {
@@ -170,16 +194,41 @@ package struct AgentMachine: Sendable {
     /// How many toasts are live.
     package var liveCount: Int { lanes.count }
 
+    /// Whether the exit is decided.
+    package var isStopping: Bool { phase == .stopping }
+
+    /// Whether the idle countdown may run: started, and neither stopping nor leaving.
+    private var started: Bool { phase == .serving }
+
     /// Handles `event` and returns what to do.
     package mutating func handle(_ event: Event) -> [Action] {
         defer { checkInvariants() }
         switch event {
+        case .awaitAdoption(let waiter):
+            guard phase == .adopting else { return [.openCalls([waiter])] }
+            adoptionWaiters.append(waiter)
+            return []
+        case .adopted:
+            precondition(phase == .adopting, "adopted in phase \(phase)")
+            phase = .starting
+            defer { adoptionWaiters = [] }
+            return adoptionWaiters.isEmpty ? [] : [.openCalls(adoptionWaiters)]
         case .started(let now):
-            precondition(!started, "the agent started twice")
-            started = true
+            switch phase {
+            case .adopting: return handle(.adopted) + handle(.started(now: now))
+            case .starting: phase = .serving
+            case .leaving: return []  // stopped while it took up its schedules
+            case .serving, .stopping: preconditionFailure("the agent started twice")
+            }
             return armIfIdle(now: now)
+        case .leave:
+            let waiting = adoptionWaiters
+            adoptionWaiters = []
+            phase = .leaving
+            return (waiting.isEmpty ? [] : [.openCalls(waiting)]) + [.armSchedule(at: nil)]
         case .callArrived:
-            if isStopping { return [.refuseStopping] }
+            // Once leaving too: its sender calls the next agent (or the one that took the name over).
+            if phase == .stopping || phase == .leaving { return [.refuseStopping] }
             calls += 1
             idleSerial &+= 1  // any countdown running is stale now
             return [.takeCall]
@@ -211,28 +260,34 @@ package struct AgentMachine: Sendable {
             guard !replaced, let lane = lanes.removeValue(forKey: id) else { return [] }
             return leaving(lane) + armIfIdle(now: now)
         case .idleDeadline(let serial, _):
-            guard serial == idleSerial, calls == 0, lanes.isEmpty, scheduled.isEmpty, !isStopping, started else {
+            guard serial == idleSerial, calls == 0, lanes.isEmpty, scheduled.isEmpty, started else {
                 return []
             }
-            isStopping = true
+            phase = .stopping
             return [.exit]
         case .schedule(let id, let due, _):
             precondition(!isStopping, "a toast was scheduled after the exit was decided")
             if scheduled[id] == nil, lanes.count + scheduled.count >= configuration.maximumLive { return [.refuseFull] }
             scheduled[id] = due
             idleSerial &+= 1
-            return [.keepScheduled, .armSchedule(at: scheduled.values.min())]
+            return [.keepScheduled, .armSchedule(at: nextWakeUp)]
         case .scheduleDeadline(let now):
+            guard phase != .leaving else { return [] }
             let due = scheduled.filter { $0.value <= now }.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.map(\.key)
-            guard !due.isEmpty else { return [.armSchedule(at: scheduled.values.min())] }
+            guard !due.isEmpty else { return [.armSchedule(at: nextWakeUp)] }
             for id in due { scheduled[id] = nil }
             calls += due.count
             idleSerial &+= 1
-            return [.fire(ids: due), .armSchedule(at: scheduled.values.min())]
+            return [.fire(ids: due), .armSchedule(at: nextWakeUp)]
         case .cancelSchedule(let id, let now):
             guard scheduled.removeValue(forKey: id) != nil else { return [] }
-            return [.armSchedule(at: scheduled.values.min())] + armIfIdle(now: now)
+            return [.armSchedule(at: nextWakeUp)] + armIfIdle(now: now)
         }
+    }
+
+    /// When the next schedule is due: nil when none is, or the agent is leaving.
+    package var nextWakeUp: Duration? {
+        phase == .leaving ? nil : scheduled.values.min()
     }
 
     /// One live toast less in `lane`: the lane is released with its last one.
@@ -248,7 +303,7 @@ package struct AgentMachine: Sendable {
 
     /// A new countdown when nothing is live and no call is in hand.
     private mutating func armIfIdle(now: Duration) -> [Action] {
-        guard started, !isStopping, calls == 0, lanes.isEmpty, scheduled.isEmpty,
+        guard started, calls == 0, lanes.isEmpty, scheduled.isEmpty,
             let timeout = configuration.idleTimeout
         else {
             return []
@@ -260,6 +315,7 @@ package struct AgentMachine: Sendable {
     private func checkInvariants() {
         #if DEBUG
             precondition(calls >= 0, "calls \(calls)")
+            precondition(phase == .adopting || adoptionWaiters.isEmpty, "calls wait for an adoption that is done")
             precondition(
                 laneCounts.values.reduce(0, +) == lanes.count,
                 "lane counts \(laneCounts.values.reduce(0, +)) ≠ live \(lanes.count)")

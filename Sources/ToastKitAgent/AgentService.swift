@@ -1,0 +1,109 @@
+// The agent's service on the bus: the methods it exports, the enter/leave that counts each call, the check that
+// the caller is this user, and the wait for the adoption.
+import DBus
+import Glibc
+
+extension ToastAgent {
+    /// Exports `org.toastkit.Agent1` and its introspection; each method is one job's (``run(_:checked:_:)``).
+    func export() {
+        var object = DBusObject(interface: AgentInterface.interface)
+        object.asyncMethod("Present") { [weak self] message in
+            guard let self else { throw Self.gone }
+            return try await run(message, checked: true) {
+                // The caller's uid is asked of the bus while the toast is decoded and checked (nothing is done with it
+                // before the answer): one round trip less on the path every `send` takes.
+                async let check: Void = self.checkCaller(message.sender)
+                // After adoption: a `-r` of an adopted toast's server id must find it.
+                await self.adopted()
+                let prepared = Result { try self.prepare(message) }
+                try await check
+                return try await self.present(prepared.get())
+            }
+        }
+        object.asyncMethod("Close") { [weak self] message in
+            guard let self else { throw Self.gone }
+            return try await run(message) { try self.close(message) }
+        }
+        object.asyncMethod("Wait") { [weak self] message in
+            guard let self else { throw Self.gone }
+            return try await run(message) { try await self.wait(message) }
+        }
+        object.asyncMethod("List") { [weak self] message in
+            guard let self else { throw Self.gone }
+            return try await run(message) { self.list() }
+        }
+        object.asyncMethod("TakeHandOver") { [weak self] message in
+            guard let self else { throw Self.gone }
+            // No caller check: `send` calls without waiting and exits, so the bus may no longer know its uid; and
+            // the call only makes the agent read this user's own private file, checked as the journal is.
+            return try await run(message, checked: true) {
+                await self.adopted()
+                await self.takeHandOver()
+                return []
+            }
+        }
+        object.asyncMethod("GetInfo") { [weak self] message in
+            guard let self else { throw Self.gone }
+            return try await run(message) {
+                // What it reports is on disk: a killed agent's successor adopts what this answer counted.
+                self.saver.flush()
+                return self.info()
+            }
+        }
+        connection.export(object, at: AgentInterface.path)
+        var introspectable = DBusObject(interface: "org.freedesktop.DBus.Introspectable")
+        introspectable.method("Introspect") { call in call.reply([.string(AgentInterface.introspection)]) }
+        connection.export(introspectable, at: AgentInterface.path)
+    }
+
+    static let gone = DBusError(name: DBusError.Name.failed, message: "the agent is stopping")
+
+    /// The answer to a call that reaches an agent about to exit (idle, or leaving): its sender calls again, and the
+    /// bus (or the sender) starts the next agent.
+    static let stopping = DBusError(
+        name: AgentInterface.ErrorName.stopping, message: "the agent is exiting for being idle; call again")
+
+    /// Runs one call: counted as activity from the moment its handler starts, before any wait (the idle exit can only
+    /// come while no call is in hand; once it is decided, the call is refused with ``stopping``); unless `checked`
+    /// (the body checks), the caller must be this user and the saved toasts adopted first.
+    private func run(
+        _ message: DBusMessage, checked: Bool = false, _ body: () async throws -> [DBusValue]
+    ) async throws -> [DBusValue] {
+        let actions = ledger.withLock { $0.handle(.callArrived) }
+        if actions.contains(.refuseStopping) { throw Self.stopping }
+        defer { leave() }
+        if !checked {
+            try await checkCaller(message.sender)
+            await adopted()
+        }
+        return try await body()
+    }
+
+    /// The end of a call ``run(_:checked:_:)`` (or a schedule's fire) counted.
+    func leave() {
+        perform(ledger.withLock { $0.handle(.callAnswered(now: now())) })
+    }
+
+    /// The session bus is per user, but any process that reaches it could call: only this user's may.
+    private func checkCaller(_ sender: String?) async throws {
+        guard let sender else { throw Self.denied("no sender") }
+        if let known = ledger.withLock({ $0.caller(sender) }) {
+            if known { return }
+            throw Self.denied(sender)
+        }
+        let uid = try await connection.bus.connectionUnixUser(of: sender)
+        let same = uid == getuid()
+        ledger.withLock { $0.checked(sender, sameUser: same) }
+        if !same { throw Self.denied("\(sender) (uid \(uid))") }
+    }
+
+    private static func denied(_ who: String) -> DBusError {
+        DBusError(
+            name: AgentInterface.ErrorName.accessDenied, message: "only uid \(getuid()) may use this agent, not \(who)")
+    }
+
+    /// Returns once the saved toasts are adopted (at once after): a `Wait` or `Present` for an adopted toast finds it.
+    func adopted() async {
+        await waiters.wait { waiter in perform(ledger.withLock { $0.handle(.awaitAdoption(waiter: waiter)) }) }
+    }
+}

@@ -1,0 +1,46 @@
+// The agent's one time source (the ledger's time and every timer's sleep), and its waiters as ids.
+import Synchronization
+
+/// The time every rule of the agent is told (``AgentLedger``, ``AgentMachine``) and every timer sleeps on: one clock,
+/// counted from the agent's start.
+package struct AgentTime: Sendable {
+    private let clock = ContinuousClock()
+    private let origin: ContinuousClock.Instant
+
+    /// Time that starts now.
+    package init() {
+        origin = clock.now
+    }
+
+    /// The time now, since the start.
+    package func now() -> Duration { clock.now - origin }
+
+    /// Sleeps until `deadline` (a time since the start); throws when the task is cancelled.
+    package func sleep(until deadline: Duration) async throws {
+        try await clock.sleep(until: origin + deadline)
+    }
+}
+
+/// The agent's waiters, by the ids its rules name: each resumed once, by whoever the rules say.
+final class Waiters: Sendable {
+    private let state = Mutex((next: UInt64(0), waiting: [UInt64: CheckedContinuation<Void, Never>]()))
+
+    /// Waits until ``resume(_:)`` names the id `register` is given (called once the continuation is in place, so the
+    /// rules may name it at once).
+    func wait(_ register: (UInt64) -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let id = state.withLock { state in
+                state.next &+= 1
+                state.waiting[state.next] = continuation
+                return state.next
+            }
+            register(id)
+        }
+    }
+
+    /// Resumes the waiters `ids` (an id no longer waiting is passed over).
+    func resume(_ ids: [UInt64]) {
+        let continuations = state.withLock { state in ids.compactMap { state.waiting.removeValue(forKey: $0) } }
+        for continuation in continuations { continuation.resume() }
+    }
+}
