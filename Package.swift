@@ -52,7 +52,8 @@ let package = Package(
         .executableTarget(
             name: "ToastKitBenchmark", dependencies: ["ToastKit", "DBus", "BenchmarkSupport"], swiftSettings: strict),
         .target(
-            name: "TestSupport", dependencies: ["DBus", "FreedesktopNotifications", "CSpawn"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["DBus", "FreedesktopNotifications", "CSpawn"],
+            path: "Tests/TestSupport",
             swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(
@@ -73,7 +74,9 @@ let package = Package(
         .testTarget(name: "ToastKitTests", dependencies: ["ToastKit", "ToastKitTesting"], swiftSettings: strict),
         .testTarget(
             name: "ToastKitAgentTests",
-            dependencies: ["ToastKitAgent", "ToastKitTesting", "ToastModel", "FreedesktopNotifications", "CSpawn"],
+            dependencies: [
+                "ToastKitAgent", "ToastKitTesting", "ToastModel", "FreedesktopNotifications", "CSpawn", "TestSupport",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "ToastModelTests",

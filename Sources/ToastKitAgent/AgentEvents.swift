@@ -14,16 +14,16 @@ extension ToastAgent {
                 style.warn(reason, for: id)
             case .suppressed(let id, let suppression):
                 let actions = ledger.withLock { $0.handle(.suppressed(id: id, suppression)) }
-                announce(id, "suppressed", Dictionary(uniqueKeysWithValues: AgentInterface.details(of: suppression)))
+                announce(id, .suppressed, Dictionary(uniqueKeysWithValues: AgentInterface.details(of: suppression)))
                 // A `Present` waiting for it to be shown answers now: it is held (for as long as Do Not Disturb lasts).
                 carry(actions)
             case .replyAsked(let id, let actionID):
-                announce(id, "reply_asked", ["action": .string(actionID)])
+                announce(id, .replyAsked, ["action": .string(actionID)])
             case .replyCancelled(let id, let actionID):
-                announce(id, "reply_cancelled", ["action": .string(actionID)])
+                announce(id, .replyCancelled, ["action": .string(actionID)])
             case .replied(let id, let actionID, let text):
                 carry(ledger.withLock { $0.handle(.replied(id: id, action: actionID, text: text)) })
-                announce(id, "replied", ["action": .string(actionID), "text": .string(text)])
+                announce(id, .replied, ["action": .string(actionID), "text": .string(text)])
             case .actionInvoked(let id, let actionID, let token):
                 carry(ledger.withLock { $0.handle(.actionInvoked(id: id, action: actionID, token: token)) })
             case .shown(let id):
@@ -48,7 +48,7 @@ extension ToastAgent {
             case .presented(let id):
                 // A new presentation: what Do Not Disturb did to an earlier one of the id is not its story.
                 carry(ledger.withLock { $0.handle(.presented(id: id)) })
-                announce(id, "presented", [:])
+                announce(id, .presented, [:])
             default:
                 break
             }
@@ -65,10 +65,10 @@ extension ToastAgent {
                 guard let self else { return }
                 switch report {
                 case .failed(let id, let reason, recoverable: true):
-                    announce(id ?? "", "server-left", ["reason": .string(reason)])
-                case .reshowRequested: announce("", "server-back", [:])
-                case .pauseRequested: announce("", "paused", [:])
-                case .resumeRequested: announce("", "resumed", [:])
+                    announce(id ?? "", .serverLeft, ["reason": .string(reason)])
+                case .reshowRequested: announce("", .serverBack, [:])
+                case .pauseRequested: announce("", .paused, [:])
+                case .resumeRequested: announce("", .resumed, [:])
                 default: break
                 }
             }
@@ -77,12 +77,13 @@ extension ToastAgent {
 
     /// The `ended` event of toast `id`: its outcome's name, with its details.
     func announceEnd(_ id: String, _ ended: AgentOutcome) {
-        announce(id, "ended", ["outcome": .string(ended.name)].merging(ended.details) { first, _ in first })
+        announce(id, .ended, ["outcome": .string(ended.name)].merging(ended.details) { first, _ in first })
     }
 
-    func announce(_ id: String, _ kind: String, _ details: [String: DBusValue]) {
+    /// Emits the `Event` signal of toast `id` (empty: about the server or the screen).
+    func announce(_ id: String, _ kind: AgentInterface.EventKind, _ details: [String: DBusValue]) {
         events.yield([
-            .string(id), .string(kind),
+            .string(id), .string(kind.rawValue),
             .variantDictionary(details.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),
         ])
     }

@@ -30,6 +30,38 @@ package enum AgentInterface {
         package static let stopping: DBusError.Name = "org.toastkit.Agent1.Error.Stopping"
         /// The agent holds as many live toasts as it may (``AgentLimits/maximumLive``): `toastkit` exits 69.
         package static let queueFull: DBusError.Name = "org.toastkit.Agent1.Error.QueueFull"
+        /// The toast has a key this agent does not know (a newer `toastkit` sent it): the sender shows it directly.
+        /// Agents before 0.2.1 said this as ``invalidToast`` with "unknown key" in the message.
+        package static let unknownKey: DBusError.Name = "org.toastkit.Agent1.Error.UnknownKey"
+    }
+
+    /// The kinds of the `Event(s id, s kind, a{sv} details)` signal, as the agent sends them and the client reads
+    /// them: one list for both sides.
+    package enum EventKind: String, Sendable, CaseIterable {
+        /// A presentation of the toast went out to its center.
+        case presented
+        /// The toast, held for Do Not Disturb, is shown now (`server_id` once the server has it).
+        case shown
+        /// Do Not Disturb held, dropped or let through the toast (its details: `dnd`, `dnd_source`, …).
+        case suppressed
+        /// An action was invoked (`action`, `activation_token`).
+        case action
+        /// A reply prompt opened for action `action`.
+        case replyAsked = "reply_asked"
+        /// The reply prompt of action `action` was cancelled.
+        case replyCancelled = "reply_cancelled"
+        /// The person sent `text` with reply action `action`.
+        case replied
+        /// The toast ended (`outcome`, with the outcome's details).
+        case ended
+        /// The notification server left the bus (`reason`); the id is empty unless one toast failed.
+        case serverLeft = "server-left"
+        /// A notification server is back (empty id).
+        case serverBack = "server-back"
+        /// The screen was locked, or Do Not Disturb paused the toasts' time (empty id).
+        case paused
+        /// The toasts' time runs again (empty id).
+        case resumed
     }
 
     /// A call of `member` on the agent.
@@ -37,50 +69,77 @@ package enum AgentInterface {
         DBusMethodCall(destination: busName, path: path, interface: interface, member: member, arguments: arguments)
     }
 
-    /// The introspection data of the interface (docs/agent.md quotes it).
-    package static let introspection = """
-        <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
-        <node name="/org/toastkit/Agent1">
-          <interface name="org.toastkit.Agent1">
-            <method name="Present">
-              <arg name="toast" type="a{sv}" direction="in"/>
-              <arg name="id" type="s" direction="out"/>
-              <arg name="shown" type="a{sv}" direction="out"/>
-            </method>
-            <method name="Close">
-              <arg name="id" type="s" direction="in"/>
-              <arg name="closed" type="b" direction="out"/>
-            </method>
-            <method name="Wait">
-              <arg name="id" type="s" direction="in"/>
-              <arg name="outcome" type="s" direction="out"/>
-              <arg name="details" type="a{sv}" direction="out"/>
-            </method>
-            <method name="List">
-              <arg name="toasts" type="aa{sv}" direction="out"/>
-            </method>
-            <method name="TakeHandOver"/>
-            <method name="GetInfo">
-              <arg name="info" type="a{sv}" direction="out"/>
-            </method>
-            <signal name="Event">
-              <arg name="id" type="s"/>
-              <arg name="kind" type="s"/>
-              <arg name="details" type="a{sv}"/>
-            </signal>
-          </interface>
-          <interface name="org.freedesktop.DBus.Introspectable">
-            <method name="Introspect"><arg name="data" type="s" direction="out"/></method>
-          </interface>
-        </node>
-        """
+    /// One argument of a method or signal: its name, its type, and whether it is an input.
+    package struct Argument: Sendable {
+        package var name: String
+        package var type: String
+        package var input = false
+    }
+
+    /// The interface's methods, each with its arguments in order: what ``introspection`` says and what the agent
+    /// exports (it checks that it exports exactly these).
+    package static let methods: [(name: MemberName, arguments: [Argument])] = [
+        (
+            "Present",
+            [
+                Argument(name: "toast", type: "a{sv}", input: true), Argument(name: "id", type: "s"),
+                Argument(name: "shown", type: "a{sv}"),
+            ]
+        ),
+        ("Close", [Argument(name: "id", type: "s", input: true), Argument(name: "closed", type: "b")]),
+        (
+            "Wait",
+            [
+                Argument(name: "id", type: "s", input: true), Argument(name: "outcome", type: "s"),
+                Argument(name: "details", type: "a{sv}"),
+            ]
+        ),
+        ("List", [Argument(name: "toasts", type: "aa{sv}")]),
+        ("TakeHandOver", []),
+        ("GetInfo", [Argument(name: "info", type: "a{sv}")]),
+    ]
+
+    /// The interface's one signal: `Event(s id, s kind, a{sv} details)`, its kinds ``EventKind``.
+    package static let event: (name: MemberName, arguments: [Argument]) = (
+        "Event",
+        [Argument(name: "id", type: "s"), Argument(name: "kind", type: "s"), Argument(name: "details", type: "a{sv}")]
+    )
+
+    /// The introspection data of the interface (docs/agent.md quotes it), made from ``methods`` and ``event``.
+    package static let introspection: String = {
+        func line(_ argument: Argument, direction: Bool) -> String {
+            let way = direction ? " direction=\"\(argument.input ? "in" : "out")\"" : ""
+            return "      <arg name=\"\(argument.name)\" type=\"\(argument.type)\"\(way)/>"
+        }
+        var lines = [
+            #"<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN""#,
+            #" "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">"#,
+            "<node name=\"\(path.rawValue)\">", "  <interface name=\"\(interface.rawValue)\">",
+        ]
+        for (name, arguments) in methods {
+            guard !arguments.isEmpty else {
+                lines.append("    <method name=\"\(name.rawValue)\"/>")
+                continue
+            }
+            lines.append("    <method name=\"\(name.rawValue)\">")
+            lines += arguments.map { line($0, direction: true) }
+            lines.append("    </method>")
+        }
+        lines.append("    <signal name=\"\(event.name.rawValue)\">")
+        lines += event.arguments.map { line($0, direction: false) }
+        lines += [
+            "    </signal>", "  </interface>", #"  <interface name="org.freedesktop.DBus.Introspectable">"#,
+            #"    <method name="Introspect"><arg name="data" type="s" direction="out"/></method>"#, "  </interface>",
+            "</node>",
+        ]
+        return lines.joined(separator: "\n")
+    }()
 }
 
 /// A toast as `toastkit send` hands it to the agent: the send options with what only the sending process can know
 /// resolved — the message text (standard input read), the icon file's absolute path, the built-in labels in the
 /// sender's language — plus the commands to run on actions.
-package struct AgentRequest: Sendable, Equatable, Codable {
+package struct AgentRequest: Sendable, Equatable {
     /// The send options (`message` is text, `icon` a theme name or an absolute path).
     package var options: SendOptions
     /// `--on-action ID=COMMAND`: the program and arguments to run when action `ID` is invoked.
@@ -228,7 +287,7 @@ package struct AgentRequest: Sendable, Equatable, Codable {
             throw AgentRequestError("the toast must be a{sv}, not \(value.signature)")
         }
         if let unknown = entries.keys.sorted().first(where: { !Key.all.contains($0) }) {
-            throw AgentRequestError("unknown key \"\(unknown)\"")
+            throw AgentRequestError("unknown key \"\(unknown)\"", unknownKey: true)
         }
         func string(_ key: String) throws(AgentRequestError) -> String? {
             guard let value = entries[key] else { return nil }
@@ -432,7 +491,12 @@ package struct AgentRequest: Sendable, Equatable, Codable {
 /// What is wrong with a toast sent to the agent, in words.
 package struct AgentRequestError: Error, Sendable, CustomStringConvertible {
     package var description: String
-    package init(_ description: String) { self.description = description }
+    /// The request has a key this version does not know (``AgentInterface/ErrorName/unknownKey``).
+    package var unknownKey = false
+    package init(_ description: String, unknownKey: Bool = false) {
+        self.description = description
+        self.unknownKey = unknownKey
+    }
 }
 
 /// How a toast ended, as the agent's `Wait` answers and its `Event` signal says: the outcome's name and details.

@@ -24,7 +24,8 @@ extension ToastAgent {
         do {
             request = try AgentRequest(try message.arguments("a{sv}")[0])
         } catch let error as AgentRequestError {
-            throw DBusError(name: AgentInterface.ErrorName.invalidToast, message: error.description)
+            let name = error.unknownKey ? AgentInterface.ErrorName.unknownKey : AgentInterface.ErrorName.invalidToast
+            throw DBusError(name: name, message: error.description)
         } catch let error as DBusError {
             throw DBusError(name: DBusError.Name.invalidArgs, message: error.message)
         }
@@ -107,7 +108,7 @@ extension ToastAgent {
             guard request.awaitShown, ledger.withLock({ $0.live[id] != nil }), !center.heldToastIDs.contains(id)
             else {
                 await center.eventsDelivered()
-                return [.string(id), .variantDictionary(queuedOrEnded(id))]
+                return queuedOrEnded(id).arguments
             }
             await shown(id)
         }
@@ -121,7 +122,7 @@ extension ToastAgent {
             if error.kind == .notPresented {
                 await desktop.reportsDelivered()
                 await center.eventsDelivered()
-                return [.string(id), .variantDictionary(queuedOrEnded(id))]
+                return queuedOrEnded(id).arguments
             }
             let name =
                 error.kind == .invalidInput
@@ -146,12 +147,11 @@ extension ToastAgent {
                 "the toast's server id is not saved, a restarted agent will show it anew: \(serverNotSaved)", for: id)
         }
         crash(at: "before-reply")
-        var shown: [(String, DBusValue)] = [("server_id", .uint32(knownAs))]
-        let degradations = style.takeWarnings(for: id)
-        if !degradations.isEmpty { shown.append(("warnings", .strings(degradations))) }
         // Sent during Do Not Disturb (`--dnd show`): said as on the direct path.
-        if let suppression = ledger.withLock({ $0.suppressed[id] }) { shown += AgentInterface.details(of: suppression) }
-        return [.string(id), .variantDictionary(shown)]
+        return AgentPresented(
+            id: id, serverID: knownAs, warnings: style.takeWarnings(for: id),
+            suppression: ledger.withLock { $0.suppressed[id] }
+        ).arguments
     }
 
     /// Write-ahead: the toast is on disk before the server hears of it, so a crash from here on leaves it to the next
@@ -193,15 +193,12 @@ extension ToastAgent {
 
     /// `Present`'s details for a toast not on screen: `queued` while it waits, `ended` (the outcome's name) once
     /// it is over.
-    private func queuedOrEnded(_ id: String) -> [(String, DBusValue)] {
+    private func queuedOrEnded(_ id: String) -> AgentPresented {
         let (live, ended, suppressed) = ledger.withLock { ($0.live[id] != nil, $0.ended[id], $0.suppressed[id]) }
-        let suppression = suppressed.map(AgentInterface.details(of:)) ?? []
         if live {
-            let warnings = style.takeWarnings(for: id)
-            return [("queued", .boolean(true))] + (warnings.isEmpty ? [] : [("warnings", .strings(warnings))])
-                + suppression
+            return AgentPresented(id: id, queued: true, warnings: style.takeWarnings(for: id), suppression: suppressed)
         }
-        return [("ended", .string(ended?.name ?? "closed"))] + suppression
+        return AgentPresented(id: id, suppression: suppressed, ended: ended?.name ?? "closed")
     }
 
     /// Returns once toast `id` is on the presenter, held for Do Not Disturb, or has ended.

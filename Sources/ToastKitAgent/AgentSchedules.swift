@@ -33,7 +33,7 @@ extension ToastAgent {
                 message: "the agent holds \(AgentLimits.maximumLive) toasts, its limit; close some first")
         }
         perform(actions)
-        return [.string(id), .variantDictionary([("scheduled", .double(due))])]
+        return AgentPresented(id: id, scheduled: due).arguments
     }
 
     /// The machine's time for `due` (seconds since 1970).

@@ -4,51 +4,59 @@ import DBus
 import Glibc
 
 extension ToastAgent {
-    /// Exports `org.toastkit.Agent1` and its introspection; each method is one job's (``run(_:checked:_:)``).
+    /// Exports `org.toastkit.Agent1` as ``AgentInterface/methods`` lists it (each method one job's, run through
+    /// ``run(_:checked:_:)``), and its introspection.
     func export() {
+        let handlers: [MemberName: @Sendable (DBusMessage) async throws -> [DBusValue]] = [
+            "Present": { [weak self] message in
+                guard let self else { throw Self.gone }
+                return try await run(message, checked: true) {
+                    // The caller's uid is asked of the bus while the toast is decoded and checked (nothing is done
+                    // with it before the answer): one round trip less on the path every `send` takes.
+                    async let check: Void = self.checkCaller(message.sender)
+                    // After adoption: a `-r` of an adopted toast's server id must find it.
+                    await self.adopted()
+                    let prepared = Result { try self.prepare(message) }
+                    try await check
+                    return try await self.present(prepared.get())
+                }
+            },
+            "Close": { [weak self] message in
+                guard let self else { throw Self.gone }
+                return try await run(message) { try self.close(message) }
+            },
+            "Wait": { [weak self] message in
+                guard let self else { throw Self.gone }
+                return try await run(message) { try await self.wait(message) }
+            },
+            "List": { [weak self] message in
+                guard let self else { throw Self.gone }
+                return try await run(message) { self.list() }
+            },
+            "TakeHandOver": { [weak self] message in
+                guard let self else { throw Self.gone }
+                // No caller check: `send` calls without waiting and exits, so the bus may no longer know its uid;
+                // and the call only makes the agent read this user's own private file, checked as the journal is.
+                return try await run(message, checked: true) {
+                    await self.adopted()
+                    await self.takeHandOver()
+                    return []
+                }
+            },
+            "GetInfo": { [weak self] message in
+                guard let self else { throw Self.gone }
+                return try await run(message) {
+                    // What it reports is on disk: a killed agent's successor adopts what this answer counted.
+                    self.saver.flush()
+                    return self.info()
+                }
+            },
+        ]
+        precondition(
+            Set(handlers.keys) == Set(AgentInterface.methods.map(\.name)), "the agent exports what its interface says")
         var object = DBusObject(interface: AgentInterface.interface)
-        object.asyncMethod("Present") { [weak self] message in
-            guard let self else { throw Self.gone }
-            return try await run(message, checked: true) {
-                // The caller's uid is asked of the bus while the toast is decoded and checked (nothing is done with it
-                // before the answer): one round trip less on the path every `send` takes.
-                async let check: Void = self.checkCaller(message.sender)
-                // After adoption: a `-r` of an adopted toast's server id must find it.
-                await self.adopted()
-                let prepared = Result { try self.prepare(message) }
-                try await check
-                return try await self.present(prepared.get())
-            }
-        }
-        object.asyncMethod("Close") { [weak self] message in
-            guard let self else { throw Self.gone }
-            return try await run(message) { try self.close(message) }
-        }
-        object.asyncMethod("Wait") { [weak self] message in
-            guard let self else { throw Self.gone }
-            return try await run(message) { try await self.wait(message) }
-        }
-        object.asyncMethod("List") { [weak self] message in
-            guard let self else { throw Self.gone }
-            return try await run(message) { self.list() }
-        }
-        object.asyncMethod("TakeHandOver") { [weak self] message in
-            guard let self else { throw Self.gone }
-            // No caller check: `send` calls without waiting and exits, so the bus may no longer know its uid; and
-            // the call only makes the agent read this user's own private file, checked as the journal is.
-            return try await run(message, checked: true) {
-                await self.adopted()
-                await self.takeHandOver()
-                return []
-            }
-        }
-        object.asyncMethod("GetInfo") { [weak self] message in
-            guard let self else { throw Self.gone }
-            return try await run(message) {
-                // What it reports is on disk: a killed agent's successor adopts what this answer counted.
-                self.saver.flush()
-                return self.info()
-            }
+        for (name, _) in AgentInterface.methods {
+            if let handler = handlers[name] { object.asyncMethod(name, handler) }
         }
         connection.export(object, at: AgentInterface.path)
         var introspectable = DBusObject(interface: "org.freedesktop.DBus.Introspectable")

@@ -88,7 +88,7 @@ package enum IconOption: Sendable, Equatable, Codable {
 }
 
 /// Everything `toastkit send` takes.
-package struct SendOptions: Sendable, Equatable, Codable {
+package struct SendOptions: Sendable, Equatable {
     package var title: String
     package var message: MessageSource?
     /// `-s`: a status preset; nil when none is given (no icon then, unless `-i` asks for one).

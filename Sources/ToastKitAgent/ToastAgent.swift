@@ -142,7 +142,7 @@ package final class ToastAgent: Sendable {
         Task { [connection] in
             for await arguments in signals {
                 try? connection.emitSignal(
-                    path: AgentInterface.path, interface: AgentInterface.interface, member: "Event",
+                    path: AgentInterface.path, interface: AgentInterface.interface, member: AgentInterface.event.name,
                     arguments: arguments)
             }
         }
@@ -340,7 +340,7 @@ extension ToastAgent {
                 let desktop = self.desktop
                 Task { [weak self] in
                     let serverID = try? await desktop.accepted(id)
-                    self?.announce(id, "shown", serverID.map { ["server_id": .uint32($0)] } ?? [:])
+                    self?.announce(id, .shown, serverID.map { ["server_id": .uint32($0)] } ?? [:])
                 }
             case .runCommand(let id, let action, let argv, let request, let token, let reply):
                 runner.run(
@@ -351,7 +351,7 @@ extension ToastAgent {
                             fallback: sessionEnvironment),
                         workingDirectory: request.workingDirectory, toastID: id, action: action))
             case .announceAction(let id, let action, let token):
-                announce(id, "action", ["action": .string(action), "activation_token": .string(token ?? "")])
+                announce(id, .action, ["action": .string(action), "activation_token": .string(token ?? "")])
             case .snooze(let id, let request): snooze(id, request)
             }
         }

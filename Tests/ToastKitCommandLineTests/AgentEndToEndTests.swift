@@ -305,7 +305,7 @@ import ToastKitAgent
             #expect(await present([("title", .int32(5))]) == "\(invalid): title must be a string (s), not i")
             #expect(
                 await present([("title", .string("x")), ("colour", .string("red"))])
-                    == "\(invalid): unknown key \"colour\"")
+                    == "org.toastkit.Agent1.Error.UnknownKey: unknown key \"colour\"")
             #expect(await present([("message", .string("x"))]) == "\(invalid): title is missing")
             #expect(
                 await present([("title", .string("x")), ("status", .string("loud"))])

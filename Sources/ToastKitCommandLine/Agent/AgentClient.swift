@@ -55,8 +55,18 @@ enum AgentClient {
         /// No agent answered and none could be started (the reason, or nil when the session bus itself cannot be
         /// reached — the direct path then reports that as it always has).
         case unreachable(String?)
-        /// The agent answered with an error, or stopped answering: the command ends with this failure.
+        /// The agent answered with an error: the command ends with this failure.
         case failed(CommandFailure)
+        /// The agent did not answer in time (it stopped, or hangs): a wait asks again, anything else ends with this.
+        case noAnswer(CommandFailure)
+
+        /// The failure the command ends with, when the agent was reached.
+        var failure: CommandFailure? {
+            switch self {
+            case .failed(let failure), .noAnswer(let failure): failure
+            case .unreachable: nil
+            }
+        }
     }
 
     /// What the next attempt does after an error from the bus or the agent.
@@ -91,7 +101,9 @@ enum AgentClient {
             return .callAgain
         case AgentInterface.ErrorName.queueFull:
             return .give(.failed(.unavailable(error.message)))
-        case AgentInterface.ErrorName.invalidToast where error.message.contains("unknown key"):
+        case AgentInterface.ErrorName.unknownKey,
+            // What agents before 0.2.1 said instead (their text is all that tells it apart).
+            AgentInterface.ErrorName.invalidToast where error.message.hasPrefix("unknown key"):
             // An agent of an older version, still running after an upgrade: it cannot read this toast; the direct
             // path can.
             return .give(
@@ -109,7 +121,7 @@ enum AgentClient {
             // Not this user's agent, or an agent of another version: the direct path still works.
             return .give(.unreachable("the toast agent refused the call: \(error.message)"))
         case DBusError.Name.noReply:
-            return .give(.failed(.unavailable("the toast agent did not answer: \(error.message)")))
+            return .give(.noAnswer(.unavailable("the toast agent did not answer: \(error.message)")))
         default:
             return .give(.failed(.unavailable("the toast agent failed: \(error.name): \(error.message)")))
         }

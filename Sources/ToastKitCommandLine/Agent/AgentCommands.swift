@@ -5,29 +5,11 @@ import Synchronization
 import ToastKit
 import ToastKitAgent
 
-/// What `Present` answered.
-struct AgentPresented: Sendable, Equatable {
-    var id: String
-    /// The server's id; nil while the toast waits behind the front toast (`queued`) or once it has ended.
-    var serverID: UInt32?
-    var warnings: [String]
-    /// When a scheduled toast (`--in`, `--at`) is due, in seconds since 1970.
-    var scheduled: Double?
-    /// How Do Not Disturb held the toast back, if it did.
-    var suppression: ToastSuppression?
-    /// How the toast ended before `Present` answered, if it did.
-    var ended: String?
-
+extension AgentPresented {
+    /// `Present`'s answer read, or the failure of an agent that answered something else.
     init(reply: DBusMessage) throws(CommandFailure) {
         do throws(DBusError) {
-            let values = try reply.arguments("sa{sv}")
-            let shown = values[1].variantDictionaryValue ?? [:]
-            id = values[0].stringValue ?? ""
-            serverID = shown["server_id"]?.uint32Value
-            warnings = shown["warnings"]?.stringsValue ?? []
-            scheduled = shown["scheduled"]?.doubleValue
-            suppression = AgentInterface.suppression(in: shown)
-            ended = shown["ended"]?.stringValue
+            try self.init(arguments: reply)
         } catch {
             throw CommandFailure(.software, "the toast agent answered Present with \(error.message)")
         }
@@ -66,7 +48,7 @@ extension SendCommand {
     /// warning, when there is a reason to give).
     private func fallBack(_ error: AgentClient.CallError) throws(CommandFailure) {
         switch error {
-        case .failed(let failure): throw failure
+        case .failed(let failure), .noAnswer(let failure): throw failure
         case .unreachable(let reason):
             if needsAgent != nil { throw noAgent(reason ?? "the session bus cannot be reached") }
             if let reason {
@@ -219,7 +201,7 @@ struct AgentWaiting {
     private enum Input: Sendable {
         case presented(Result<DBusMessage, AgentClient.CallError>)
         case answer(Result<DBusMessage, AgentClient.CallError>)
-        case event(kind: String, id: String, details: [String: DBusValue])
+        case event(kind: AgentInterface.EventKind, id: String, details: [String: DBusValue])
         case signal(Int32)
         case timer(UInt64)
     }
@@ -238,17 +220,20 @@ struct AgentWaiting {
         ]
         defer { for task in tasks { task.cancel() } }
         let rule = MatchRule(
-            sender: AgentInterface.busName, interface: AgentInterface.interface, member: "Event",
+            sender: AgentInterface.busName, interface: AgentInterface.interface, member: AgentInterface.event.name,
             path: AgentInterface.path)
         if let events = try? await connection.signals(matching: rule) {
             tasks.append(
                 Task {
                     do {
                         for try await message in events {
-                            guard let values = try? message.arguments("ssa{sv}") else { continue }
+                            // A kind this client does not know (a newer agent's) is passed over.
+                            guard let values = try? message.arguments("ssa{sv}"),
+                                let kind = values[1].stringValue.flatMap(AgentInterface.EventKind.init(rawValue:))
+                            else { continue }
                             continuation.yield(
                                 .event(
-                                    kind: values[1].stringValue ?? "", id: values[0].stringValue ?? "",
+                                    kind: kind, id: values[0].stringValue ?? "",
                                     details: values[2].variantDictionaryValue ?? [:]))
                         }
                     } catch {}
@@ -341,7 +326,7 @@ struct AgentWaiting {
                 presentPending = false
                 switch error {
                 case .unreachable: return .unreachable(error)
-                case .failed(let failure):
+                case .failed(let failure), .noAnswer(let failure):
                     // As on the direct path: bad input is only an error line; a toast not shown is an event too.
                     if failure.code == .dataError {
                         Output.error(failure.message)
@@ -371,28 +356,28 @@ struct AgentWaiting {
             case .event(let kind, let toast, let details):
                 if toast == id { agentKnows = true }
                 switch kind {
-                case "server-left":
+                case .serverLeft:
                     limits.serverLeft(now: now())
                     if let reason = details["reason"]?.stringValue, toast.isEmpty || toast == id {
                         Output.error("warning: \(reason)")
                     }
-                case "server-back": limits.serverReturned()
-                case "suppressed" where toast == id:
+                case .serverBack: limits.serverReturned()
+                case .suppressed where toast == id:
                     if let suppression = AgentInterface.suppression(in: details) {
                         Waiter.tell(suppression, emit: state.emit)
                         if suppression.kind == .held { limits.stop(.heldForDoNotDisturb, now: now()) }
                     }
-                case "shown" where toast == id:
+                case .shown where toast == id:
                     limits.go(.heldForDoNotDisturb, now: now())
                     if state.serverID == nil, let serverID = details["server_id"]?.uint32Value {
                         state.serverID = serverID
                         announce(serverID)
                     }
-                case "paused": limits.pause(now: now())
-                case "resumed": limits.resume(now: now())
-                case "action" where toast == id: limits.actionInvoked()
-                case "reply_asked" where toast == id: limits.stop(.replying, now: now())
-                case "reply_cancelled" where toast == id:
+                case .paused: limits.pause(now: now())
+                case .resumed: limits.resume(now: now())
+                case .action where toast == id: limits.actionInvoked()
+                case .replyAsked where toast == id: limits.stop(.replying, now: now())
+                case .replyCancelled where toast == id:
                     limits.go(.replying, now: now())
                     state.emit("reply_cancelled", ["action": .string(details["action"]?.stringValue ?? "")])
                 default: break
@@ -405,14 +390,14 @@ struct AgentWaiting {
                     return .ended(
                         state.fail(CommandFailure(.software, "the toast agent answered Wait with \(error.message)")))
                 }
-            case .answer(.failure(.failed(let failure))):
+            case .answer(.failure(.noAnswer(let failure))):
                 // NoReply: the agent stopped (or the call's hour is up): ask again; a stopped agent is started
                 // again and adopts the toast.
-                if failure.code == .unavailable, failure.message.contains("did not answer"), failures < Self.restarts {
-                    failures += 1
-                    call(waitCall, timeout: Self.waitCallTimeout) { .answer($0) }
-                    continue
-                }
+                guard failures < Self.restarts else { return .ended(state.fail(failure)) }
+                failures += 1
+                call(waitCall, timeout: Self.waitCallTimeout) { .answer($0) }
+                continue
+            case .answer(.failure(.failed(let failure))):
                 if failure.code == .dataError, failures > 0 {
                     return .ended(
                         state.fail(
@@ -515,7 +500,7 @@ struct WaitCommand {
         switch await waiting.wait() {
         case .ended(let code): return code
         case .unreachable(let error):
-            if case .failed(let failure) = error { throw failure }
+            if let failure = error.failure { throw failure }
             throw .unavailable("no toast agent is running")
         }
     }
@@ -536,7 +521,7 @@ struct ListCommand {
             connection.close()
             live = (try? reply.arguments("aa{sv}")[0].arrayValue?.compactMap(\.variantDictionaryValue)) ?? []
         } catch {
-            if case .failed(let failure) = error { throw failure }
+            if let failure = error.failure { throw failure }
         }
         // Scheduled toasts from the user's file (an agent of another session may keep some, or none runs now).
         let now = AgentStore.now()
@@ -626,7 +611,7 @@ extension CloseCommand {
             connection.close()
             return (try? reply.arguments("b")[0].boolValue) ?? false
         } catch {
-            if case .failed(let failure) = error { throw failure }
+            if let failure = error.failure { throw failure }
             return false
         }
     }

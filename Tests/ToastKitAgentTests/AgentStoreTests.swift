@@ -2,10 +2,9 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
-import ToastKitAgent
 import ToastModel
 
-@testable import ToastKitCommandLine
+@testable import ToastKitAgent
 
 /// The agent's journal read back (``AgentStore/decode(_:busID:now:)``), without a bus: records replayed in order, a
 /// torn last line ignored, anything an agent could not have written refused; and a request's traits for the lane
