@@ -252,6 +252,14 @@ if [ ${#run_suite[@]} -gt 0 ]; then
     from_agent "$sender" || suite_fail "'$summary' came from $sender, not the agent (pid $agent_pid)"
     check "env -i HOME=/root PATH=/usr/bin:/bin toastkit send -d 30 (cron's environment) found /run/user/0/bus; dunst got it from the agent"
 
+    # The login's autostart entry: a conffile, its Exec the installed binary's `agent --if-scheduled`.
+    autostart=/etc/xdg/autostart/toastkit-reminders.desktop
+    grep -qx "Exec=/usr/bin/toastkit agent --if-scheduled" "$root$autostart" ||
+        suite_fail "$autostart is missing or does not run /usr/bin/toastkit agent --if-scheduled"
+    in_root dpkg-query -W -f='${Conffiles}\n' toastkit | grep -q " $autostart " ||
+        suite_fail "$autostart is not a conffile of the package"
+    check "$autostart (a conffile): Exec=/usr/bin/toastkit agent --if-scheduled"
+
     page=$(in_root man -w toastkit 2>&1) || suite_fail "man -w toastkit: $page"
     [ "$page" = /usr/share/man/man1/toastkit.1.gz ] || suite_fail "man -w toastkit says $page"
     check "man -w toastkit: $page"

@@ -89,6 +89,11 @@ sed 's|@BINDIR@|/usr/bin|g' "$layout/share/dbus-1/services/org.toastkit.Agent1.s
 sed 's|@BINDIR@|/usr/bin|g' "$layout/share/systemd/user/toastkit-agent.service" \
     >"$root/usr/lib/systemd/user/toastkit-agent.service"
 chmod 0644 "$root/usr/lib/systemd/user/toastkit-agent.service"
+install -d "$root/etc/xdg/autostart"
+sed 's|@BINDIR@|/usr/bin|g' "$layout/etc/xdg/autostart/toastkit-reminders.desktop" \
+    >"$root/etc/xdg/autostart/toastkit-reminders.desktop"
+chmod 0644 "$root/etc/xdg/autostart/toastkit-reminders.desktop"
+echo /etc/xdg/autostart/toastkit-reminders.desktop >"$root/DEBIAN/conffiles"
 cat >"$root/DEBIAN/control" <<EOF
 Package: toastkit
 Version: $version

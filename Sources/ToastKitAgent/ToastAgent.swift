@@ -86,6 +86,8 @@ package final class ToastAgent: Sendable {
     let events: AsyncStream<[DBusValue]>.Continuation
     /// Ends when the agent should exit (idle, or asked to).
     package let exits: AsyncStream<Void>
+    /// The journal of this bus's live toasts (what a killed agent leaves for the next).
+    package var journalPath: String { store.path }
 
     private init(
         connection: DBusConnection, settings: AgentSettings, store: AgentStore, handOver: AgentStore,

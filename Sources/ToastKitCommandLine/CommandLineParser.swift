@@ -140,6 +140,8 @@ enum CommandLineParser {
             switch option.spec.long {
             case "idle-timeout": options.idleTimeout = try AgentOptions.idleTimeout(value, source: "--idle-timeout")
             case "max-visible": options.maxVisible = try AgentOptions.maxVisible(value, source: "--max-visible")
+            case "keeper": options.keeper = value
+            case "if-scheduled": options.ifScheduled = true
             default: options.replace = true
             }
         }
@@ -792,6 +794,8 @@ enum Specs {
         OptionSpec(short: nil, long: "idle-timeout", takesValue: true),
         OptionSpec(short: nil, long: "max-visible", takesValue: true),
         OptionSpec(short: nil, long: "replace", takesValue: false),
+        OptionSpec(short: nil, long: "keeper", takesValue: true, isInternal: true),
+        OptionSpec(short: nil, long: "if-scheduled", takesValue: false),
     ]
     static let close: [OptionSpec] = [
         OptionSpec(short: nil, long: "id", takesValue: true),

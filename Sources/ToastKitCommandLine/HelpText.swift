@@ -427,7 +427,7 @@ enum HelpText {
         Live toasts are saved in $XDG_RUNTIME_DIR/toastkit/agent-<bus id>.json before `send` returns: the next
         agent on the same bus adopts them with the time they had left. SIGINT, SIGTERM and SIGHUP save and exit.
 
-        USAGE: toastkit agent [--idle-timeout SECONDS] [--max-visible N] [--replace]
+        USAGE: toastkit agent [--idle-timeout SECONDS] [--max-visible N] [--replace] [--if-scheduled]
 
         ARGUMENTS:
           (none)
@@ -438,6 +438,8 @@ enum HelpText {
           --max-visible N   How many toasts of one application are on screen at once, 1 to 10 (default 1:
                             one front toast, a queue behind it).
           --replace         Take over from a running agent (it exits; its toasts are adopted).
+          --if-scheduled    Start only when you have scheduled toasts, else exit 0 at once (the login's
+                            autostart entry, /etc/xdg/autostart/toastkit-reminders.desktop).
           --help            Show this help.
 
         The config file $XDG_CONFIG_HOME/toastkit/agent.conf (~/.config/toastkit/agent.conf) takes the same

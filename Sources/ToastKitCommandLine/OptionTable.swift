@@ -10,12 +10,15 @@ struct OptionSpec: Sendable {
     var takesValue: Bool
     /// What the option means, when its name says it differently (dunstify's `--replace` is `replace-id`).
     var meaning: String
+    /// toastkit runs itself with it (`agent --keeper`): the man page says so, the completions do not offer it.
+    var isInternal = false
 
-    init(short: Character?, long: String, takesValue: Bool, meaning: String? = nil) {
+    init(short: Character?, long: String, takesValue: Bool, meaning: String? = nil, isInternal: Bool = false) {
         self.short = short
         self.long = long
         self.takesValue = takesValue
         self.meaning = meaning ?? long
+        self.isInternal = isInternal
     }
 
     /// How errors name it: `-s/--status` or `--id`.

@@ -174,7 +174,8 @@ import ToastKitAgent
         defer { bus.close() }
         let pid = try await bus.agentPID()
         let changes = try await bus.bus.nameOwnerChanges(of: "org.toastkit.Agent1")
-        kill(pid, SIGKILL)
+        // Its keeper too: what is tested is what the next command's agent adopts.
+        try await killAgentAndItsKeeper(pid)
         _ = try await Deadline.run(within: .seconds(5), "the killed agent's name released") {
             for try await change in changes where change.newOwner == nil { return true }
             return nil

@@ -14,10 +14,11 @@ import ToastKitAgent
         try await NotificationEnvironment.withWatched(.dunst, body)
     }
 
-    /// SIGKILLs `pid` and returns once the agent's name is free.
+    /// SIGKILLs the agent `pid` and its keeper (nothing starts the next agent but the next command) and returns once
+    /// the agent's name is free.
     private func kill(agent pid: pid_t, _ bus: DBusConnection) async throws {
         let changes = try await bus.bus.nameOwnerChanges(of: "org.toastkit.Agent1")
-        Glibc.kill(pid, SIGKILL)
+        try await killAgentAndItsKeeper(pid)
         if try await bus.bus.nameOwner(of: "org.toastkit.Agent1") == nil { return }
         _ = try await Deadline.run(within: .seconds(5), "the killed agent's name released") {
             for try await change in changes where change.newOwner == nil { return true }

@@ -154,3 +154,28 @@ extension PrivateBus {
         }
     }
 }
+
+/// The keeper of agent `agent` (``AgentKeeper``): the process it started with `agent --keeper`.
+func agentKeeper(of agent: pid_t) throws -> pid_t {
+    for name in try FileManager.default.contentsOfDirectory(atPath: "/proc") {
+        guard let pid = pid_t(name),
+            let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")"),
+            stat[stat.index(after: close)...].split(separator: " ").dropFirst().first == "\(agent)"
+        else { continue }
+        let command = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(name)/cmdline"))) ?? Data()
+        if String(decoding: command, as: UTF8.self).contains("--keeper") { return pid }
+    }
+    throw TestEnvironmentError("agent \(agent) has no keeper")
+}
+
+/// SIGKILLs agent `agent` and its keeper, the keeper first (it would start the next agent at once): the tests of
+/// what the next command's agent adopts, as after a crash that took both (a killed session, the out-of-memory
+/// killer). Returns once both have ended.
+func killAgentAndItsKeeper(_ agent: pid_t) async throws {
+    let keeper = try agentKeeper(of: agent)
+    kill(keeper, SIGKILL)
+    #expect(try await processEnds(keeper, within: 10), "the keeper \(keeper) ended")
+    kill(agent, SIGKILL)
+    #expect(try await processEnds(agent, within: 10), "the agent \(agent) ended")
+}

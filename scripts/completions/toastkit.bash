@@ -71,7 +71,7 @@ _toastkit() {
         --idle-timeout) mapfile -t COMPREPLY < <(compgen -W "0 30 60 300" -- "$cur"); return ;;
         --max-visible) mapfile -t COMPREPLY < <(compgen -W "1 2 3 4 5 6 7 8 9 10" -- "$cur"); return ;;
         esac
-        mapfile -t COMPREPLY < <(compgen -W "--idle-timeout --max-visible --replace --help" -- "$cur") ;;
+        mapfile -t COMPREPLY < <(compgen -W "--idle-timeout --max-visible --replace --if-scheduled --help" -- "$cur") ;;
     later) mapfile -t COMPREPLY < <(compgen -W "--show --json --app --help" -- "$cur") ;;
     capabilities | server-info | listen | list | doctor) mapfile -t COMPREPLY < <(compgen -W "--json --help" -- "$cur") ;;
     help) [ "$cword" -eq 2 ] && mapfile -t COMPREPLY < <(compgen -W "${commands% help}" -- "$cur") ;;

@@ -99,5 +99,6 @@ complete -c toastkit -n "__fish_seen_subcommand_from run" -l lang -x -a 'en es j
 complete -c toastkit -n "__fish_seen_subcommand_from agent" -l idle-timeout -x -a "0 30 60 300" -d 'Exit after this long idle (0: never)'
 complete -c toastkit -n "__fish_seen_subcommand_from agent" -l max-visible -x -a "1 2 3 4 5 6 7 8 9 10" -d 'Toasts on screen at once'
 complete -c toastkit -n "__fish_seen_subcommand_from agent" -l replace -d 'Take over from a running agent'
+complete -c toastkit -n "__fish_seen_subcommand_from agent" -l if-scheduled -d 'Start only when toasts are scheduled'
 complete -c toastkit -n "__fish_seen_subcommand_from later capabilities server-info listen wait list doctor" -l json -d 'JSON output'
 complete -c toastkit -n "__fish_seen_subcommand_from close later capabilities server-info listen wait list doctor agent" -l help -d 'Show help'

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs toastkit from this folder (the release archive toastkit-VERSION-x86_64-linux.tar.gz, or the folder
 # scripts/install.sh stages): the binary, the man page, the bash, zsh and fish completions, and the agent's D-Bus
-# activation file and systemd user unit, under PREFIX (default /usr/local). Needs nothing but a POSIX sh, coreutils
+# activation file, systemd user unit and login autostart entry, under PREFIX (default /usr/local). Needs nothing but a POSIX sh, coreutils
 # and sed; run it as a user who may write to PREFIX (root for /usr/local).
 #
 #   ./install.sh [--links] [PREFIX]      e.g. ./install.sh ~/.local
@@ -43,6 +43,7 @@ share/zsh/vendor-completions/_toastkit
 share/fish/vendor_completions.d/toastkit.fish
 share/dbus-1/services/org.toastkit.Agent1.service
 share/systemd/user/toastkit-agent.service
+etc/xdg/autostart/toastkit-reminders.desktop
 share/doc/toastkit/copyright"
 list=share/toastkit/installed
 
@@ -91,7 +92,7 @@ installed=""
 for path in $files; do
     make_folder "${path%/*}"
     case "$path" in
-    *.service) # the agent's Exec lines name the installed binary
+    *.service | *.desktop) # the agent's Exec lines name the installed binary
         sed "s|@BINDIR@|$bindir|g" "$here/$path" >"$prefix/$path.tmp"
         chmod 0644 "$prefix/$path.tmp"
         mv -f "$prefix/$path.tmp" "$prefix/$path"
@@ -130,6 +131,15 @@ case "$bindir" in
     echo "note: cron runs jobs with PATH=/usr/bin:/bin, which does not hold $bindir: in a crontab, call" \
         "$bindir/toastkit by its full path, or put PATH=$bindir:/usr/bin:/bin above the jobs (the toast finds" \
         "your desktop's bus by itself)" >&2
+    ;;
+esac
+# Desktops read autostart entries from /etc/xdg/autostart (XDG_CONFIG_DIRS) and ~/.config/autostart only.
+case ":${XDG_CONFIG_DIRS:-/etc/xdg}:" in
+*":$prefix/etc/xdg:"*) ;;
+*)
+    echo "note: reminders that come due while you are logged out are shown at your next login only once" \
+        "$prefix/etc/xdg/autostart/toastkit-reminders.desktop is linked into /etc/xdg/autostart or" \
+        "~/.config/autostart (until then, at the next toastkit command)" >&2
     ;;
 esac
 if $links && [ "$(command -v notify-send || true)" != "$bindir/notify-send" ]; then

@@ -10,6 +10,12 @@ struct AgentOptions: Sendable, Equatable {
     var maxVisible: Int?
     /// `--replace`: take the name from a running agent.
     var replace = false
+    /// `--keeper JOURNAL`: run as the keeper of the agent whose journal is JOURNAL (``AgentKeeper``; the agent
+    /// starts it, with the pipe it says goodbye on as standard input).
+    var keeper: String?
+    /// `--if-scheduled`: start only when the user has scheduled toasts (the login's autostart entry: a reminder that
+    /// came due while the user was away is shown at once, one due later on time), else exit 0 at once.
+    var ifScheduled = false
 
     /// The most toasts on screen at once that `--max-visible` accepts.
     static let maxVisibleLimit = AgentSettings.maxVisibleLimit
@@ -52,6 +58,12 @@ extension AgentSettings {
 /// with it), or it gets SIGINT or SIGTERM (it then saves its live toasts for the next agent and exits 0).
 enum AgentCommand {
     static func run(_ options: AgentOptions, environment: CommandEnvironment) async throws(CommandFailure) -> ExitCode {
+        if let journal = options.keeper {
+            return AgentKeeper.keep(journal: journal, environment: environment.variables)
+        }
+        if options.ifScheduled, (try? ScheduleStore.open(environment: environment.variables))?.load().isEmpty ?? true {
+            return .success
+        }
         let settings = try AgentSettings.resolve(options, environment: environment.variables)
         let signals = SignalWatcher([SIGINT, SIGTERM, SIGHUP])
         let started: ToastAgent?
@@ -66,6 +78,9 @@ enum AgentCommand {
             Output.error("an agent already runs on this session bus (use --replace to take over)")
             return .success
         }
+        // Started only now, with the name: a keeper of an agent that gave way would start another one.
+        let keeper = AgentKeeper.start(journal: agent.journalPath, environment: environment.variables)
+        defer { keeper.map(AgentKeeper.goodbye) }
         enum Stop: Sendable { case idle, signal(Int32), busClosed(String), replaced }
         let (stops, stop) = AsyncStream<Stop>.makeStream()
         let watchers = [
