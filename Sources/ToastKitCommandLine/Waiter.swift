@@ -42,8 +42,6 @@ struct WaitLimits: Sendable, Equatable {
         case screenLocked
         /// The center holds the toast until Do Not Disturb ends.
         case heldForDoNotDisturb
-        /// The person is typing a reply in a prompt (`--reply` on a server without a reply field).
-        case replying
     }
 
     /// Limits for a toast of `duration` (nil: indefinite) whose time starts at `now`.
@@ -84,6 +82,15 @@ struct WaitLimits: Sendable, Equatable {
     /// A server appeared and was asked to show the toast again.
     mutating func serverReturned() {
         serverGoneSince = nil
+    }
+
+    /// A reply prompt opened (`--reply` on a server without a reply field): the toast's time runs on, with at least
+    /// ``ToastReplyPrompt/allowance`` left, as the center's does; when it is up, the center closes the prompt.
+    mutating func replyAsked(now: Duration) {
+        guard let remaining else { return }
+        let left = runningSince.map { max(.zero, remaining - (now - $0)) } ?? remaining
+        self.remaining = max(left, ToastReplyPrompt.allowance + Self.slack)
+        if runningSince != nil { runningSince = now }
     }
 
     /// An action was invoked: its outcome is fixed, the toast's time no longer matters.
@@ -273,11 +280,9 @@ struct Waiter {
                 }
                 arm()
             case .event(.replyAsked(let toast, _)) where toast == id:
-                limits.stop(.replying, now: now())
+                limits.replyAsked(now: now())
                 arm()
             case .event(.replyCancelled(let toast, let actionID)) where toast == id:
-                limits.go(.replying, now: now())
-                arm()
                 emit("reply_cancelled", ["action": .string(actionID)])
             case .event(.replied(let toast, _, let text)) where toast == id:
                 reply = text

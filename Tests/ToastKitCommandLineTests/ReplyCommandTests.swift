@@ -95,6 +95,29 @@ import Testing
         }
     }
 
+    /// Issue 39: a prompt that never returns held `send --wait -d 3 --reply …` for ever. The toast's time runs on with
+    /// a minute to type (``ToastReplyPrompt/allowance``); then the prompt is closed and the wait ends, expired.
+    @Test(arguments: SendPath.allCases)
+    func aPromptThatNeverReturnsEndsWithTheToastsTime(_ path: SendPath) async throws {
+        try await withFakeServer { environment, server in
+            let fifo = "\(environment.directory)/prompt.fifo"
+            #expect(mkfifo(fifo, 0o600) == 0)
+            let lines = FIFOLines(fifo)
+            let process = try run(
+                ["send", "--json", "-d", "3", "--reply", "Responder", "Ana"], environment, path,
+                prompt: "echo $$ > \(fifo); exec sleep 3600")
+            let notification = try await server.nextNotification()
+            try server.emitActionInvoked(id: notification.id, key: "reply")
+            let prompt = try #require(Int32(try await lines.next(within: 30)))
+            let result = await process.finish()
+            #expect(result.status == 3, "expired: \(result.error)")
+            let said = events(result.output).compactMap { $0["event"] as? String }
+            #expect(said.suffix(2) == ["reply_cancelled", "closed"], "\(result.output)")
+            #expect(events(result.output).last?["reason"] as? String == "expired")
+            #expect(try await processEnds(prompt, within: 30), "the prompt \(prompt) is still open")
+        }
+    }
+
     /// Through the agent, after `send` has gone: the `--on-action` command of the reply action gets the text in
     /// TOASTKIT_REPLY, and the prompt ran with the sender's environment (TOASTKIT_REPLY_PROMPT was never the
     /// agent's own).

@@ -95,7 +95,10 @@ extension ToolProcess {
             server.stop()
             let successor = try await FakeNotificationServer.start(on: environment.bus, options: .init(firstID: 50))
             defer { successor.stop() }
-            let shownAgain = try await successor.nextNotification()
+            // Bounded: a tool that gave up meanwhile (exit 69 after 10 s without a server) shows nothing more.
+            let shownAgain = try await Deadline.run(within: .seconds(60), "Espera on the new server") {
+                try await successor.nextNotification()
+            }
             #expect(shownAgain.summary == "Espera")
             try successor.emitClosed(id: shownAgain.id, reason: 2)
             let (result, _) = await process.finish(killingAfter: .seconds(30), since: .now)

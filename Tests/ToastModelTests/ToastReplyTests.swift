@@ -93,8 +93,8 @@ struct ToastReplyTests {
             ])
     }
 
-    @Test("a button on a service without a field: the presenter is asked, the time stops until the text comes")
-    func thePromptStopsTheTime() async throws {
+    @Test("a button on a service without a field: the presenter is asked, and the toast has a minute for the text")
+    func thePromptGivesTheAllowance() async throws {
         let h = Harness()
         let trace = Trace()
         let pending = PendingAnswer()
@@ -109,17 +109,39 @@ struct ToastReplyTests {
                 == ToastReplyPrompt(
                     toastID: "M", title: "Ana", message: "¿Comemos?", actionTitle: "Responder",
                     field: ToastReplyField(placeholder: "Escribe…", submitTitle: "Enviar"), activationToken: "token-2"))
-        // Long past its four seconds: still there, its time stopped, while the person types.
-        await h.advance(to: 60)
+        // Long past its four seconds: still there while the person types, with the minute the prompt gives running.
+        await h.advance(to: 30)
         #expect(h.log.terminal.isEmpty)
-        #expect(h.center.entryState(of: "M")?.isRunning == false)
-        #expect(h.center.entryState(of: "M")?.remaining == .seconds(4))
+        #expect(h.center.entryState(of: "M")?.isRunning == true)
+        #expect(h.center.entryState(of: "M")?.remaining == .seconds(30))
 
         pending.give(.text("Voy"))
         await h.log.waitFor(.ended(id: "M", outcome: .actionInvoked(actionID: "reply")))
         #expect(trace.all == ["reply: Voy"])
         #expect(h.log.events.contains(.replied(id: "M", actionID: "reply", text: "Voy")))
         #expect(h.presenter.onScreen.isEmpty)
+    }
+
+    /// Issue 39: a prompt that never returns held `send --wait -d 3 --reply …` for ever. Every wait ends: when the
+    /// allowance is up, the prompt is closed and the toast expires.
+    @Test("a prompt that never returns: at the end of its minute the prompt is closed and the toast expires")
+    func aPromptThatNeverReturnsEndsWithTheToastsTime() async throws {
+        let h = Harness()
+        let pending = PendingAnswer()
+        h.presenter.answerReplies { _ in await pending.wait() }
+        h.center.present(message(Trace()))
+        await h.advance(to: 1)
+        try h.presenter.invokeAction("reply", on: "M")
+        await pending.asked()
+        await h.advance(to: 60.5)
+        #expect(h.log.terminal.isEmpty, "within the minute")
+        await h.advance(to: 61)
+        await h.log.waitFor(.ended(id: "M", outcome: .expired))
+        #expect(h.log.events.contains(.replyCancelled(id: "M", actionID: "reply")))
+        #expect(h.presenter.closedPrompts == ["M"])
+        pending.give(.text("tarde"))
+        await h.center.flush()
+        #expect(!h.log.events.contains { if case .replied = $0 { true } else { false } }, "too late: no answer")
     }
 
     @Test("a cancelled prompt: the toast stays, its time runs again from where it stopped, a second try works")

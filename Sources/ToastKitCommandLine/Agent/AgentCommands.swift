@@ -376,9 +376,8 @@ struct AgentWaiting {
                 case .paused: limits.pause(now: now())
                 case .resumed: limits.resume(now: now())
                 case .action where toast == id: limits.actionInvoked()
-                case .replyAsked where toast == id: limits.stop(.replying, now: now())
+                case .replyAsked where toast == id: limits.replyAsked(now: now())
                 case .replyCancelled where toast == id:
-                    limits.go(.replying, now: now())
                     state.emit("reply_cancelled", ["action": .string(details["action"]?.stringValue ?? "")])
                 default: break
                 }

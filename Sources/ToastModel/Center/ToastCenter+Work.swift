@@ -145,8 +145,8 @@ extension ToastCenter {
         mutate { stack, now in stack.completeAction(invocation, now: now) }
     }
 
-    /// Asks the presenter for a reply's text in a task of its own (the person may take a while; the toast's time
-    /// is stopped), then hands the result to the stack. Kept in view for ``flush()`` like a running handler, and
+    /// Asks the presenter for a reply's text in a task of its own (the person may take a while; the toast's time runs
+    /// on, with at least the reply allowance), then hands the result to the stack. Kept in view for ``flush()`` like a running handler, and
     /// cancelled when the stack closes the prompt (``ToastStack/Output/cancelReplyPrompt(presentation:)``).
     private func promptReply(
         _ presenter: (any ToastPresenter)?, _ invocation: ToastStack.ActionInvocation, _ prompt: ToastReplyPrompt

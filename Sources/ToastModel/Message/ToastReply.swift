@@ -3,10 +3,11 @@
 // A reply action is a ``ToastAction`` with a ``ToastAction/reply`` field. Where the service draws a text field in
 // the toast (Plasma's `inline-reply`), the person types there; elsewhere the action is a button, and choosing it
 // asks the presenter to prompt for the text (``ToastPresenter/promptReply(_:)``; the desktop presenter opens a small
-// dialog). The toast's time stops while the person types. The action's handler gets the text in
+// dialog). The toast's time runs on while the person types, with at least ``ToastReplyPrompt/allowance`` left; when
+// it is up the prompt is closed and the toast expires. The action's handler gets the text in
 // ``ToastActionContext/reply``; the center reports ``ToastEvent/replied(id:actionID:text:)`` before
 // ``ToastEvent/actionInvoked(id:actionID:activationToken:)``, or ``ToastEvent/replyCancelled(id:actionID:)`` when
-// the person closed the prompt (the toast stays, and its time runs again).
+// the person closed the prompt (the toast stays, with the time it has).
 
 /// The text field of a reply action.
 public struct ToastReplyField: Sendable, Hashable, Codable {
@@ -69,6 +70,11 @@ extension ToastAction {
 
 /// What a presenter is asked when the person chose a reply action on a service without a text field of its own.
 public struct ToastReplyPrompt: Sendable, Hashable {
+    /// The least time a timed toast has left once its reply prompt opens: one minute to type. The toast's time runs on
+    /// meanwhile (``ToastStack/Configuration/replyAllowance``); when it is up, the prompt is closed (the person's
+    /// text no longer answers) and the toast expires, so a prompt that never returns holds no wait for ever.
+    public static let allowance: Duration = .seconds(60)
+
     /// The toast's id.
     public var toastID: String
     /// The toast's title, for the prompt's title.

@@ -34,8 +34,9 @@ public protocol ToastPresenter: AnyObject, Sendable {
     /// report the center hands it no toast, so none slips past Do Not Disturb. False by default.
     var reportsDoNotDisturb: Bool { get }
     /// Asks the person for a reply's text: the person chose a reply action (``ToastAction/reply``) on a service
-    /// that draws no text field of its own. The toast's time stops until this returns. The default says no prompt
-    /// can be shown.
+    /// that draws no text field of its own. The toast's time runs on meanwhile, with at least
+    /// ``ToastReplyPrompt/allowance`` left; when it is up, the task is cancelled (close the prompt then). The default
+    /// says no prompt can be shown.
     func promptReply(_ prompt: ToastReplyPrompt) async -> ToastReplyPromptResult
 }
 

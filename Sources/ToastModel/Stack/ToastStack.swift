@@ -34,6 +34,9 @@ public struct ToastStack: Sendable {
         public var confirmationDuration: Duration
         /// The built-in labels.
         public var labels: ToastLabels
+        /// The least time a timed toast has left once a reply prompt opens for it (``ToastReplyPrompt/allowance``):
+        /// its time runs on, and when it is up the prompt is closed and the toast expires.
+        public var replyAllowance: Duration
 
         /// Creates a configuration. `maxVisible` below 1 is taken as 1.
         public init(
@@ -41,13 +44,15 @@ public struct ToastStack: Sendable {
             maxVisible: Int = 1,
             overflow: ToastOverflowPolicy = .queue,
             confirmationDuration: Duration = .milliseconds(1500),
-            labels: ToastLabels = ToastLabels(language: .english)
+            labels: ToastLabels = ToastLabels(language: .english),
+            replyAllowance: Duration = ToastReplyPrompt.allowance
         ) {
             self.defaultDuration = defaultDuration
             self.maxVisible = max(1, maxVisible)
             self.overflow = overflow
             self.confirmationDuration = confirmationDuration
             self.labels = labels
+            self.replyAllowance = replyAllowance
         }
     }
 
@@ -130,6 +135,8 @@ public struct ToastStack: Sendable {
         /// Whether ``pendingAction`` is a reply action whose text is being asked for (``Output/promptReply(_:_:)``):
         /// nothing is decided yet, so whatever ends the toast meanwhile reports its own outcome and closes the prompt.
         var isPrompting = false
+        /// The time it had left when its reply prompt opened: a prompt closed without a text leaves it no more.
+        var remainingBeforePrompt: Duration?
         /// Whether the presenter was last told that this entry's timer runs (see ``reconcile(now:into:)``).
         var toldRunning = false
         /// Whether it was reported as sent to the presenter during Do Not Disturb.
@@ -471,6 +478,7 @@ public struct ToastStack: Sendable {
             cancelPrompt(of: entries[index], into: &out)
             entries[index].isPrompting = false
             entries[index].pendingAction = nil
+            leavePrompt(at: index, now: now)
             if entries[index].presenter == .gone { entries[index].presenter = .off }
         }
         if doNotDisturb.isOn { out.append(.event(.doNotDisturbChanged(.off))) }
@@ -494,9 +502,9 @@ public struct ToastStack: Sendable {
         expireDue(now: now, into: &out)
         switch report {
         case .actionInvoked(let toastID, let key, let token):
-            invokeAction(toastID: toastID, key: key, token: token, reply: nil, into: &out)
+            invokeAction(toastID: toastID, key: key, token: token, reply: nil, now: now, into: &out)
         case .replied(let toastID, let key, let text, let token):
-            invokeAction(toastID: toastID, key: key, token: token, reply: text, into: &out)
+            invokeAction(toastID: toastID, key: key, token: token, reply: text, now: now, into: &out)
         case .closed(let toastID, let reason):
             closedByPresenter(toastID: toastID, reason: reason, into: &out)
         case .failed(let toastID, let reason, let recoverable):
@@ -562,7 +570,7 @@ public struct ToastStack: Sendable {
     /// The person chose an action (`reply`: with the text typed in the service's own reply field). A reply action
     /// chosen as a plain button asks for its text first (``Output/promptReply(_:_:)``).
     private mutating func invokeAction(
-        toastID: String, key: String, token: String?, reply: String?, into out: inout [Output]
+        toastID: String, key: String, token: String?, reply: String?, now: Duration, into out: inout [Output]
     ) {
         guard let index = entries.firstIndex(where: { $0.id == toastID }),
             entries[index].presenter == .shown, entries[index].pendingAction == nil || entries[index].isPrompting,
@@ -591,6 +599,12 @@ public struct ToastStack: Sendable {
                 activationToken: token)
             out.append(.event(.replyAsked(id: message.id, actionID: action.id)))
             out.append(.promptReply(invocation, prompt))
+            // Every wait ends: the toast's time runs on while the prompt is open, with at least the reply allowance.
+            if let left = entries[index].remaining(at: now) {
+                entries[index].remainingBeforePrompt = left
+                entries[index].remaining = max(left, configuration.replyAllowance)
+                if entries[index].runningSince != nil { entries[index].runningSince = now }
+            }
         } else {
             out.append(.runAction(invocation))
         }
@@ -619,6 +633,7 @@ public struct ToastStack: Sendable {
             out.append(.runAction(answered))
         case .cancelled, .unavailable:
             entries[index].pendingAction = nil
+            leavePrompt(at: index, now: now)
             if entries[index].presenter == .gone {
                 // Closed by the server meanwhile: shown again, wherever it stands among the visible ones.
                 entries[index].presenter = .off
@@ -631,6 +646,16 @@ public struct ToastStack: Sendable {
         }
         reconcile(now: now, into: &out)
         return out
+    }
+
+    /// A reply prompt closed without a text: the toast keeps the time it has, but no more than it had when the prompt
+    /// opened (the allowance was for typing).
+    private mutating func leavePrompt(at index: Int, now: Duration) {
+        guard let before = entries[index].remainingBeforePrompt else { return }
+        entries[index].remainingBeforePrompt = nil
+        guard let left = entries[index].remaining(at: now) else { return }
+        entries[index].remaining = min(left, before)
+        if entries[index].runningSince != nil { entries[index].runningSince = now }
     }
 
     private mutating func closedByPresenter(
@@ -778,7 +803,10 @@ public struct ToastStack: Sendable {
         }
         let timed = min(2, entries.count)
         for index in 0..<timed {
-            let shouldRun = tellsRunning(index, visibleCount: visibleCount) && entries[index].pendingAction == nil
+            // An action in flight stops the clock; a reply prompt does not (``Configuration/replyAllowance``).
+            let shouldRun =
+                tellsRunning(index, visibleCount: visibleCount)
+                && (entries[index].pendingAction == nil || entries[index].isPrompting)
             if shouldRun, entries[index].runningSince == nil {
                 entries[index].runningSince = now
             } else if !shouldRun, entries[index].runningSince != nil {
