@@ -50,7 +50,8 @@ let package = Package(
         .target(name: "BenchmarkSupport", swiftSettings: strict),
         .executableTarget(name: "DBusBenchmark", dependencies: ["DBus", "BenchmarkSupport"], swiftSettings: strict),
         .executableTarget(
-            name: "ToastKitBenchmark", dependencies: ["ToastKit", "DBus", "BenchmarkSupport"], swiftSettings: strict),
+            name: "ToastKitBenchmark", dependencies: ["ToastKit", "ToastKitAgent", "DBus", "BenchmarkSupport"],
+            swiftSettings: strict),
         .target(
             name: "TestSupport", dependencies: ["DBus", "FreedesktopNotifications", "CSpawn"],
             path: "Tests/TestSupport",

@@ -17,6 +17,8 @@
 #      and a plain toast (no duration), which needs no agent: shown directly, as notify-send's
 #   P8 one Present to a running agent with its application's queue empty, then with 10,000 toasts waiting
 #   P9 a chatty command (1,500,000 lines) through `toastkit run` against the command alone
+#   P10 one schedule written (ScheduleStore.put, what `send --in` costs the agent) with none kept, then with 10,000
+#       (no bus: `--only P10` builds toastkit-benchmark alone, and needs neither the packages nor the C programs)
 # Defaults: 3 rounds × 10,000 calls, window 64, 200 hyperfine runs, 1,000 action iterations, 10 s idle (~3 min on
 # 2 cores). --quick: 1 round × 2,000 calls, 50 runs, 300 iterations, checkpoints 1k,10k,30k, 3 s idle (~40 s).
 # Release binaries come from `swift build -c release`; the C programs are built into .build/bench-c/.
@@ -25,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=3 calls=10000 window=64 runs=200 iterations=1000 checkpoints=1000,10000,100000 idle=10
-only=P1,P2,P3,P4,P5,P6,P7,P8,P9
+only=P1,P2,P3,P4,P5,P6,P7,P8,P9,P10
 scratch=()
 keep=""
 while [[ $# -gt 0 ]]; do
@@ -41,39 +43,49 @@ while [[ $# -gt 0 ]]; do
         --only) only="$2"; shift 2 ;;
         --keep) keep="$2"; shift 2 ;;
         --scratch-path) scratch=(--scratch-path "$2"); shift 2 ;;
-        -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
         *) echo "bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 wants() { [[ ",$only," == *",$1,"* ]]; }
+# P1–P9 need the bus, the instant server, the packages and the C programs; P10 only toastkit-benchmark.
+bus=false
+for section in P1 P2 P3 P4 P5 P6 P7 P8 P9; do wants "$section" && bus=true; done
 
-scripts/install-deps.sh bench
-for tool in gcc pkg-config dbus-daemon swift hyperfine notify-send gdbus /usr/bin/python3; do
-    command -v "$tool" >/dev/null || { echo "bench.sh: $tool is not installed" >&2; exit 1; }
-done
-/usr/bin/python3 -c 'import dbus, gi' 2>/dev/null || { echo "bench.sh: python3-dbus/python3-gi missing" >&2; exit 1; }
+if $bus; then
+    scripts/install-deps.sh bench
+    for tool in gcc pkg-config dbus-daemon swift hyperfine notify-send gdbus /usr/bin/python3; do
+        command -v "$tool" >/dev/null || { echo "bench.sh: $tool is not installed" >&2; exit 1; }
+    done
+    /usr/bin/python3 -c 'import dbus, gi' 2>/dev/null \
+        || { echo "bench.sh: python3-dbus/python3-gi missing" >&2; exit 1; }
+fi
+command -v swift >/dev/null || { echo "bench.sh: swift is not installed" >&2; exit 1; }
 
 # --- Build -----------------------------------------------------------------------------------------------------
 c_dir=.build/bench-c
 mkdir -p "$c_dir"
-echo "== build C programs ($c_dir, gcc -O2)"
-# pkg-config prints the flags on one line, separated by spaces: split them into words once.
-read -ra dbus_flags <<<"$(pkg-config --cflags --libs dbus-1)"
-read -ra dbus_cflags <<<"$(pkg-config --cflags dbus-1)"
-for program in instant-notifications-server raw-notify-oneshot raw-libdbus-client; do
-    gcc -O2 -Wall -Wextra -o "$c_dir/$program" "scripts/benchmarks/$program.c" "${dbus_flags[@]}"
-done
-gcc -O2 -Wall -Wextra -o "$c_dir/run-rusage" scripts/benchmarks/run-rusage.c
-# The C one-shot again, linked statically like toastkit (scripts/build-cli.sh): shown for context in P1; the
-# target stays the usual dynamically linked build.
-gcc -O2 -Wall -Wextra -static -o "$c_dir/raw-notify-oneshot-static" scripts/benchmarks/raw-notify-oneshot.c \
-    "${dbus_cflags[@]}" scripts/static/no-systemd-sockets.c -l:libdbus-1.a -lpthread 2>&1 \
-    | grep -v -e "in statically linked applications requires at runtime" -e "in function \`" >&2 || true
-[[ -x "$c_dir/raw-notify-oneshot-static" ]] || { echo "bench.sh: the static C one-shot did not build" >&2; exit 1; }
-echo "== scripts/build-cli.sh (toastkit: fully static, release)"
-toastkit="$(scripts/build-cli.sh ${scratch[@]:+--scratch-path "${scratch[1]}/static"} 2>"$c_dir/build-cli.log")" \
-    || { cat "$c_dir/build-cli.log" >&2; exit 1; }
-tail -n 1 "$c_dir/build-cli.log"
+if $bus; then
+    echo "== build C programs ($c_dir, gcc -O2)"
+    # pkg-config prints the flags on one line, separated by spaces: split them into words once.
+    read -ra dbus_flags <<<"$(pkg-config --cflags --libs dbus-1)"
+    read -ra dbus_cflags <<<"$(pkg-config --cflags dbus-1)"
+    for program in instant-notifications-server raw-notify-oneshot raw-libdbus-client; do
+        gcc -O2 -Wall -Wextra -o "$c_dir/$program" "scripts/benchmarks/$program.c" "${dbus_flags[@]}"
+    done
+    gcc -O2 -Wall -Wextra -o "$c_dir/run-rusage" scripts/benchmarks/run-rusage.c
+    # The C one-shot again, linked statically like toastkit (scripts/build-cli.sh): shown for context in P1; the
+    # target stays the usual dynamically linked build.
+    gcc -O2 -Wall -Wextra -static -o "$c_dir/raw-notify-oneshot-static" scripts/benchmarks/raw-notify-oneshot.c \
+        "${dbus_cflags[@]}" scripts/static/no-systemd-sockets.c -l:libdbus-1.a -lpthread 2>&1 \
+        | grep -v -e "in statically linked applications requires at runtime" -e "in function \`" >&2 || true
+    [[ -x "$c_dir/raw-notify-oneshot-static" ]] \
+        || { echo "bench.sh: the static C one-shot did not build" >&2; exit 1; }
+    echo "== scripts/build-cli.sh (toastkit: fully static, release)"
+    toastkit="$(scripts/build-cli.sh ${scratch[@]:+--scratch-path "${scratch[1]}/static"} 2>"$c_dir/build-cli.log")" \
+        || { cat "$c_dir/build-cli.log" >&2; exit 1; }
+    tail -n 1 "$c_dir/build-cli.log"
+fi
 echo "== swift build -c release --product toastkit-benchmark ${scratch[*]}"
 swift build -c release --static-swift-stdlib --product toastkit-benchmark "${scratch[@]}" 2>&1 | tail -n 1
 benchmark="$(swift build -c release --static-swift-stdlib --show-bin-path "${scratch[@]}")/toastkit-benchmark"
@@ -131,25 +143,29 @@ cat >"$work/bus.conf" <<CONF
   <servicedir>$work/services</servicedir>
 </busconfig>
 CONF
-mkdir -p "$work/services"
-sed "s|@BINDIR@|$(dirname "$toastkit")|" scripts/dbus/org.toastkit.Agent1.service.in >"$work/services/org.toastkit.Agent1.service"
-# The CLI and the agent keep their state under the XDG folders: fresh ones, so runs never touch the real ones (set
-# before the bus starts: an activated agent inherits the bus's environment). XDG_RUNTIME_DIR is a tmpfs on a desktop
-# (/run/user/UID): here a folder in /dev/shm, so the agent's and the --id store's fsyncs cost what they cost there.
-runtime="$(mktemp -d /dev/shm/toastkit-bench-runtime.XXXXXX)"
-mkdir -m 700 "$work/state" "$work/config"
-export XDG_RUNTIME_DIR="$runtime" XDG_STATE_HOME="$work/state" XDG_CONFIG_HOME="$work/config"
-dbus-daemon --config-file="$work/bus.conf" --nofork --print-address=1 >"$work/address" 2>"$work/daemon.log" &
-daemon_pid=$!
-for _ in $(seq 100); do [[ -s "$work/address" ]] && break; sleep 0.05; done
-address="$(head -n 1 "$work/address")"
-[[ -n "$address" ]] || { echo "bench.sh: dbus-daemon did not start:" >&2; cat "$work/daemon.log" >&2; exit 1; }
-export DBUS_SESSION_BUS_ADDRESS="$address"
+# P1–P9's bus, with the instant server on it.
+if $bus; then
+    mkdir -p "$work/services"
+    sed "s|@BINDIR@|$(dirname "$toastkit")|" scripts/dbus/org.toastkit.Agent1.service.in >"$work/services/org.toastkit.Agent1.service"
+    # The CLI and the agent keep their state under the XDG folders: fresh ones, so runs never touch the real ones
+    # (set before the bus starts: an activated agent inherits the bus's environment). XDG_RUNTIME_DIR is a tmpfs on a
+    # desktop (/run/user/UID): here a folder in /dev/shm, so the agent's and the --id store's fsyncs cost what they
+    # cost there.
+    runtime="$(mktemp -d /dev/shm/toastkit-bench-runtime.XXXXXX)"
+    mkdir -m 700 "$work/state" "$work/config"
+    export XDG_RUNTIME_DIR="$runtime" XDG_STATE_HOME="$work/state" XDG_CONFIG_HOME="$work/config"
+    dbus-daemon --config-file="$work/bus.conf" --nofork --print-address=1 >"$work/address" 2>"$work/daemon.log" &
+    daemon_pid=$!
+    for _ in $(seq 100); do [[ -s "$work/address" ]] && break; sleep 0.05; done
+    address="$(head -n 1 "$work/address")"
+    [[ -n "$address" ]] || { echo "bench.sh: dbus-daemon did not start:" >&2; cat "$work/daemon.log" >&2; exit 1; }
+    export DBUS_SESSION_BUS_ADDRESS="$address"
 
-"$server" >"$work/server.out" &
-server_pid=$!
-for _ in $(seq 100); do grep -q '^ready' "$work/server.out" 2>/dev/null && break; sleep 0.05; done
-grep -q '^ready' "$work/server.out" || { echo "bench.sh: the instant server did not start" >&2; exit 1; }
+    "$server" >"$work/server.out" &
+    server_pid=$!
+    for _ in $(seq 100); do grep -q '^ready' "$work/server.out" 2>/dev/null && break; sleep 0.05; done
+    grep -q '^ready' "$work/server.out" || { echo "bench.sh: the instant server did not start" >&2; exit 1; }
+fi
 
 results="$work/results.jsonl"
 : >"$results"
@@ -158,7 +174,7 @@ record() { # bench client json
 }
 started=$(date +%s)
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); $(uname -r)"
-echo "   bus $address; instant server pid $server_pid; libdbus $(pkg-config --modversion dbus-1)"
+if $bus; then echo "   bus $address; instant server pid $server_pid; libdbus $(pkg-config --modversion dbus-1)"; fi
 
 # The agent's pid, asked of the bus (never of the agent: that would start one).
 agent_pid() {
@@ -337,6 +353,15 @@ if wants P9; then
         >"$work/p9.log" 2>&1 || { cat "$work/p9.log" >&2; exit 1; }
     record P9 run "$(/usr/bin/python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))))' \
         "$work/p9.json")"
+fi
+
+# --- P10 -------------------------------------------------------------------------------------------------------
+if wants P10; then
+    echo "== P10: one schedule written (ScheduleStore.put) with none kept, then with 10,000 ($rounds round(s))"
+    for _ in $(seq "$rounds"); do
+        # Its stores in folders of their own under $work (removed with it), on the disk a state folder is on.
+        record P10 schedules "$(TMPDIR="$work" "$benchmark" schedules --calls 200 --checkpoints 10000)"
+    done
 fi
 
 echo "== done in $(($(date +%s) - started)) s (after the build)"

@@ -242,9 +242,10 @@ extension AgentLedger {
     }
 
     /// What the user's store holds now (`entries`, `due` giving each one's machine time): each new or moved schedule
-    /// is kept, each gone one cancelled. Returns what to do and the ids taken up.
+    /// is kept, each gone one cancelled — of every id, or (`ids`) of those ids only, when `entries` are what the
+    /// files of those ids hold (the files that changed). Returns what to do and the ids taken up.
     package mutating func reconcile(
-        _ entries: [ScheduleStore.Entry], due time: (Double) -> Duration, now: Duration
+        _ entries: [ScheduleStore.Entry], ids: Set<String>? = nil, due time: (Double) -> Duration, now: Duration
     ) -> (actions: [AgentMachine.Action], taken: [String]) {
         guard phase != .leaving, phase != .stopping else { return ([], []) }
         var actions: [AgentMachine.Action] = []
@@ -262,7 +263,8 @@ extension AgentLedger {
             actions += kept
         }
         let onDisk = Set(entries.map(\.id))
-        for id in scheduled.keys.sorted() where !onDisk.contains(id) {
+        let looked = ids.map { $0.filter { scheduled[$0] != nil } } ?? Set(scheduled.keys)
+        for id in looked.sorted() where !onDisk.contains(id) {
             actions += cancelSchedule(id, now: now) ?? []
         }
         return (actions, taken)

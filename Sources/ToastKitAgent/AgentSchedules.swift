@@ -58,7 +58,7 @@ extension ToastAgent {
         defer { leave() }
         guard let entry = ledger.withLock({ $0.takeDue(id) }) else { return }
         // A session with no notification server (a headless `dbus-run-session`, an SSH login) leaves the toast to
-        // one that has one: unclaimed, it stays in the user's file for that session's agent, and this one takes it
+        // one that has one: unclaimed, it stays in the user's store for that session's agent, and this one takes it
         // up again if a server comes here.
         guard await sessionShowsToasts() else {
             ErrorLine.write(
@@ -166,33 +166,38 @@ extension ToastAgent {
         }
     }
 
-    /// Holds what the user's `scheduled.json` holds: at start (each toast waits for its time, or is shown at once when
-    /// its time came while no agent ran), and whenever the file changes (``ScheduleWatch``) — a schedule another
-    /// session's agent or `close --id` made, moved or removed, a toast another agent showed (claimed) or gave back
-    /// (``ClaimedSchedules``). The first agent of the user to reach a toast's time shows it.
-    func takeUpSchedules() {
-        guard let schedules, let entries = schedules.loadIfLocked() else { return }
-        // A claimed id is off the file until given back: one found there is a newer schedule of the id, taken up as
+    /// Holds what the user's store of schedules holds: at start (each toast waits for its time, or is shown at once
+    /// when its time came while no agent ran), and whenever files of it change (``ScheduleWatch``, `changed`: their
+    /// names, nil when any may have) — a schedule another session's agent or `close --id` made, moved or removed, a
+    /// toast another agent showed (claimed) or gave back (``ClaimedSchedules``). Only the files that changed are read
+    /// again when their names tell their ids. The first agent of the user to reach a toast's time shows it.
+    func takeUpSchedules(changed: Set<String>? = nil) {
+        guard let schedules else { return }
+        let some = changed.flatMap { schedules.load(names: $0) }
+        guard let entries = some?.entries ?? schedules.loadIfLocked() else { return }
+        // A claimed id is off the disk until given back: one found there is a newer schedule of the id, taken up as
         // any other (a stale reading costs one claim that fails, for its due time is gone).
-        let (actions, taken) = ledger.withLock { $0.reconcile(entries, due: machineTime(of:), now: now()) }
+        let (actions, taken) = ledger.withLock {
+            $0.reconcile(entries, ids: some?.ids, due: machineTime(of:), now: now())
+        }
         if !taken.isEmpty {
             ErrorLine.write("taking up \(taken.count) scheduled toast(s): \(taken.joined(separator: ", "))")
         }
         perform(actions)
     }
 
-    /// Follows the user's `scheduled.json` from now on (``takeUpSchedules()`` on each change); without inotify, says so
-    /// once and looks at the file every couple of seconds.
+    /// Follows the user's store of schedules from now on (``takeUpSchedules(changed:)`` on each change of its
+    /// folder); without inotify, says so once and looks at the folder every couple of seconds.
     func watchSchedules() {
         guard let schedules else { return }
         let folder = schedules.folder
-        let (watch, unwatched) = ScheduleWatch.start(folder: folder, name: ScheduleStore.fileName) { [weak self] in
-            self?.takeUpSchedules()
+        let (watch, unwatched) = ScheduleWatch.start(folder: folder) { [weak self] changed in
+            self?.takeUpSchedules(changed: changed)
         }
         scheduleWatch.withLock { $0 = watch }
         if let unwatched {
             ErrorLine.write(
-                "warning: \(folder) cannot be watched (\(unwatched)): \(ScheduleStore.fileName) is looked at every"
+                "warning: \(folder) cannot be watched (\(unwatched)): it is looked at every"
                     + " \(ScheduleWatch.pollInterval.components.seconds) s instead")
         }
     }

@@ -2,8 +2,9 @@ import FoundationEssentials
 import Glibc
 package import ToastModel
 
-// What of a scheduled toast's sender's environment is kept on disk (`scheduled.json`, which outlives the session and a
-// reboot), and the runtime files that hold the rest for as long as the user's session lasts.
+// What of a scheduled toast's sender's environment is kept on disk (its file in the state folder's `scheduled/`, which
+// outlives the session and a reboot), and the runtime files that hold the rest for as long as the user's session
+// lasts.
 
 /// The part of a sender's environment a scheduled toast keeps on disk, and the files in the runtime folder that hold
 /// the rest.
@@ -57,8 +58,8 @@ package enum KeptEnvironment {
             && token.unicodeScalars.allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) }
     }
 
-    /// The runtime files of one user's scheduled toasts: `<folder>/scheduled-env-<token>.json`. The caller holds the
-    /// schedule store's lock.
+    /// The runtime files of one user's scheduled toasts: `<folder>/scheduled-env-<token>.json`. Written and removed
+    /// under the schedule store's lock; read by any reader of a schedule (a file is whole before a schedule names it).
     package struct Files: Sendable {
         /// The runtime folder.
         package let folder: String

@@ -10,10 +10,11 @@
 //   replace (P6) one id presented N times in a loop: the cost of each present, the Notify calls the server got and
 //                the time until it has the final text.
 //   agent-queue (P8) Present to a running agent with its application's queue empty, then with 10,000 waiting.
+//   schedules (P10) one ScheduleStore.put (a `send --in`'s write) with no other schedule, then with 10,000 (no bus).
 //   markup       BodyMarkup.sanitize/strip on 64 KiB of `<`, of unclosed nested tags and of ordinary markup
 //                (issue 12 item 9; no bus).
 //
-// Every mode needs scripts/benchmarks/instant-notifications-server on the bus (it owns
+// Every mode but markup and schedules needs scripts/benchmarks/instant-notifications-server on the bus (it owns
 // org.freedesktop.Notifications and has the org.toastkit.Bench extras: EmitAction, Stats). Each prints one JSON line.
 
 import BenchmarkSupport
@@ -22,7 +23,7 @@ import Foundation
 import Glibc
 
 struct Options {
-    enum Mode: String { case burst, action, memory, idle, replace, markup, agentQueue = "agent-queue" }
+    enum Mode: String { case burst, action, memory, idle, replace, markup, schedules, agentQueue = "agent-queue" }
     enum Client: String { case library, raw }
 
     var mode = Mode.burst
@@ -49,10 +50,11 @@ struct Options {
                toastkit-benchmark replace [--calls N] [--warmup N] [--address ADDR]
                toastkit-benchmark markup [--bytes N] [--iterations R]
                toastkit-benchmark agent-queue [--calls N] [--checkpoints QUEUED] [--address ADDR]
+               toastkit-benchmark schedules [--calls N] [--checkpoints EXISTING]
 
           --address ADDR   the bus (default: DBUS_SESSION_BUS_ADDRESS); instant-notifications-server must run on it
           --client C       library: ToastCenter + DesktopNotificationPresenter (default); raw: NotificationsClient
-          --calls N        timed calls per mode (default 10000)
+          --calls N        timed calls per mode (default 10000; schedules: timed puts per store, default 200)
           --window W       calls in flight in the pipelined mode (default 64)
           --warmup N       untimed calls (burst) or iterations (action) first (default 1000 / 50)
           --executor E     raw client only: io runs the loop on the connection's I/O thread (default), global on
@@ -60,7 +62,8 @@ struct Options {
           --modes LIST     burst with the library client: the timed modes to run, of sequential,pipelined,burst
                            (default all; the others report 0, for profiling one of them)
           --iterations N   action: timed iterations (default 1000)
-          --checkpoints L  memory: cumulative toast counts at which RSS is read
+          --checkpoints L  memory: cumulative toast counts at which RSS is read; agent-queue, schedules: the
+                           toasts waiting, the schedules kept (the last number)
           --batch B        memory: toasts presented at once per batch (default 1000)
           --seconds S      idle: the measured window (default 10)
           --bytes N        markup: the size of each input (default 65536); --iterations: runs, best kept (default 3)
@@ -72,6 +75,7 @@ struct Options {
         var index = 0
         var warmupGiven = false
         var iterationsGiven = false
+        var callsGiven = false
         func value() -> String {
             index += 1
             guard index < arguments.count else { fail("\(arguments[index - 1]) needs a value\n\n\(usage)", code: 2) }
@@ -89,7 +93,8 @@ struct Options {
                 exit(0)
             }
             fail(
-                "the first argument is the mode: burst, action, memory, idle, replace, markup or agent-queue\n\n\(usage)",
+                "the first argument is the mode: burst, action, memory, idle, replace, markup, schedules or agent-queue\n\n"
+                    + usage,
                 code: 2)
         }
         options.mode = mode
@@ -97,7 +102,9 @@ struct Options {
         while index < arguments.count {
             switch arguments[index] {
             case "--address": options.address = value()
-            case "--calls": options.calls = count(value(), minimum: 1)
+            case "--calls":
+                options.calls = count(value(), minimum: 1)
+                callsGiven = true
             case "--window": options.window = count(value(), minimum: 1)
             case "--warmup":
                 options.warmup = count(value(), minimum: 0)
@@ -134,6 +141,7 @@ struct Options {
         }
         if mode == .action && !warmupGiven { options.warmup = 50 }
         if mode == .markup && !iterationsGiven { options.iterations = 3 }
+        if mode == .schedules && !callsGiven { options.calls = 200 }
         return options
     }
 }
@@ -194,6 +202,9 @@ func runBurst(_ options: Options, bus: BusAddress, control: ServerControl) async
 
 func run(_ options: Options) async throws -> String {
     if options.mode == .markup { return markupTimes(size: options.bytes, repeats: options.iterations) }
+    if options.mode == .schedules {
+        return try schedulePuts(calls: options.calls, existing: options.checkpoints.last ?? 10_000).json
+    }
     if options.mode == .agentQueue {
         let bus: BusAddress = options.address.map { .address($0) } ?? .session
         return try await agentQueue(
@@ -219,7 +230,7 @@ func run(_ options: Options) async throws -> String {
             ("batch", String(options.batch)), ("baseline", baseline.json),
             ("points", "[" + points.map(\.json).joined(separator: ",") + "]"),
         ])
-    case .markup, .agentQueue:
+    case .markup, .agentQueue, .schedules:
         return markupTimes(size: options.bytes, repeats: options.iterations)
     case .idle:
         let (cpu, wall) = try await idleCPU(bus: bus, seconds: options.seconds)

@@ -14,7 +14,7 @@ struct CloseCommand {
         case .id(let id):
             // The agent owns the connection that sent its toasts (GNOME Shell closes only those).
             if try closeThroughAgent(id) { return .success }
-            // A scheduled toast no agent runs for now (or another session's agent keeps): it is the user's file's.
+            // A scheduled toast no agent runs for now (or another session's agent keeps): it is the user's store's.
             if (try? ScheduleStore.open(environment: environment.variables).remove(id)) == true { return .success }
             let store = try IDStore.open(environment: environment.variables)
             let session: IDStore.Session

@@ -151,6 +151,28 @@ import ToastModel
         #expect(ledger.scheduled.isEmpty)
     }
 
+    /// Issue 39: told which files of the store changed, the agent reconciles their ids only — a schedule of another
+    /// id is not cancelled for being absent from what was read, a gone one of those ids is, and one fired on its way
+    /// to be claimed is left to its claim.
+    @Test func aReconcileOfSomeIdsLeavesTheOthersAsTheyAre() {
+        var ledger = started()
+        let entries = ["a", "b", "c"].map { ScheduleStore.Entry(id: $0, due: 2_000_000_000, request: request($0)) }
+        _ = ledger.reconcile(entries, due: { _ in .seconds(10) }, now: .zero)
+        #expect(Set(ledger.scheduled.keys) == ["a", "b", "c"])
+        // b moved, c gone; a not looked at.
+        var moved = entries[1]
+        moved.due += 60
+        let (actions, taken) = ledger.reconcile([moved], ids: ["b", "c"], due: { _ in .seconds(70) }, now: .seconds(1))
+        #expect(taken == ["b"], "\(actions)")
+        #expect(Set(ledger.scheduled.keys) == ["a", "b"])
+        #expect(ledger.scheduled["b"]?.due == moved.due)
+        // a fires; its claim removes its file, and the change told is no cancel of it.
+        #expect(ledger.handle(.scheduleDeadline(now: .seconds(10))).contains(.fire(ids: ["a"])))
+        _ = ledger.reconcile([], ids: ["a"], due: { _ in .zero }, now: .seconds(11))
+        #expect(ledger.takeDue("a") != nil, "still to be shown")
+        #expect(Set(ledger.scheduled.keys) == ["b"])
+    }
+
     /// Once the agent is leaving, nothing from a schedule is fired, taken up or admitted (its claimed toasts were
     /// given back), calls are refused (their senders call the next agent), and what waited for the adoption goes on.
     @Test func aLeavingAgentTakesNothingFromASchedule() {

@@ -10,7 +10,7 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("toastkit-claimed-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let store = try ScheduleStore.open(environment: ["XDG_STATE_HOME": folder])
-        try body(store, "\(folder)/toastkit/scheduled.json")
+        try body(store, store.path(of: "a"))
     }
 
     private func entry(_ id: String, due: Double = 1_800_000_000) -> ScheduleStore.Entry {

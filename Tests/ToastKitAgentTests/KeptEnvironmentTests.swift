@@ -4,8 +4,8 @@ import Testing
 
 @testable import ToastKitAgent
 
-/// What a scheduled toast keeps of its sender's environment (issue 40): the user's `scheduled.json`, which outlives the
-/// session and a reboot, has only the kept variables (``KeptEnvironment``); the rest is in a runtime file, merged back
+/// What a scheduled toast keeps of its sender's environment (issue 40): its file in the user's state folder, which
+/// outlives the session and a reboot, has only the kept variables (``KeptEnvironment``); the rest is in a runtime file, merged back
 /// while it is there, removed with its schedule, and its loss never costs the toast. Real files in folders of the
 /// test's own.
 @Suite struct KeptEnvironmentTests {
@@ -15,7 +15,10 @@ import Testing
         var state: String { "\(root)/state" }
         var runtime: String { "\(root)/runtime" }
         var environment: [String: String] { ["XDG_STATE_HOME": state, "XDG_RUNTIME_DIR": runtime] }
-        var schedulesPath: String { "\(state)/toastkit/scheduled.json" }
+        /// The file of the schedule of `id`.
+        func schedulePath(_ id: String) -> String { "\(state)/toastkit/scheduled/\(id).json" }
+        /// The single file of earlier versions.
+        var oldSchedulesPath: String { "\(state)/toastkit/scheduled.json" }
 
         /// The runtime files of the senders' variables.
         var runtimeFiles: [String] {
@@ -70,12 +73,12 @@ import Testing
         try withFolders { folders, store in
             try store.put(entry("cita", environment: sender))
             let stateFiles = folders.stateFiles
-            #expect(stateFiles.map(\.path).contains(folders.schedulesPath))
+            #expect(stateFiles.map(\.path).contains(folders.schedulePath("cita")))
             for (path, text) in stateFiles {
                 #expect(!text.contains("s3cr3t") && !text.contains("SCRIPT_NOTE"), "\(path): \(text)")
                 #expect(mode(path) == 0o600, "\(path): \(String(mode(path), radix: 8))")
             }
-            let schedules = try String(contentsOfFile: folders.schedulesPath, encoding: .utf8)
+            let schedules = try String(contentsOfFile: folders.schedulePath("cita"), encoding: .utf8)
             for (name, value) in kept { #expect(schedules.contains("\"\(name)\":\"\(value)\""), "\(schedules)") }
 
             let runtimeFiles = folders.runtimeFiles
@@ -95,7 +98,7 @@ import Testing
             // Claimed (shown): its runtime file goes with its schedule.
             #expect(try store.claim("cita", due: read.due))
             #expect(folders.runtimeFiles.isEmpty)
-            #expect(!FileManager.default.fileExists(atPath: folders.schedulesPath))
+            #expect(!FileManager.default.fileExists(atPath: folders.schedulePath("cita")))
         }
     }
 
@@ -164,11 +167,12 @@ import Testing
                 {"title":"Vieja","actions":[{"id":"x","label":"X"}],"on_action":{"x":["true"]},\
                 "environment":\(environment)}}]}
                 """
-            #expect(FileManager.default.createFile(atPath: folders.schedulesPath, contents: Data(old.utf8)))
-            #expect(chmod(folders.schedulesPath, 0o600) == 0)
+            #expect(FileManager.default.createFile(atPath: folders.oldSchedulesPath, contents: Data(old.utf8)))
+            #expect(chmod(folders.oldSchedulesPath, 0o600) == 0)
             let read = try #require(store.load().first)
             #expect(read.id == "vieja" && read.request.environment == sender && !read.setAsideLost)
-            let schedules = try String(contentsOfFile: folders.schedulesPath, encoding: .utf8)
+            #expect(!FileManager.default.fileExists(atPath: folders.oldSchedulesPath), "taken into the folder")
+            let schedules = try String(contentsOfFile: folders.schedulePath("vieja"), encoding: .utf8)
             #expect(!schedules.contains("s3cr3t") && schedules.contains("environment_set_aside"), "\(schedules)")
             #expect(folders.runtimeFiles.count == 1)
             #expect(store.load().first?.request.environment == sender)

@@ -24,8 +24,8 @@ import Testing
         let (changes, changed) = AsyncStream<Void>.makeStream()
         let told = Mutex(0)
         let (watch, unwatched) = ScheduleWatch.start(
-            folder: folder, name: "scheduled.json", inotify: inotify, pollInterval: .milliseconds(5)
-        ) {
+            folder: folder, watching: { $0 == "scheduled.json" }, inotify: inotify, pollInterval: .milliseconds(5)
+        ) { _ in
             told.withLock { $0 += 1 }
             changed.yield()
         }

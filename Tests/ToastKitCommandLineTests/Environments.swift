@@ -117,22 +117,24 @@ extension DBusConnection {
 
 /// Makes every scheduled toast in the state folder `state` due a second ago, as if its time had come while no agent
 /// ran: a schedule an hour ahead is a schedule whatever the machine's load, where one a second or two ahead may be due
-/// before the agent has it. Written as the store writes (private, then renamed over): an agent that follows the file
-/// never reads half of it.
+/// before the agent has it. Each file written as the store writes (private, then renamed over): an agent that follows
+/// the folder never reads half of one.
 func makeSchedulesDue(_ state: String) throws {
-    let path = "\(state)/toastkit/scheduled.json"
-    let data = try Data(contentsOf: URL(fileURLWithPath: path))
-    var file = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-    let toasts = try #require(file["toasts"] as? [[String: Any]], "\(String(decoding: data, as: UTF8.self))")
-    file["toasts"] = toasts.map { toast in
-        var toast = toast
+    let folder = "\(state)/toastkit/scheduled"
+    let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") }
+    #expect(!names.isEmpty, "no schedule in \(folder)")
+    for name in names {
+        let path = "\(folder)/\(name)"
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        var file = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        var toast = try #require(file["toast"] as? [String: Any], "\(String(decoding: data, as: UTF8.self))")
         toast["due"] = AgentStore.now() - 1
-        return toast
+        file["toast"] = toast
+        let temporary = path + ".test"
+        try JSONSerialization.data(withJSONObject: file).write(to: URL(fileURLWithPath: temporary))
+        #expect(chmod(temporary, 0o600) == 0)
+        #expect(rename(temporary, path) == 0)
     }
-    let temporary = path + ".test"
-    try JSONSerialization.data(withJSONObject: file).write(to: URL(fileURLWithPath: temporary))
-    #expect(chmod(temporary, 0o600) == 0)
-    #expect(rename(temporary, path) == 0)
 }
 
 /// The text of the file at `path` once a line of it is written (it ends with a newline): what a command another

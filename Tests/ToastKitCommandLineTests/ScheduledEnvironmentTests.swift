@@ -73,7 +73,8 @@ import ToastKitAgent
             // Scheduled: on disk for the user, without the secret; the secret in the runtime folder only.
             try await schedule("cita", "Cita", output: "\(session.directory)/cita.txt", environment: environment)
             let stateFiles = files(under: state)
-            let schedules = try #require(stateFiles.first { $0.path.hasSuffix("/scheduled.json") }, "\(stateFiles)")
+            let schedules = try #require(
+                stateFiles.first { $0.path.hasSuffix("/scheduled/cita.json") }, "\(stateFiles)")
             #expect(schedules.text.contains("\"PATH\":\"\(path)\""), "\(schedules.text)")
             for file in stateFiles {
                 #expect(!file.text.contains("s3cr3t"), "\(file.path): \(file.text)")

@@ -57,7 +57,8 @@ import ToastKitAgent
             #expect(try await toastkit(["close", "--id", "tarde"], environment: env).status == 0)
             let after = try await toastkit(["list"], environment: env)
             #expect(!after.output.contains("tarde"), "\(after.output)")
-            #expect(!FileManager.default.fileExists(atPath: "\(environment.directory)/state/toastkit/scheduled.json"))
+            #expect(
+                !FileManager.default.fileExists(atPath: "\(environment.directory)/state/toastkit/scheduled/tarde.json"))
         }
     }
 
@@ -173,7 +174,7 @@ import ToastKitAgent
         // Shown once: settled, not given back for the next session.
         try await end(second, server: server, log: log)
         #expect(!Self.log(log).contains("giving back"), "\(Self.log(log))")
-        #expect(!FileManager.default.fileExists(atPath: "\(state)/toastkit/scheduled.json"))
+        #expect(!FileManager.default.fileExists(atPath: "\(state)/toastkit/scheduled/cita.json"))
     }
 
     /// Issue 39: a session without a notification server (a headless `dbus-run-session`, an SSH login) leaves a due
@@ -232,7 +233,7 @@ import ToastKitAgent
         let agent = try ToolProcess.start(["agent"].map { Array($0.utf8) }, environment: environment)
         _ = try await next("Cita", on: server, log: log)
         #expect(
-            !FileManager.default.fileExists(atPath: "\(state)/toastkit/scheduled.json"), "claimed by the agent")
+            !FileManager.default.fileExists(atPath: "\(state)/toastkit/scheduled/cita.json"), "claimed by the agent")
         server.stop()
         first.stop()
         #expect(try await processEnds(agent.pid, within: 30), "the agent \(agent.pid) outlived its bus")

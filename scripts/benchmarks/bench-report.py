@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """bench-report: prints scripts/bench.sh's tables from its results file (one JSON object per line:
-{"bench": "P1".."P6", "client": label, "data": what the program printed}).
+{"bench": "P1".."P10", "client": label, "data": what the program printed}).
 
 Every table shows medians (of hyperfine runs, or of rounds), the ratio of ToastKit to each peer, the target and
 PASS/MISS. Usage: bench-report.py RESULTS.jsonl
@@ -261,9 +261,28 @@ def p9(by):
           [f"target ≤ 1.2× the command alone: {ratio:.2f}× {verdict(ratio <= 1.2)}"])
 
 
+def p10(by):
+    runs = by.get(("P10", "schedules"))
+    if not runs:
+        return
+    kept = runs[0]["existing"]
+    empty, full = med([r["put_us_empty"] for r in runs]), med([r["put_us_full"] for r in runs])
+    rows = [["none", fmt(empty, 1), fmt(med([r["put_us_empty_p90"] for r in runs]), 1),
+             fmt(med([r["put_us_empty_mean"] for r in runs]), 1)],
+            [f"{kept:,}", fmt(full, 1), fmt(med([r["put_us_full_p90"] for r in runs]), 1),
+             fmt(med([r["put_us_full_mean"] for r in runs]), 1)]]
+    ratio = full / empty
+    fill = med([r["fill_ms"] for r in runs]) / 1000
+    table(f"P10 one schedule written (ScheduleStore.put, what `send --in` costs the agent), none kept vs {kept:,} "
+          f"(µs per put, median of {len(runs)} rounds of {runs[0]['calls']} puts into each)",
+          ["schedules kept", "median", "p90", "mean"], rows,
+          [f"target ≤ 1.2× with {kept:,} kept (issue 39): {ratio:.2f}× {verdict(ratio <= 1.2)}",
+           f"writing the {kept:,}, one put each: {fill:.1f} s"])
+
+
 def main():
     by = load(sys.argv[1])
-    for f in (p1, p2, p3, p4, p5, p6, p7, p8, p9):
+    for f in (p1, p2, p3, p4, p5, p6, p7, p8, p9, p10):
         f(by)
 
 

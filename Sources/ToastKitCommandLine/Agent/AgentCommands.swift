@@ -522,7 +522,7 @@ struct ListCommand {
         } catch {
             if let failure = error.failure { throw failure }
         }
-        // Scheduled toasts from the user's file (an agent of another session may keep some, or none runs now).
+        // Scheduled toasts from the user's store (an agent of another session may keep some, or none runs now).
         let now = AgentStore.now()
         for entry in (try? ScheduleStore.open(environment: environment.variables))?.load() ?? [] {
             let title = entry.request.options.title

@@ -147,12 +147,14 @@ package enum PrivateFiles {
     /// Replaces the file at `path` with `bytes` so that a crash at any moment leaves the old file or the new one,
     /// never a mix: a temporary file (mode 0600) in the same folder is written and flushed to disk (`fsync`), then
     /// renamed over `path`, and the folder is flushed. The caller holds the file's ``Lock``; temporary files left
-    /// by a writer that was killed are removed first.
-    package static func replace(_ path: String, with bytes: [UInt8]) throws(PrivateFileError) {
+    /// by a writer that was killed are removed first: with `sweeping`, every one of the file's in the folder (a look
+    /// at the whole folder); without, only the one this process would use — for a folder of many files, whose owner
+    /// removes the others (``isTemporary(_:)``) when it reads the folder anyway.
+    package static func replace(_ path: String, with bytes: [UInt8], sweeping: Bool = true) throws(PrivateFileError) {
         let folder = parent(of: path)
         let name = String(path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...])
-        removeTemporaries(of: name, in: folder)
         let temporary = "\(folder)/\(name).\(getpid()).tmp"
+        if sweeping { removeTemporaries(of: name, in: folder) } else { unlink(temporary) }
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw .errno("cannot write \(temporary)") }
         var closed = false
@@ -180,6 +182,11 @@ package enum PrivateFiles {
             throw error
         }
         // The rename is durable once the folder is flushed too.
+        syncFolder(folder)
+    }
+
+    /// Flushes `folder` to disk: a rename or a removal in it is durable once this returns (best effort).
+    package static func syncFolder(_ folder: String) {
         let directory = open(folder, O_RDONLY | O_CLOEXEC | O_DIRECTORY)
         if directory >= 0 {
             _ = fsync(directory)
@@ -189,7 +196,13 @@ package enum PrivateFiles {
 
     /// The names in `folder`, sorted, without `.` and `..` (none when it cannot be read).
     package static func names(in folder: String) -> [String] {
-        guard let directory = opendir(folder) else { return [] }
+        (listing(of: folder) ?? []).sorted()
+    }
+
+    /// The names in `folder`, in the order the folder gives them, without `.` and `..`: none when there is no such
+    /// folder, nil when it cannot be read.
+    package static func listing(of folder: String) -> [String]? {
+        guard let directory = opendir(folder) else { return lastError() == ENOENT ? [] : nil }
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
@@ -198,16 +211,23 @@ package enum PrivateFiles {
             }
             if name != ".", name != ".." { names.append(name) }
         }
-        return names.sorted()
+        return names
     }
 
-    /// Removes `<name>.<pid>.tmp` files: only a writer holding the lock makes one, so any found under the lock
-    /// were left by a writer that died.
+    /// Whether `name` is a temporary file of ``replace(_:with:sweeping:)``: `<file>.<pid>.tmp`. Only a writer holding
+    /// the file's lock makes one, so any found under the lock was left by a writer that died.
+    package static func isTemporary(_ name: String) -> Bool {
+        guard name.hasSuffix(".tmp") else { return false }
+        let stem = name.dropLast(4)
+        guard let dot = stem.lastIndex(of: "."), dot != stem.startIndex else { return false }
+        let pid = stem[stem.index(after: dot)...]
+        return !pid.isEmpty && pid.allSatisfy(\.isNumber)
+    }
+
+    /// Removes the `<name>.<pid>.tmp` files of `name` (``isTemporary(_:)``).
     private static func removeTemporaries(of name: String, in folder: String) {
-        for entryName in names(in: folder) {
-            guard entryName.hasPrefix(name + "."), entryName.hasSuffix(".tmp") else { continue }
-            let middle = entryName.dropFirst(name.count + 1).dropLast(4)
-            guard !middle.isEmpty, middle.allSatisfy(\.isNumber) else { continue }
+        for entryName in names(in: folder) where entryName.hasPrefix(name + ".") && isTemporary(entryName) {
+            guard entryName.dropFirst(name.count + 1).dropLast(4).allSatisfy(\.isNumber) else { continue }
             unlink("\(folder)/\(entryName)")
         }
     }
