@@ -82,9 +82,26 @@ extension ToastAgent {
 
     /// Emits the `Event` signal of toast `id` (empty: about the server or the screen).
     func announce(_ id: String, _ kind: AgentInterface.EventKind, _ details: [String: DBusValue]) {
-        events.yield([
-            .string(id), .string(kind.rawValue),
-            .variantDictionary(details.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),
-        ])
+        events.yield(
+            .emit([
+                .string(id), .string(kind.rawValue),
+                .variantDictionary(details.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),
+            ]))
     }
+
+    /// Returns once every `Event` signal announced so far is sent: a reply sent after it (`Wait`'s) comes after
+    /// them on the wire, so its caller has heard what happened before the end (`reply_cancelled` before `closed`).
+    func eventsSent() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if case .terminated = events.yield(.barrier(continuation)) { continuation.resume() }
+        }
+    }
+}
+
+/// What the agent's one emitter of `Event` signals is handed, in order.
+enum EventSignal: Sendable {
+    /// Emit the signal with these arguments.
+    case emit([DBusValue])
+    /// Resume this once every signal before it is sent.
+    case barrier(CheckedContinuation<Void, Never>)
 }

@@ -63,9 +63,11 @@ extension ToastAgent {
     func present(_ prepared: Prepared) async throws -> [DBusValue] {
         let (request, toast) = (prepared.request, prepared.toast)
         let id = toast.id
-        if let due = request.options.due, due > AgentStore.now() { return try schedule(request, id: id, due: due) }
+        if let due = request.options.due, due > AgentStore.now() {
+            return try await schedule(request, id: id, due: due)
+        }
         // Shown now: an earlier schedule of the id is over (the latest word wins).
-        cancelSchedule(id)
+        await cancelSchedule(id)
         if let replaceID = request.options.replaceID {
             desktop.adopt(serverID: replaceID, forToast: id, soundPlayed: request.options.soundPlayed)
         }

@@ -6,9 +6,9 @@ import ToastModel
 
 extension ToastAgent {
     /// `Close(s id) → (b closed)`: false when no toast with this id is live.
-    func close(_ message: DBusMessage) throws -> [DBusValue] {
+    func close(_ message: DBusMessage) async throws -> [DBusValue] {
         guard let id = try message.arguments("s")[0].stringValue else { return [.boolean(false)] }
-        if cancelSchedule(id) { return [.boolean(true)] }
+        if await cancelSchedule(id) { return [.boolean(true)] }
         guard let center = center(holding: id), center.liveToastIDs.contains(id) else { return [.boolean(false)] }
         center.dismiss(id: id)
         return [.boolean(true)]
@@ -41,6 +41,7 @@ extension ToastAgent {
             if case .actionInvoked("later") = outcome,
                 let ended = ledger.withLock({ $0.live[id] == nil ? $0.ended[id] : nil }), ended.name == "deferred"
             {
+                await eventsSent()
                 return ended.arguments
             }
             // Still live after its end: a new presentation of the id took its place (`--id` again, or it moved to a
@@ -52,6 +53,8 @@ extension ToastAgent {
             break
         }
         let record = ledger.withLock { $0.ended[id] }
+        // After the events of its end (a closed prompt, an action): the caller hears them first.
+        await eventsSent()
         return AgentOutcome(
             outcome, serverID: record?.details["server_id"]?.uint32Value,
             activationToken: record?.details["activation_token"]?.stringValue,

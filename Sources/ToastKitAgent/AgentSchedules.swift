@@ -8,7 +8,7 @@ import ToastModel
 extension ToastAgent {
     /// Keeps `request` until `due` (seconds since 1970): on disk for the next agent of the user, in the machine for
     /// this one. Answers `(id, {"scheduled": due})`.
-    func schedule(_ request: AgentRequest, id: String, due: Double) throws -> [DBusValue] {
+    func schedule(_ request: AgentRequest, id: String, due: Double) async throws -> [DBusValue] {
         guard let schedules else {
             throw DBusError(
                 name: AgentInterface.ErrorName.unavailable,
@@ -20,14 +20,14 @@ extension ToastAgent {
         kept.awaitShown = false
         let entry = ScheduleStore.Entry(id: id, due: due, request: kept)
         do {
-            try schedules.put(entry)
+            try await storeIO.run { try schedules.put(entry) }
         } catch {
             throw DBusError(
                 name: AgentInterface.ErrorName.unavailable, message: "the scheduled toast cannot be kept: \(error)")
         }
         let actions = ledger.withLock { $0.schedule(entry, due: machineTime(of: due), now: now()) }
         guard actions.contains(.keepScheduled) else {
-            _ = try? schedules.remove(id)
+            _ = try? await storeIO.run { try schedules.remove(id) }
             throw DBusError(
                 name: AgentInterface.ErrorName.queueFull,
                 message: "the agent holds \(AgentLimits.maximumLive) toasts, its limit; close some first")
@@ -43,10 +43,12 @@ extension ToastAgent {
 
     /// Cancels the schedule of `id`, if it has one (and removes it from disk); whether it had one.
     @discardableResult
-    func cancelSchedule(_ id: String) -> Bool {
+    func cancelSchedule(_ id: String) async -> Bool {
         let actions = ledger.withLock { $0.cancelSchedule(id, now: now()) }
         guard let actions else { return false }
-        do { try schedules?.remove(id) } catch { ErrorLine.write("warning: \(error)") }
+        if let schedules {
+            do { _ = try await storeIO.run { try schedules.remove(id) } } catch { ErrorLine.write("warning: \(error)") }
+        }
         perform(actions)
         return true
     }
@@ -69,7 +71,7 @@ extension ToastAgent {
         }
         let mine: Bool
         do {
-            mine = try claimed?.claim(entry) ?? true
+            if let claimed { mine = try await storeIO.run { try claimed.claim(entry) } } else { mine = true }
         } catch {
             // The store cannot be changed: shown all the same (another session's agent may show it too).
             ErrorLine.write("warning: \(error)")
@@ -157,10 +159,10 @@ extension ToastAgent {
 
     /// `-A later=DURATION` chosen: the toast goes now and comes back after its snooze, by itself. (Its end,
     /// `.actionInvoked("later")`, follows from the center as for any action: recorded as deferred.)
-    func snooze(_ id: String, _ request: AgentRequest) {
+    func snooze(_ id: String, _ request: AgentRequest) async {
         guard let seconds = request.options.snooze else { return }
         do {
-            _ = try schedule(request, id: id, due: AgentStore.now() + seconds)
+            _ = try await schedule(request, id: id, due: AgentStore.now() + seconds)
         } catch {
             ErrorLine.write("warning: the toast \"\(id)\" cannot come back later: \(error)")
         }

@@ -23,7 +23,7 @@ extension ToastAgent {
             },
             "Close": { [weak self] message in
                 guard let self else { throw Self.gone }
-                return try await run(message) { try self.close(message) }
+                return try await run(message) { try await self.close(message) }
             },
             "Wait": { [weak self] message in
                 guard let self else { throw Self.gone }

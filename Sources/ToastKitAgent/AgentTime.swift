@@ -1,4 +1,6 @@
-// The agent's one time source (the ledger's time and every timer's sleep), and its waiters as ids.
+// The agent's one time source (the ledger's time and every timer's sleep), its waiters as ids, and the queue its
+// blocking file work runs on.
+import Dispatch
 import Synchronization
 
 /// The time every rule of the agent is told (``AgentLedger``, ``AgentMachine``) and every timer sleeps on: one clock,
@@ -42,5 +44,22 @@ final class Waiters: Sendable {
     func resume(_ ids: [UInt64]) {
         let continuations = state.withLock { state in ids.compactMap { state.waiting.removeValue(forKey: $0) } }
         for continuation in continuations { continuation.resume() }
+    }
+}
+
+/// Runs blocking work (a file lock another process may hold, a slow disk) on a queue of its own, one job at a time,
+/// and awaits it: the cooperative pool that serves the agent's calls is never held by it.
+final class BlockingIO: Sendable {
+    private let queue: DispatchQueue
+
+    init(label: String) {
+        queue = DispatchQueue(label: label)
+    }
+
+    /// Runs `body` on the queue and returns what it returned, or throws what it threw.
+    func run<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
     }
 }

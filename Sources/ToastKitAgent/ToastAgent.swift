@@ -72,7 +72,10 @@ package final class ToastAgent: Sendable {
     /// The scheduled toasts this agent took from ``schedules`` and no server has accepted yet: given back if the agent
     /// leaves first.
     let claimed: ClaimedSchedules?
-    /// Follows ``schedules``' file for the changes other agents make.
+    /// Where the user's store of schedules is changed (its lock may be held by another process for up to its bound):
+    /// a thread of its own, never the pool the calls are served on.
+    let storeIO = BlockingIO(label: "org.toastkit.agent.schedules")
+    /// Follows ``schedules``' folder for the changes other agents make.
     let scheduleWatch = Mutex<ScheduleWatch?>(nil)
     let saver = AgentSaver<AgentStore.Record>()
     /// The one time source of every timer and of the ledger's time (since the agent started).
@@ -83,7 +86,7 @@ package final class ToastAgent: Sendable {
     let crashPoint: String?
     let finished: AsyncStream<Void>.Continuation
     /// The `Event` signals' arguments, emitted in order by one task: off the path of the call that caused them.
-    let events: AsyncStream<[DBusValue]>.Continuation
+    let events: AsyncStream<EventSignal>.Continuation
     /// Ends when the agent should exit (idle, or asked to).
     package let exits: AsyncStream<Void>
     /// The journal of this bus's live toasts (what a killed agent leaves for the next).
@@ -136,16 +139,20 @@ package final class ToastAgent: Sendable {
         time = AgentTime()
         crashPoint = environment["TOASTKIT_FAILPOINT_AGENT_CRASH"].flatMap { $0.isEmpty ? nil : $0 }
         (exits, finished) = AsyncStream.makeStream()
-        let (signals, events) = AsyncStream<[DBusValue]>.makeStream()
+        let (signals, events) = AsyncStream<EventSignal>.makeStream()
         self.events = events
         saver.attach { [weak self] records in self?.write(records) }
         // A reply prompt opens where its sender runs (its display), with the environment `send` captured.
         senders.attach { [weak self] id in self?.ledger.withLock { $0.live[id]?.request.environment } }
         Task { [connection] in
-            for await arguments in signals {
-                try? connection.emitSignal(
-                    path: AgentInterface.path, interface: AgentInterface.interface, member: AgentInterface.event.name,
-                    arguments: arguments)
+            for await signal in signals {
+                switch signal {
+                case .emit(let arguments):
+                    try? connection.emitSignal(
+                        path: AgentInterface.path, interface: AgentInterface.interface,
+                        member: AgentInterface.event.name, arguments: arguments)
+                case .barrier(let continuation): continuation.resume()
+                }
             }
         }
     }
@@ -354,7 +361,7 @@ extension ToastAgent {
                         workingDirectory: request.workingDirectory, toastID: id, action: action))
             case .announceAction(let id, let action, let token):
                 announce(id, .action, ["action": .string(action), "activation_token": .string(token ?? "")])
-            case .snooze(let id, let request): snooze(id, request)
+            case .snooze(let id, let request): Task { await self.snooze(id, request) }
             }
         }
         perform(machine)

@@ -1,4 +1,4 @@
-// The agent's watch on the user's scheduled.json (``ScheduleWatch``), with inotify and without it (the look every
+// The agent's watch on the user's schedules (``ScheduleWatch``), with inotify and without it (the look every
 // interval it falls back to when no inotify instance is left): a real folder, changes made as the store makes them.
 import Foundation
 import Glibc
@@ -8,10 +8,16 @@ import Testing
 @testable import ToastKitAgent
 
 @Suite(.timeLimit(.minutes(1))) struct ScheduleWatchTests {
-    /// Writes `text` as the store does: a temporary file in the folder, then a rename over `name`.
+    /// Writes `text` as the store does: a temporary file in the folder (close-on-exec, as the store's: Foundation's
+    /// write is not, and a process another test started meanwhile held it and closed it after the rename, a fourth
+    /// `IN_CLOSE_WRITE` of `scheduled.json` that failed this test 1 run in 5), then a rename over `name`.
     private func replace(_ name: String, in folder: String, with text: String) throws {
         let temporary = "\(folder)/.\(name).\(UUID().uuidString)"
-        try text.write(toFile: temporary, atomically: false, encoding: .utf8)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        #expect(descriptor >= 0)
+        let bytes = Array(text.utf8)
+        #expect(write(descriptor, bytes, bytes.count) == bytes.count)
+        close(descriptor)
         #expect(rename(temporary, "\(folder)/\(name)") == 0)
     }
 

@@ -60,4 +60,52 @@ import Testing
         }
         #expect(result, "taken once let go")
     }
+
+    /// Before: the agent waited for the schedules' lock on the threads that serve its calls; three `send --in` held
+    /// by another process's lock (a stopped toastkit) took both of a 2-core machine's, and no other `send` was
+    /// answered until the lock was let go or its bound ran out. Now the store is changed on a queue of its own: an
+    /// ordinary toast is shown at once meanwhile, and the scheduled ones are kept once the lock is let go.
+    @Test func theAgentAnswersOthersWhileTheSchedulesLockIsHeld() async throws {
+        let state = try Tools.makeTemporaryDirectory(prefix: "toastkit-lock-agent")
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let session = try await BusOnlyEnvironment()
+        let server = try await FakeNotificationServer.start(on: session.bus)
+        defer {
+            server.stop()
+            session.stop()
+        }
+        var environment = session.agentEnvironment
+        environment["XDG_STATE_HOME"] = state
+        let first = try await toastkit(["send", "--id", "uno", "-d", "600", "Uno"], environment: environment)
+        #expect(first.status == 0, "\(first.error)")
+        #expect(try await server.nextNotification().summary == "Uno")
+        try FileManager.default.createDirectory(atPath: "\(state)/toastkit", withIntermediateDirectories: true)
+        let held = try hold("\(state)/toastkit/scheduled.lock")
+        var heldOpen = true
+        defer { if heldOpen { close(held) } }
+        let scheduled = try (1...3).map { index in
+            try ToolProcess.start(
+                ["send", "--in", "1h", "--id", "luego\(index)", "Luego \(index)"].map { Array($0.utf8) },
+                environment: environment)
+        }
+        // Another application's: not behind Uno in its lane.
+        let now = try await toastkit(["send", "-a", "otra", "--id", "ahora", "-d", "600", "Ahora"], environment: environment)
+        #expect(now.status == 0, "\(now.error)")
+        let shown = try await Deadline.run(within: .seconds(15), "Ahora while the schedules' lock is held") {
+            while true {
+                let notification = try await server.nextNotification()
+                if notification.summary == "Ahora" { return notification }
+            }
+        }
+        #expect(shown.summary == "Ahora")
+        close(held)
+        heldOpen = false
+        for process in scheduled {
+            let result = await process.finish()
+            #expect(result.status == 0, "kept once the lock was let go: \(result.error)")
+        }
+        let list = try await toastkit(["list"], environment: environment)
+        #expect(
+            (1...3).allSatisfy { index in list.lines.contains { $0.hasPrefix("luego\(index)\t") } }, "\(list.output)")
+    }
 }

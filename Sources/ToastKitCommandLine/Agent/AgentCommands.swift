@@ -307,6 +307,14 @@ struct AgentWaiting {
                 }, orAfter: Waiter.closeGrace)
         }
         var failures = 0
+        // The reply action whose prompt is open, as the agent's events said: an end that comes first on this side
+        // (the Wait answer, or the limit) closed it, and the script hears `reply_cancelled` before `closed`.
+        var prompting: String?
+        func promptClosed() {
+            guard let action = prompting else { return }
+            prompting = nil
+            state.emit("reply_cancelled", ["action": .string(action)])
+        }
         for await input in inputs {
             switch input {
             case .presented(.success(let reply)):
@@ -342,6 +350,7 @@ struct AgentWaiting {
             case .timer(let fired):
                 guard fired == serial, let reason = limits.due(at: now()) else { continue }
                 await close()
+                promptClosed()
                 switch reason {
                 case .expired:
                     state.emit("closed", ["reason": .string("expired")])
@@ -375,16 +384,23 @@ struct AgentWaiting {
                     }
                 case .paused: limits.pause(now: now())
                 case .resumed: limits.resume(now: now())
-                case .action where toast == id: limits.actionInvoked()
-                case .replyAsked where toast == id: limits.replyAsked(now: now())
+                case .action where toast == id:
+                    prompting = nil
+                    limits.actionInvoked()
+                case .replyAsked where toast == id:
+                    prompting = details["action"]?.stringValue ?? ""
+                    limits.replyAsked(now: now())
                 case .replyCancelled where toast == id:
-                    state.emit("reply_cancelled", ["action": .string(details["action"]?.stringValue ?? "")])
+                    prompting = details["action"]?.stringValue ?? ""
+                    promptClosed()
                 default: break
                 }
                 arm()
             case .answer(.success(let reply)):
                 do {
-                    return .ended(state.report(try AgentOutcome(reply: reply)))
+                    let outcome = try AgentOutcome(reply: reply)
+                    if outcome.name != "action" { promptClosed() }
+                    return .ended(state.report(outcome))
                 } catch {
                     return .ended(
                         state.fail(CommandFailure(.software, "the toast agent answered Wait with \(error.message)")))
