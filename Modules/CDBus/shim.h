@@ -46,6 +46,16 @@ static const unsigned int CDBUS_WATCH_WRITABLE = DBUS_WATCH_WRITABLE;
 static const unsigned int CDBUS_WATCH_ERROR = DBUS_WATCH_ERROR;
 static const unsigned int CDBUS_WATCH_HANGUP = DBUS_WATCH_HANGUP;
 
+/// The bytes of the array `iter` has recursed into, as marshalled, read from its length field without walking it: the
+/// one use of `dbus_message_iter_get_array_len`, deprecated only as rarely wanted ("you do not want to know that
+/// probably").
+static inline int cdbus_iter_array_bytes(DBusMessageIter *iter) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    return dbus_message_iter_get_array_len(iter);
+#pragma GCC diagnostic pop
+}
+
 /// eventfd(2); Glibc's Swift module does not export it.
 static inline int cdbus_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 

@@ -11,6 +11,9 @@ import Synchronization
 ///
 /// Every libdbus call on the connection goes through ``RawConnection`` (LibDBusConnection.swift).
 ///
+/// Every message the connection receives is released on this thread too: what leaves it undecoded holds a copy
+/// (``MessageBody`` says why).
+///
 /// `@unchecked Sendable` invariant: `lifecycle`, `watches`, `timeouts` and `pending` are touched only on the
 /// I/O thread (libdbus calls the watch/timeout/filter/notify callbacks there too, because nothing else drives the
 /// connection); cross-thread state lives in the `inbox` Mutex; `wakeFD` is immutable and closed in `deinit`, after
@@ -357,7 +360,11 @@ final class ConnectionCore: @unchecked Sendable {
             beginClosing(.disconnected("the bus closed the connection"))
             return true
         }
-        return deliver(self, DBusMessage(decoding: message))
+        var delivered = DBusMessage(decoding: message)
+        let handled = deliver(self, delivered)
+        // What the delivery kept (a handler's call, a subscriber's signal) keeps a copy: the original is released here.
+        delivered.detachFromConnection(onlyIfHeldElsewhere: true)
+        return handled
     }
 
     private func shutDown() {

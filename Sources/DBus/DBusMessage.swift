@@ -133,9 +133,31 @@ extension DBusMessage {
         storage = signature.isEmpty ? MessageBody([]) : MessageBody(retaining: raw)
         noReplyExpected = dbus_message_get_no_reply(raw) != 0
     }
+
+    /// On the I/O thread, before the received message may be held anywhere else (a handler's task, a subscriber's
+    /// queue, a caller): its body, if not yet read, reads a copy of the libdbus message from now on
+    /// (``MessageBody/detachFromConnection()``). With `onlyIfHeldElsewhere`, only when a copy of this value is
+    /// already held somewhere else (the delivery kept it); otherwise it is about to be dropped, and so is the body.
+    mutating func detachFromConnection(onlyIfHeldElsewhere: Bool = false) {
+        if onlyIfHeldElsewhere, isKnownUniquelyReferenced(&storage) { return }
+        storage.detachFromConnection()
+    }
+
+    /// The size of the received body on the wire, in bytes (alignment padding aside), read without decoding it; nil
+    /// for a body given as values or already read.
+    var receivedBodySize: Int? { storage.encodedSize }
 }
 
 /// A message body: decoded values, or a libdbus message still to decode (decoded once, by whoever reads it first).
+///
+/// libdbus counts a received message against its connection's read-ahead (`Limits.maxReadAhead`) until its last
+/// release, reads nothing more from the socket while the count is over it, and toggles the socket's watch on the
+/// thread of that release. A body still held by a task (a handler's call, a subscriber's signal, a caller's reply)
+/// would stop its connection for as long as the task held it — until a call's timeout when the task awaited another
+/// message on the same connection (issue 39: an agent that asked the bus about a new caller while it held that
+/// caller's 5 MiB call answered no one for 25 s) — and its release would touch the I/O thread's watch table from the
+/// task's thread. So a received body that leaves the I/O thread undecoded holds a copy instead
+/// (``detachFromConnection()``), which libdbus does not count; the original is released on the I/O thread.
 ///
 /// `@unchecked Sendable` invariant: the libdbus message is touched only under `state`'s lock (decoding iterates it;
 /// libdbus messages are immutable once received and their reference count is atomic), and released exactly once.
@@ -177,6 +199,29 @@ final class MessageBody: @unchecked Sendable, Hashable {
                 state = .decoded(values)
                 return values
             }
+        }
+    }
+
+    /// Swaps a received libdbus message still to decode for a copy of it, which libdbus does not count against the
+    /// connection that received the original (`dbus_message_copy`): call it on that connection's I/O thread, which
+    /// then holds the last reference to the original. Short of memory for the copy, it decodes the body now.
+    func detachFromConnection() {
+        state.withLock { state in
+            guard case .encoded(let message) = state else { return }
+            if let copy = dbus_message_copy(message.raw) {
+                state = .encoded(Encoded(raw: copy))
+            } else {
+                state = .decoded(MessageDecoder.decodeBody(of: message.raw))
+            }
+            dbus_message_unref(message.raw)
+        }
+    }
+
+    /// The size of the body still to decode, on the wire (``MessageDecoder/bodySize(of:)``); nil once decoded.
+    var encodedSize: Int? {
+        state.withLock { state in
+            guard case .encoded(let message) = state else { return nil }
+            return MessageDecoder.bodySize(of: message.raw)
         }
     }
 
@@ -291,7 +336,9 @@ extension DBusMessage {
         guard let message else {
             return .failure(DBusError(name: DBusError.Name.noReply, message: "no reply"))
         }
-        let decoded = DBusMessage(decoding: message)
+        var decoded = DBusMessage(decoding: message)
+        // The caller holds the reply, wherever it runs: its body reads a copy, and the reply is released here.
+        decoded.detachFromConnection()
         dbus_message_unref(message)
         guard decoded.kind == .error else { return .success(decoded) }
         // The bus answers for a recipient that left without replying; a local timeout has no sender.

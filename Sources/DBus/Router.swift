@@ -159,20 +159,29 @@ final class MessageRouter: Sendable {
             return true
         case .methodCall:
             guard let path = message.path, let member = message.member else { return false }
-            let lookup: (handler: DBusObject.Handler?, pathKnown: Bool) = state.withLock { state in
+            let lookup: (object: DBusObject?, pathKnown: Bool) = state.withLock { state in
                 guard let interfaces = state.objects[path] else { return (nil, false) }
                 if let name = message.interface {
-                    return (interfaces[name]?.methods[member], true)
+                    return (interfaces[name].flatMap { $0.methods[member] == nil ? nil : $0 }, true)
                 }
-                return (interfaces.values.lazy.compactMap { $0.methods[member] }.first, true)
+                return (interfaces.values.first { $0.methods[member] != nil }, true)
             }
             guard lookup.pathKnown else { return false }
             let call = IncomingCall(message: message, core: core)
-            guard let handler = lookup.handler else {
+            guard let object = lookup.object, let handler = object.methods[member] else {
                 call.fail(
                     DBusError(
                         name: DBusError.Name.unknownMethod,
                         message: "no method \(member) in interface \(message.interface ?? "(any)") at \(path)"))
+                return true
+            }
+            if let limit = object.maximumCallSize, let size = message.receivedBodySize, size > limit {
+                let interface = object.interface.rawValue
+                call.fail(
+                    DBusError(
+                        name: DBusError.Name.limitsExceeded,
+                        message:
+                            "\(member): the call's arguments are \(size) bytes; \(interface) takes at most \(limit)"))
                 return true
             }
             handler(call)
@@ -270,6 +279,11 @@ public struct DBusObject: Sendable {
     public typealias Handler = @Sendable (IncomingCall) -> Void
     /// The interface name.
     public let interface: InterfaceName
+    /// The largest call the interface takes, in bytes of its arguments on the wire (alignment padding aside); nil
+    /// for no limit but the bus's. A larger call is answered `org.freedesktop.DBus.Error.LimitsExceeded` on the I/O
+    /// thread, naming its size and the limit, before any handler runs and without decoding its arguments: a peer's
+    /// huge call costs the reading of it, never the decoding or the work.
+    public var maximumCallSize: Int?
     var methods: [String: Handler] = [:]
 
     /// An interface with no methods yet.

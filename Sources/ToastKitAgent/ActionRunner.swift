@@ -153,4 +153,7 @@ package enum AgentLimits {
     package static let maximumLive = 20_000
     /// `--on-action` commands running at once; more wait for one to end.
     package static let maximumRunningCommands = 16
+    /// The largest call the agent takes, in bytes of its arguments: a larger one is refused with `LimitsExceeded`
+    /// before it is decoded (issue 39). Twice what a command line carries (Linux's `ARG_MAX`, 2 MiB by default).
+    package static let maximumCallSize = 4 * 1024 * 1024
 }

@@ -55,6 +55,7 @@ extension ToastAgent {
         precondition(
             Set(handlers.keys) == Set(AgentInterface.methods.map(\.name)), "the agent exports what its interface says")
         var object = DBusObject(interface: AgentInterface.interface)
+        object.maximumCallSize = AgentLimits.maximumCallSize
         for (name, _) in AgentInterface.methods {
             if let handler = handlers[name] { object.asyncMethod(name, handler) }
         }

@@ -26,19 +26,24 @@ public final class PrivateBus: Sendable {
     ///   - environment: The daemon's environment, which activated services inherit (nil: the test's).
     ///   - everyUser: Whether connections of every Unix user are let in (by default only the daemon's user, as on a
     ///     session bus): for a bus that stands for another user's, which the test itself (root) also joins.
+    ///   - messageLimit: The largest message the bus carries, in bytes (nil: the harness's 100 MB). A desktop's
+    ///     session bus says 1 GB, so libdbus's own bound, 128 MiB, is what it carries.
     public static func start(
-        serviceDirectory: String? = nil, environment: [String: String]? = nil, everyUser: Bool = false
+        serviceDirectory: String? = nil, environment: [String: String]? = nil, everyUser: Bool = false,
+        messageLimit: Int? = nil
     ) async throws -> PrivateBus {
         // Waiting for the daemon's address blocks: on a thread of its own, never on one of the test process's few
         // pool threads. With sixty suites starting their buses at once, waits on the pool starved every test's
         // async work for seconds (a presenter that never heard of its server within 15 s, in full runs only).
         try await onOwnThread {
-            try startBlocking(serviceDirectory: serviceDirectory, environment: environment, everyUser: everyUser)
+            try startBlocking(
+                serviceDirectory: serviceDirectory, environment: environment, everyUser: everyUser,
+                messageLimit: messageLimit)
         }
     }
 
     private static func startBlocking(
-        serviceDirectory: String?, environment: [String: String]?, everyUser: Bool
+        serviceDirectory: String?, environment: [String: String]?, everyUser: Bool, messageLimit: Int?
     ) throws -> PrivateBus {
         let daemon = try Tools.require("dbus-daemon", package: "dbus-daemon")
         let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-bus")
@@ -49,6 +54,11 @@ public final class PrivateBus: Sendable {
         if everyUser {
             config = config.replacingOccurrences(
                 of: "<policy context=\"default\">", with: "<policy context=\"default\">\n    <allow user=\"*\"/>")
+        }
+        if let messageLimit {
+            config = config.replacingOccurrences(
+                of: "<limit name=\"max_message_size\">100000000</limit>",
+                with: "<limit name=\"max_message_size\">\(messageLimit)</limit>")
         }
         if let serviceDirectory {
             config = config.replacingOccurrences(
