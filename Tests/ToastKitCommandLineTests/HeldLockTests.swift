@@ -89,7 +89,8 @@ import Testing
                 environment: environment)
         }
         // Another application's: not behind Uno in its lane.
-        let now = try await toastkit(["send", "-a", "otra", "--id", "ahora", "-d", "600", "Ahora"], environment: environment)
+        let now = try await toastkit(
+            ["send", "-a", "otra", "--id", "ahora", "-d", "600", "Ahora"], environment: environment)
         #expect(now.status == 0, "\(now.error)")
         let shown = try await Deadline.run(within: .seconds(15), "Ahora while the schedules' lock is held") {
             while true {
