@@ -256,7 +256,7 @@ if [ ${#run_suite[@]} -gt 0 ]; then
     autostart=/etc/xdg/autostart/toastkit-reminders.desktop
     grep -qx "Exec=/usr/bin/toastkit agent --if-scheduled" "$root$autostart" ||
         suite_fail "$autostart is missing or does not run /usr/bin/toastkit agent --if-scheduled"
-    in_root dpkg-query -W -f='${Conffiles}\n' toastkit | grep -q " $autostart " ||
+    in_root dpkg-query -W -f="\${Conffiles}\n" toastkit | grep -q " $autostart " ||
         suite_fail "$autostart is not a conffile of the package"
     check "$autostart (a conffile): Exec=/usr/bin/toastkit agent --if-scheduled"
 

@@ -139,7 +139,7 @@ case ":${XDG_CONFIG_DIRS:-/etc/xdg}:" in
 *)
     echo "note: reminders that come due while you are logged out are shown at your next login only once" \
         "$prefix/etc/xdg/autostart/toastkit-reminders.desktop is linked into /etc/xdg/autostart or" \
-        "~/.config/autostart (until then, at the next toastkit command)" >&2
+        "${HOME:-your home}/.config/autostart (until then, at the next toastkit command)" >&2
     ;;
 esac
 if $links && [ "$(command -v notify-send || true)" != "$bindir/notify-send" ]; then
