@@ -13,9 +13,9 @@ import Testing
             for owner in ["a", "b"] {
                 let folder = "\(directory)/bin-\(owner)"
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                try "#!/bin/sh\necho \(owner) >> \"$OUT\"\n".write(
-                    toFile: "\(folder)/hello", atomically: true, encoding: .utf8)
-                #expect(chmod("\(folder)/hello", 0o755) == 0)
+                // Close-on-exec (``AgentSafetyTests/writeExecutable(_:_:)``): Foundation's write left a descriptor that
+                // a process another test started held, and running the program failed "Text file busy".
+                try AgentSafetyTests.writeExecutable("\(folder)/hello", "#!/bin/sh\necho \(owner) >> \"$OUT\"\n")
             }
             let out = "\(directory)/out.txt"
             // Script A starts the agent: its PATH finds A's `hello`.
