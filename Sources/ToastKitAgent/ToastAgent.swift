@@ -89,8 +89,6 @@ package final class ToastAgent: Sendable {
     let events: AsyncStream<EventSignal>.Continuation
     /// Ends when the agent should exit (idle, or asked to).
     package let exits: AsyncStream<Void>
-    /// The journal of this bus's live toasts (what a killed agent leaves for the next).
-    package var journalPath: String { store.path }
 
     private init(
         connection: DBusConnection, settings: AgentSettings, store: AgentStore, handOver: AgentStore,
@@ -163,9 +161,12 @@ package final class ToastAgent: Sendable {
 extension ToastAgent {
     /// Connects, takes `org.toastkit.Agent1`, adopts the toasts a previous agent left, and serves.
     ///
+    /// - Parameter beforeTakingName: called with the journal's path once it is known, before the name is taken (the
+    ///   command starts the agent's keeper there: from the moment anyone can reach this agent, its death is seen).
     /// - Returns: nil when another agent already owns the name (and `replace` was not asked for).
     package static func start(
-        settings: AgentSettings, environment: [String: String], version: String
+        settings: AgentSettings, environment: [String: String], version: String,
+        beforeTakingName: (_ journal: String) -> Void = { _ in }
     ) async throws(AgentStartError)
         -> ToastAgent?
     {
@@ -195,6 +196,7 @@ extension ToastAgent {
             connection.close()
             throw AgentStartError("\(error.description) (the agent's saved toasts)", stateUnusable: true)
         }
+        beforeTakingName(store.path)
         let flags: NameRequestFlags =
             settings.replace ? [.replaceExisting, .doNotQueue] : [.doNotQueue, .allowReplacement]
         let agent: ToastAgent

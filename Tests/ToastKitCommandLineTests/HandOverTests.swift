@@ -135,6 +135,26 @@ import ToastKitAgent
         }
     }
 
+    /// `send` returns before the agent it started owns its name: a `list` or `close` made at once must still find
+    /// the toast. With no agent started at all (the fail point), the query starts the agent, since a toast waits for
+    /// one: nothing hangs on the moment the agent takes its name.
+    @Test func aQueryMadeBeforeTheAgentStartedStillFindsTheToast() async throws {
+        try await withFakeServer { environment, server in
+            let env = environment.agentEnvironment
+            let (shown, _) = try await handOverNobodyTakes("q", "Pregunta", environment, server)
+            let list = try await toastkit(["list"], environment: env)
+            #expect(list.lines.first?.hasPrefix("q\tfront\t") == true, "\(list.output)")
+            #expect(handOverFiles(environment).isEmpty)
+            let bus = try await environment.bus.connect()
+            defer { bus.close() }
+            try await killAgentAndItsKeeper(try await bus.agentPID())
+            // The killed agent's saved toast waits too: `close` starts the next agent, which closes it.
+            let close = try await toastkit(["close", "--id", "q"], environment: env)
+            #expect(close.status == 0 && close.error.isEmpty, "\(close.error)")
+            #expect(await nextClose(server) == shown.id)
+        }
+    }
+
     /// A hand-over whose time ran out before any agent took it is closed by the next one, at once: its end is
     /// `expired`. The file is made an hour older rather than waiting for the time to pass.
     @Test func aHandOverWhoseTimeRanOutIsClosedByTheNextAgent() async throws {

@@ -211,12 +211,33 @@ enum AgentClient {
         }
     }
 
+    /// When a blocking call starts the agent that no one runs.
+    enum StartRule {
+        /// Whenever no agent owns the name (a call that needs the agent: `send`, `later`).
+        case always
+        /// Only when toasts wait for an agent on this bus: a hand-over a `send` wrote, or a killed agent's saved
+        /// toasts (a query: `list` and `close` right after a `send` that started its agent without waiting must
+        /// see that `send`'s toast, not an agent still starting).
+        case whenToastsWait
+    }
+
+    /// Whether toasts wait for an agent on the bus of `connection` (``StartRule/whenToastsWait``).
+    private static func toastsWait(on connection: BlockingDBusConnection, environment: [String: String]) -> Bool {
+        guard
+            let busID = try? connection.call([.bus("GetId")], timeout: .seconds(10))[0].get().arguments("s")[0]
+                .stringValue
+        else { return false }
+        let store = try? AgentStore.open(environment: environment, busID: busID)
+        let handOver = try? AgentStore.handOver(environment: environment, busID: busID)
+        return store?.exists == true || handOver?.exists == true
+    }
+
     /// Makes `call` on the agent over a fresh blocking connection (or goes on from `first`, a connection and the
-    /// result of `call` made on it), starting the agent if no one owns its name.
+    /// result of `call` made on it), starting the agent if no one owns its name (as `start` says).
     ///
     /// - Returns: the reply, and the connection (for more calls; the caller closes it).
     static func callBlocking(
-        _ call: DBusMethodCall, timeout: Duration, environment: [String: String], startIfNeeded: Bool = true,
+        _ call: DBusMethodCall, timeout: Duration, environment: [String: String], start: StartRule = .always,
         first: (BlockingDBusConnection, Result<DBusMessage, DBusError>)? = nil
     ) throws(CallError) -> (DBusMessage, BlockingDBusConnection) {
         let connection: BlockingDBusConnection
@@ -247,7 +268,9 @@ enum AgentClient {
                     connection.close()
                     throw failure
                 case .startAgent:
-                    guard startIfNeeded else {
+                    // Asked once: an agent this call started stays needed until it answers.
+                    guard start == .always || started != nil || toastsWait(on: connection, environment: environment)
+                    else {
                         connection.close()
                         throw .unreachable("no toast agent is running")
                     }

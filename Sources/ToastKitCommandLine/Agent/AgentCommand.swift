@@ -67,9 +67,16 @@ enum AgentCommand {
         let settings = try AgentSettings.resolve(options, environment: environment.variables)
         let signals = SignalWatcher([SIGINT, SIGTERM, SIGHUP])
         let started: ToastAgent?
+        // Started before the agent takes its name, so that no moment of its service goes unwatched; told goodbye
+        // however this command ends (an agent that gave way, or failed at start, is restarted by nobody).
+        var keeper: Int32?
+        defer { keeper.map(AgentKeeper.goodbye) }
         do {
             started = try await ToastAgent.start(
-                settings: settings, environment: environment.variables, version: ToolVersion.current)
+                settings: settings, environment: environment.variables, version: ToolVersion.current
+            ) { journal in
+                keeper = AgentKeeper.start(journal: journal, environment: environment.variables)
+            }
         } catch {
             throw CommandFailure(error.stateUnusable ? .ioError : .unavailable, error.message)
         }
@@ -78,9 +85,6 @@ enum AgentCommand {
             Output.error("an agent already runs on this session bus (use --replace to take over)")
             return .success
         }
-        // Started only now, with the name: a keeper of an agent that gave way would start another one.
-        let keeper = AgentKeeper.start(journal: agent.journalPath, environment: environment.variables)
-        defer { keeper.map(AgentKeeper.goodbye) }
         enum Stop: Sendable { case idle, signal(Int32), busClosed(String), replaced }
         let (stops, stop) = AsyncStream<Stop>.makeStream()
         let watchers = [

@@ -522,7 +522,8 @@ struct WaitCommand {
 }
 
 /// `toastkit list [--json]`: the agent's live toasts (front first, then the ones waiting), then the toasts kept
-/// with Later. No agent running: only the kept ones.
+/// with Later. No agent running: only the kept ones (unless toasts wait for one: a `send`'s hand-over, a killed
+/// agent's journal — the agent is started for them, ``AgentClient/StartRule/whenToastsWait``).
 struct ListCommand {
     let json: Bool
     let environment: CommandEnvironment
@@ -532,7 +533,7 @@ struct ListCommand {
         do throws(AgentClient.CallError) {
             let (reply, connection) = try AgentClient.callBlocking(
                 AgentInterface.call("List"), timeout: .seconds(10), environment: environment.variables,
-                startIfNeeded: false)
+                start: .whenToastsWait)
             connection.close()
             live = (try? reply.arguments("aa{sv}")[0].arrayValue?.compactMap(\.variantDictionaryValue)) ?? []
         } catch {
@@ -622,7 +623,7 @@ extension CloseCommand {
         do throws(AgentClient.CallError) {
             let (reply, connection) = try AgentClient.callBlocking(
                 AgentInterface.call("Close", [.string(id)]), timeout: .seconds(10),
-                environment: environment.variables, startIfNeeded: false)
+                environment: environment.variables, start: .whenToastsWait)
             connection.close()
             return (try? reply.arguments("b")[0].boolValue) ?? false
         } catch {
