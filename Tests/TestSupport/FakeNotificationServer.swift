@@ -177,6 +177,25 @@ public final class FakeNotificationServer: Sendable {
         throw TestEnvironmentError("the fake server stopped")
     }
 
+    /// Waits for the next `Notify` whose summary is `summary` (others are passed over: a toast sent again in place,
+    /// another test step's), for at most `limit`. A failure names the toast and adds the text of `log` (the agent's
+    /// log, when an agent was to show it).
+    public func nextNotification(
+        summary: String, within limit: Duration = .seconds(30), log: String? = nil
+    ) async throws -> Notification {
+        do {
+            return try await Deadline.run(within: limit, "\"\(summary)\" on the server") {
+                while true {
+                    let notification = try await self.nextNotification()
+                    if notification.summary == summary { return notification }
+                }
+            }
+        } catch let error where log != nil {
+            let text = log.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? "(none)"
+            throw TestEnvironmentError("\(error)\nthe agent's log (\(log ?? "")):\n\(text)")
+        }
+    }
+
     /// Every `Notify` so far.
     public var notifications: [Notification] { state.withLock { $0.notifications } }
     /// The ids currently shown (notified, not closed).

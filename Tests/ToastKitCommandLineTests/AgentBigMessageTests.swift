@@ -42,27 +42,15 @@ import ToastKitAgent
     }
 
     private func withAgent(_ body: (AgentOnBus) async throws -> Void) async throws {
-        let bus = try await PrivateBus.start(messageLimit: Self.busLimit)
-        defer { bus.stop() }
-        let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-big")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        for folder in ["runtime", "state"] {
-            try FileManager.default.createDirectory(
-                atPath: "\(directory)/\(folder)", withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700])
-        }
-        var environment = ProcessInfo.processInfo.environment
-        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
-        environment["XDG_RUNTIME_DIR"] = "\(directory)/runtime"
-        environment["XDG_STATE_HOME"] = "\(directory)/state"
-        environment["XDG_CONFIG_HOME"] = "\(directory)/config"
-        environment["LANGUAGE"] = "en"
+        let session = try await BusOnlyEnvironment(messageLimit: Self.busLimit)
+        defer { session.stop() }
+        let bus = session.bus
         let server = try await FakeNotificationServer.start(on: bus)
         defer { server.stop() }
         let probe = try await bus.connect()
         defer { probe.close() }
         let changes = try await probe.bus.nameOwnerChanges(of: AgentInterface.busName)
-        let agent = try ToolProcess.start([Array("agent".utf8)], environment: environment)
+        let agent = try ToolProcess.start([Array("agent".utf8)], environment: session.agentEnvironment)
         defer { agent.signal(SIGTERM) }
         _ = try await Deadline.run(within: .seconds(30), "the agent's name") {
             for try await change in changes where change.newOwner != nil { return true }

@@ -45,13 +45,7 @@ import ToastKitAgent
         _ = try agentKeeper(of: agent)
         kill(agent, SIGKILL)
         #expect(try await processEnds(agent, within: 10))
-        let shown = try await Deadline.run(within: .seconds(30), "Té on the server, with no command run after the kill")
-        {
-            while true {
-                let notification = try await server.nextNotification()
-                if notification.summary == "Té" { return notification }
-            }
-        }
+        let shown = try await server.nextNotification(summary: "Té", log: "\(state)/toastkit/agent.log")
         #expect(AgentStore.now() >= sent + 2.9, "not before its time")
         #expect(shown.arguments.summary == "Té")
         #expect(Self.log(state).contains("agent keeper: the agent died without a word"), "\(Self.log(state))")
@@ -112,12 +106,7 @@ import ToastKitAgent
             second.stop()
         }
         let autostarted = try ToolProcess.start(argv.dropFirst().map { Array($0.utf8) }, environment: environment)
-        let cita = try await Deadline.run(within: .seconds(30), "Cita at login, with no toastkit command run") {
-            while true {
-                let notification = try await server.nextNotification()
-                if notification.summary == "Cita" { return notification }
-            }
-        }
+        let cita = try await server.nextNotification(summary: "Cita", log: "\(state)/toastkit/agent.log")
         #expect(cita.arguments.summary == "Cita")
         kill(autostarted.pid, SIGTERM)
         let ended = await autostarted.finish()

@@ -11,8 +11,9 @@ struct BusOnlyEnvironment {
     let directory: String
     let environment: [String: String]
 
-    init() async throws {
-        bus = try await PrivateBus.start()
+    /// - Parameter messageLimit: the largest message the bus carries (nil: the private bus's own default).
+    init(messageLimit: Int? = nil) async throws {
+        bus = try await PrivateBus.start(messageLimit: messageLimit)
         directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-cli")
         for folder in ["runtime", "state"] {
             try FileManager.default.createDirectory(

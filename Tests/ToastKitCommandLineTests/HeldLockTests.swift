@@ -92,12 +92,7 @@ import Testing
         let now = try await toastkit(
             ["send", "-a", "otra", "--id", "ahora", "-d", "600", "Ahora"], environment: environment)
         #expect(now.status == 0, "\(now.error)")
-        let shown = try await Deadline.run(within: .seconds(15), "Ahora while the schedules' lock is held") {
-            while true {
-                let notification = try await server.nextNotification()
-                if notification.summary == "Ahora" { return notification }
-            }
-        }
+        let shown = try await server.nextNotification(summary: "Ahora", within: .seconds(15))
         #expect(shown.summary == "Ahora")
         close(held)
         heldOpen = false

@@ -10,23 +10,6 @@ import ToastKitAgent
 /// folder, and a click in the same session runs the command with all of it; after a reboot (the runtime folder
 /// emptied, a new agent) the command runs with the kept variables, and the actions log says so.
 @Suite(.timeLimit(.minutes(2))) struct ScheduledEnvironmentTests {
-    /// The next `Notify` with `summary` within 30 s, or a failure with the agent's log in `directory`.
-    private func next(_ summary: String, on server: FakeNotificationServer, directory: String) async throws
-        -> FakeNotificationServer.Notification
-    {
-        do {
-            return try await Deadline.run(within: .seconds(30), "\"\(summary)\" on the server") {
-                while true {
-                    let notification = try await server.nextNotification()
-                    if notification.summary == summary { return notification }
-                }
-            }
-        } catch {
-            throw TestEnvironmentError(
-                "\(error)\nthe agent's log:\n\(Self.text("\(directory)/state/toastkit/agent.log"))")
-        }
-    }
-
     private static func text(_ path: String) -> String {
         (try? String(contentsOfFile: path, encoding: .utf8)) ?? "(none)"
     }
@@ -85,7 +68,7 @@ import ToastKitAgent
 
             // Its time comes in the same session: a click runs the command with the sender's whole environment.
             try makeSchedulesDue(state)
-            let cita = try await next("Cita", on: server, directory: session.directory)
+            let cita = try await server.nextNotification(summary: "Cita", log: "\(session.directory)/state/toastkit/agent.log")
             try server.emitActionInvoked(id: cita.id, key: "x")
             #expect(try await written("\(session.directory)/cita.txt") == "[s3cr3t] [\(path)]\n")
             #expect(files(under: runtime).allSatisfy { !$0.path.contains("/scheduled-env-") }, "gone with its schedule")
@@ -101,7 +84,7 @@ import ToastKitAgent
             try makeSchedulesDue(state)
             let ping = try await toastkit(["send", "--id", "ping", "-d", "5", "Hola"], environment: environment)
             #expect(ping.status == 0, "\(ping.error)")
-            let tarde = try await next("Tarde", on: server, directory: session.directory)
+            let tarde = try await server.nextNotification(summary: "Tarde", log: "\(session.directory)/state/toastkit/agent.log")
             try server.emitActionInvoked(id: tarde.id, key: "x")
             // The kept variables only: never the secret, not even from the new agent's own environment.
             #expect(try await written("\(session.directory)/tarde.txt") == "[] [\(path)]\n")

@@ -12,15 +12,6 @@ import ToastKitAgent
 /// brings a toast back by itself.
 @Suite(.timeLimit(.minutes(2))) struct ScheduledToastTests {
     /// The next `Notify` with `summary` (the others are skipped).
-    private func next(_ summary: String, on server: FakeNotificationServer) async throws
-        -> FakeNotificationServer.Notification
-    {
-        while true {
-            let notification = try await server.nextNotification()
-            if notification.summary == summary { return notification }
-        }
-    }
-
     @Test func aScheduledToastComesAtItsTimeAndListAndCloseSeeIt() async throws {
         try await withFakeServer { environment, server in
             let env = environment.agentEnvironment
@@ -50,7 +41,7 @@ import ToastKitAgent
                 text.lines.contains { $0.hasPrefix("tarde\tscheduled\t@") && $0.hasSuffix("\tMás tarde") },
                 "\(text.output)")
 
-            let shown = try await next("Reunión", on: server)
+            let shown = try await server.nextNotification(summary: "Reunión")
             #expect(AgentStore.now() >= started + 0.95, "not before its time")
             #expect(shown.arguments.expireTimeout == 30_000, "with its own duration")
 
@@ -59,20 +50,6 @@ import ToastKitAgent
             #expect(!after.output.contains("tarde"), "\(after.output)")
             #expect(
                 !FileManager.default.fileExists(atPath: "\(environment.directory)/state/toastkit/scheduled/tarde.json"))
-        }
-    }
-
-    /// The next `Notify` with `summary` within 30 s (an agent that is started and takes up its schedules is seconds on
-    /// a loaded machine), or a failure with the agent's log.
-    private func next(_ summary: String, on server: FakeNotificationServer, log: String) async throws
-        -> FakeNotificationServer.Notification
-    {
-        do {
-            return try await Deadline.run(within: .seconds(30), "\"\(summary)\" on the server") {
-                try await next(summary, on: server)
-            }
-        } catch {
-            throw TestEnvironmentError("\(error)\nthe agent's log:\n\(Self.log(log))")
         }
     }
 
@@ -125,7 +102,7 @@ import ToastKitAgent
         let before = Self.log(log).utf8.count
         let ping = try await toastkit(["send", "--id", "ping", "-d", "5", "Hola"], environment: environment)
         #expect(ping.status == 0, "\(ping.error)")
-        let cita = try await next("Cita", on: server, log: log)
+        let cita = try await server.nextNotification(summary: "Cita", log: log)
         #expect(cita.arguments.summary == "Cita")
         let written = String(decoding: Self.log(log).utf8.dropFirst(before), as: UTF8.self)
         #expect(written.contains("taking up 1 scheduled toast(s): cita"), "\(written)")
@@ -160,7 +137,7 @@ import ToastKitAgent
         let (second, server, environment) = try await session(state)
         let ping = try await toastkit(["send", "--id", "ping", "-d", "600", "Hola"], environment: environment)
         #expect(ping.status == 0, "\(ping.error)")
-        let cita = try await next("Cita", on: server, log: log)
+        let cita = try await server.nextNotification(summary: "Cita", log: log)
         let list = try await toastkit(["list"], environment: environment)
         #expect(list.lines.contains { $0.hasPrefix("cita\t") }, "\(list.output)")
         let closed = try await toastkit(["close", "--id", "cita"], environment: environment)
@@ -210,7 +187,7 @@ import ToastKitAgent
         }
         let ping = try await toastkit(["send", "--id", "ping", "-d", "600", "Hola"], environment: environment)
         #expect(ping.status == 0, "\(ping.error)")
-        #expect(try await next("Cita", on: server, log: log).arguments.summary == "Cita")
+        #expect(try await server.nextNotification(summary: "Cita", log: log).arguments.summary == "Cita")
     }
 
     /// Due while its session's agent ran, claimed by that agent, and its session ended before the server answered:
@@ -231,7 +208,7 @@ import ToastKitAgent
         try makeSchedulesDue(state)
         // The session's next agent takes it up, due: it claims it at once, and the server never answers.
         let agent = try ToolProcess.start(["agent"].map { Array($0.utf8) }, environment: environment)
-        _ = try await next("Cita", on: server, log: log)
+        _ = try await server.nextNotification(summary: "Cita", log: log)
         #expect(
             !FileManager.default.fileExists(atPath: "\(state)/toastkit/scheduled/cita.json"), "claimed by the agent")
         server.stop()
@@ -262,7 +239,7 @@ import ToastKitAgent
         try await end(second, server: serverB, log: log)
         // The hour passes: A's agent sees the file change and shows the toast, now due.
         try makeSchedulesDue(state)
-        let cita = try await next("Cita", on: serverA, log: log)
+        let cita = try await serverA.nextNotification(summary: "Cita", log: log)
         #expect(cita.arguments.summary == "Cita")
     }
 
@@ -274,7 +251,7 @@ import ToastKitAgent
                     Array($0.utf8)
                 },
                 environment: env)
-            let first = try await next("Café", on: server)
+            let first = try await server.nextNotification(summary: "Café")
             #expect(first.arguments.actions.map(\.key) == ["later"])
             #expect(first.arguments.actions.map(\.label) == ["Later"], "the built-in label")
             let pressed = AgentStore.now()
@@ -284,7 +261,7 @@ import ToastKitAgent
                 result.status == 5,
                 "deferred, as Later: \(result.output) \(result.error) \((try? String(contentsOfFile: "\(environment.directory)/state/toastkit/agent.log", encoding: .utf8)) ?? "")"
             )
-            let again = try await next("Café", on: server)
+            let again = try await server.nextNotification(summary: "Café")
             #expect(AgentStore.now() >= pressed + 0.95, "after its snooze")
             #expect(again.arguments.actions.map(\.key) == ["later"], "it can be snoozed again")
         }
