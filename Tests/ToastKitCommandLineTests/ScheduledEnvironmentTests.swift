@@ -68,7 +68,8 @@ import ToastKitAgent
 
             // Its time comes in the same session: a click runs the command with the sender's whole environment.
             try makeSchedulesDue(state)
-            let cita = try await server.nextNotification(summary: "Cita", log: "\(session.directory)/state/toastkit/agent.log")
+            let cita = try await server.nextNotification(
+                summary: "Cita", log: "\(session.directory)/state/toastkit/agent.log")
             try server.emitActionInvoked(id: cita.id, key: "x")
             #expect(try await written("\(session.directory)/cita.txt") == "[s3cr3t] [\(path)]\n")
             #expect(files(under: runtime).allSatisfy { !$0.path.contains("/scheduled-env-") }, "gone with its schedule")
@@ -84,7 +85,8 @@ import ToastKitAgent
             try makeSchedulesDue(state)
             let ping = try await toastkit(["send", "--id", "ping", "-d", "5", "Hola"], environment: environment)
             #expect(ping.status == 0, "\(ping.error)")
-            let tarde = try await server.nextNotification(summary: "Tarde", log: "\(session.directory)/state/toastkit/agent.log")
+            let tarde = try await server.nextNotification(
+                summary: "Tarde", log: "\(session.directory)/state/toastkit/agent.log")
             try server.emitActionInvoked(id: tarde.id, key: "x")
             // The kept variables only: never the secret, not even from the new agent's own environment.
             #expect(try await written("\(session.directory)/tarde.txt") == "[] [\(path)]\n")
