@@ -126,6 +126,15 @@ public final class DesktopNotificationPresenter: ToastPresenter {
         shell.read { $0.owner }
     }
 
+    /// The notification toast `id`'s latest content will replace, when that content is an update in place that
+    /// waits for the toast's update interval (``PresenterConfiguration/minimumUpdateInterval``) after a `Notify` the
+    /// server answered; nil otherwise (nothing waits, or a call is on its way). A service that
+    /// answers its caller with the toast's server id need not wait for such an update (it goes out when its time
+    /// comes, the latest content winning): ``accepted(_:)`` would wait up to the interval.
+    public func waitingUpdate(ofToast id: String) -> UInt32? {
+        shell.read { $0.waitingUpdate(ofToast: id) }
+    }
+
     /// Waits until the server has answered every `Notify` sent or queued so far for toast `id`, and returns its
     /// server id.
     ///

@@ -270,6 +270,16 @@ package struct DesktopPresenterMachine: Sendable {
     /// The toast's notification on the current server.
     package func serverID(ofToast id: String) -> UInt32? { ledger.toasts[id]?.serverID }
 
+    /// The notification that toast `id`'s latest content will replace, when that content is an update waiting for
+    /// the toast's update interval after a `Notify` the server answered; nil otherwise.
+    package func waitingUpdate(ofToast id: String) -> UInt32? {
+        // Held only after a `Notify` of this toast was answered (its id is the server's own), with nothing on its way.
+        guard let toast = ledger.toasts[id], toast.held, toast.wanted, toast.dirty, toast.jobView == nil else {
+            return nil
+        }
+        return toast.serverID
+    }
+
     /// The ids the machine still tracks (for tests of its bookkeeping).
     package var trackedToastIDs: Set<String> { Set(ledger.toasts.keys) }
 

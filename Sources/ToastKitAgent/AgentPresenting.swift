@@ -116,7 +116,13 @@ extension ToastAgent {
         }
         let serverID: UInt32
         do {
-            serverID = try await desktop.accepted(id)
+            // An update in place that waits for its interval (a script that updates one toast in a loop) is answered
+            // with the notification it replaces: the loop is not held to the server's pace, the newest goes out.
+            if let waiting = desktop.waitingUpdate(ofToast: id) {
+                serverID = waiting
+            } else {
+                serverID = try await desktop.accepted(id)
+            }
         } catch let error as PresentationError {
             // Closed before the server answered (a duration of 0, a close), or withheld by the presenter for Do Not
             // Disturb (the center holds or drops it): its end, or how it is held, says the rest — once the

@@ -485,6 +485,7 @@ import ToastModel
         #expect(PresenterConfiguration().minimumUpdateInterval == .milliseconds(25))
         let first = machine.handle(.show(Self.presentation("p", "0 %")), now: start)
         #expect(first.notifies.map(\.summary) == ["0 %"], "the first Notify never waits")
+        #expect(machine.waitingUpdate(ofToast: "p") == nil, "no id yet: a first show is waited for")
         _ = machine.handle(.notifyAnswered(id: "p", call: try #require(first.notifyCall), Self.reply(7)), now: start)
         // 10,000 updates in 20 ms, answered at once: none is sent before the interval is up, and one wake-up is asked.
         var actions: [Machine.Action] = []
@@ -494,6 +495,7 @@ import ToastModel
         }
         #expect(actions == [.wake(at: start + .milliseconds(25))])
         #expect(!machine.isSettled, "an update waits")
+        #expect(machine.waitingUpdate(ofToast: "p") == 7, "the notification it will replace")
         #expect(machine.handle(.awaitAccepted(id: "p", waiter: 1), now: start + .milliseconds(20)).isEmpty)
         #expect(
             machine.handle(.tick, now: start + .milliseconds(24)) == [.wake(at: start + .milliseconds(25))],
@@ -504,6 +506,7 @@ import ToastModel
         let answered = machine.handle(
             .notifyAnswered(id: "p", call: try #require(due.notifyCall), Self.reply(7)), now: start + .milliseconds(26))
         #expect(answered == [.resume([1], .success(7))], "whoever waited learns it is on the server")
+        #expect(machine.waitingUpdate(ofToast: "p") == nil, "nothing waits")
         #expect(machine.isSettled)
         // Later, after a quiet spell, an update goes out at once.
         let later = machine.handle(.show(Self.presentation("p", "listo")), now: start + .milliseconds(60))
