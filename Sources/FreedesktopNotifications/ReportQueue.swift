@@ -1,17 +1,29 @@
+import Synchronization
 import ToastModel
 
 /// Reports to the center, in order, delivered by one task on the shared pool — for both presenters: replies and
 /// signals arrive on the connection's I/O thread, and what a report sets off (the center's events, action handlers,
 /// observers) is app code that must never run there.
 struct ReportQueue: Sendable {
+    /// How many reports are queued and not yet handed over.
+    private final class Pending: Sendable {
+        let count = Atomic(0)
+    }
+
     private let continuation: AsyncStream<@Sendable () -> Void>.Continuation
+    /// Reports queued and not yet handed over: with none, ``delivered()`` returns at once (no trip through the
+    /// delivering task on the path of every toast a service answers for).
+    private let pending = Pending()
 
     /// Starts the delivering task.
     init() {
         let (stream, continuation) = AsyncStream<@Sendable () -> Void>.makeStream(bufferingPolicy: .unbounded)
         self.continuation = continuation
-        Task.detached {
-            for await report in stream { report() }
+        Task.detached { [pending] in
+            for await report in stream {
+                report()
+                pending.count.subtract(1, ordering: .releasing)
+            }
         }
     }
 
@@ -29,7 +41,10 @@ struct ReportQueue: Sendable {
         var rest: [Action] = []
         for action in actions {
             if let report = report(action) {
-                if let events { continuation.yield { events.send(report) } }
+                if let events {
+                    pending.count.add(1, ordering: .relaxed)
+                    continuation.yield { events.send(report) }
+                }
             } else {
                 rest.append(action)
             }
@@ -40,6 +55,8 @@ struct ReportQueue: Sendable {
     /// Returns once every report queued so far has been handed to the center (one more report, behind them, marks
     /// that they are through).
     func delivered() async {
+        guard pending.count.load(ordering: .acquiring) > 0 else { return }
+        pending.count.add(1, ordering: .relaxed)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             continuation.yield { done.resume() }
         }
