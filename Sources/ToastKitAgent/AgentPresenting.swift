@@ -187,10 +187,10 @@ extension ToastAgent {
         if crashPoint == step { kill(getpid(), SIGKILL) }
     }
 
-    /// Whether `center` has handed toast `id` to the presenter (one just presented is at the front when it is: a
-    /// queued one costs a look through its lane).
+    /// Whether `center` has handed toast `id` to the presenter (only its visible toasts are looked at: a toast queued
+    /// behind 10,000 others costs no scan of them).
     func isOnPresenter(_ id: String, in center: ToastCenter) -> Bool {
-        center.entryState(of: id)?.isOnPresenter ?? false
+        center.isOnPresenter(id)
     }
 
     /// The center that holds live toast `id`, if any.

@@ -58,6 +58,11 @@ struct ToastStackTests {
         #expect(states.map(\.remaining) == [.seconds(3), nil, .seconds(9)])
         #expect(states.map(\.isOnPresenter) == [true, true, false])
         #expect(stack.idsOnPresenter == ["A", "B"])
+        #expect(["A", "B", "C", "nobody"].map(stack.isOnPresenter) == [true, true, false, false])
+        // The front ends: the next in line is on the presenter now, as its state says.
+        _ = stack.advance(to: .seconds(4))
+        #expect(stack.entryStates(now: .seconds(4)).map(\.isOnPresenter) == [true, true])
+        #expect(["A", "B", "C"].map(stack.isOnPresenter) == [false, true, true])
     }
 
     @Test("an action run is requested, then its effect applies only to the same presentation")

@@ -225,6 +225,12 @@ public final class ToastCenter: Sendable {
         state.withLock { $0.stack.entryState(of: id, now: time.now()) }
     }
 
+    /// Whether toast `id` has been handed to the presenter (``ToastStack/isOnPresenter(_:)``: no scan of the toasts
+    /// waiting behind the visible ones).
+    public func isOnPresenter(_ id: String) -> Bool {
+        state.withLock { $0.stack.isOnPresenter(id) }
+    }
+
     // MARK: - Presenter
 
     /// The attached presenter, if any.

@@ -253,6 +253,12 @@ public struct ToastStack: Sendable {
         return (entries.first { $0.id == id && $0.isToast } ?? held.first { $0.id == id })?.state(at: now)
     }
 
+    /// Whether toast `id` is on the presenter. Only the visible part is looked at (the presenter never holds more than
+    /// ``Configuration/maxVisible`` entries): a toast waiting behind a long queue costs no scan of it.
+    public func isOnPresenter(_ id: String) -> Bool {
+        entries.prefix(configuration.maxVisible).contains { $0.id == id && $0.isToast && $0.presenter == .shown }
+    }
+
     /// Whether timers are paused by the app or the presenter.
     public var isPaused: Bool { isPausedByApp || isPausedByPresenter }
 
