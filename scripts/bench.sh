@@ -205,11 +205,15 @@ chmod +x "$work/stop-agent.sh"
 if wants P1; then
     echo "== P1: one toast from a script, whole process (hyperfine -N, $runs runs, warm-up 10)"
     # Through the agent, each send replaces the one toast `bench` (a Notify with replaces_id, as a script that
-    # updates its status does); the agent is started (activated) by the warm-up.
+    # updates its status does: back to back, each update waits for the toast's update interval, and is answered
+    # with the notification it replaces), then a new toast of a second each time (issue 39's P1); the agent is
+    # started (activated) by the warm-up. `dbus-send`: one bare call to the bus (issue 39's yardstick).
     hyperfine -N --warmup 10 --runs "$runs" --style basic --export-json "$work/p1.json" \
         -n "toastkit send (agent)" "$toastkit send --id bench Benchmark 'A toast from a script'" \
+        -n "toastkit send -t 1000 (agent)" "$toastkit send -t 1000 Benchmark 'A toast from a script'" \
         -n "toastkit send --no-agent" "$toastkit send --no-agent Benchmark 'A toast from a script'" \
         -n "notify-send" "notify-send Benchmark 'A toast from a script'" \
+        -n "dbus-send" "dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.GetId" \
         -n "gdbus call" "gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications --method org.freedesktop.Notifications.Notify -- gdbus 0 '' Benchmark 'A toast from a script' '[]' '{\"urgency\": <byte 1>}' -1" \
         -n "C one-shot" "$c_dir/raw-notify-oneshot Benchmark 'A toast from a script'" \
         -n "C one-shot, static" "$c_dir/raw-notify-oneshot-static Benchmark 'A toast from a script'" \
