@@ -67,7 +67,8 @@ final class ConnectionCore: @unchecked Sendable {
         if case .open(let raw) = lifecycle { lifecycle = .closing(raw, reason) }
     }
 
-    private struct Watch {
+    /// A watch libdbus gave, and whether it is enabled (polled).
+    struct Watch {
         let watch: RawConnection.Watch
         var enabled: Bool
     }
@@ -83,8 +84,8 @@ final class ConnectionCore: @unchecked Sendable {
 
     // I/O thread only.
     private var lifecycle = Lifecycle.starting
-    private var watches: [Watch] = []
-    private var timeouts = DeadlineQueue<RawConnection.Timeout>()
+    var watches: [Watch] = []
+    var timeouts = DeadlineQueue<RawConnection.Timeout>()
     private var pending: [ObjectIdentifier: PendingReply] = [:]
     private let thread = Mutex<pthread_t?>(nil)
     /// The I/O thread's `pthread_self()`, set when it starts: what ``assertOnIOThread(_:)`` compares with.
@@ -398,72 +399,5 @@ final class ConnectionCore: @unchecked Sendable {
         timeouts.removeAll()
         thread.withLock { $0 = nil }
         onClose(reason)
-    }
-
-    // MARK: - Watches and timeouts (called by libdbus on the I/O thread)
-
-    func addWatch(_ watch: RawConnection.Watch) {
-        assertOnIOThread()
-        watches.append(Watch(watch: watch, enabled: watch.isEnabled))
-    }
-
-    func removeWatch(_ watch: RawConnection.Watch) {
-        assertOnIOThread()
-        watches.removeAll { $0.watch == watch }
-    }
-
-    func toggleWatch(_ watch: RawConnection.Watch) {
-        assertOnIOThread()
-        if let index = watches.firstIndex(where: { $0.watch == watch }) {
-            watches[index].enabled = watch.isEnabled
-        }
-    }
-
-    private static func now() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-    }
-
-    private static func deadline(for timeout: RawConnection.Timeout) -> UInt64 {
-        now() + UInt64(timeout.intervalMilliseconds) * 1_000_000
-    }
-
-    func addTimeout(_ timeout: RawConnection.Timeout) {
-        assertOnIOThread()
-        timeouts.set(timeout, enabled: timeout.isEnabled, deadline: Self.deadline(for: timeout))
-    }
-
-    func removeTimeout(_ timeout: RawConnection.Timeout) {
-        assertOnIOThread()
-        timeouts.remove(timeout)
-    }
-
-    func toggleTimeout(_ timeout: RawConnection.Timeout) {
-        assertOnIOThread()
-        guard timeouts.contains(timeout) else { return }
-        timeouts.set(timeout, enabled: timeout.isEnabled, deadline: Self.deadline(for: timeout))
-    }
-
-    private func nextTimeoutMilliseconds() -> Int32 {
-        assertOnIOThread()
-        guard let nearest = timeouts.nearest() else { return -1 }
-        let now = Self.now()
-        guard nearest > now else { return 0 }
-        // Round up so the timeout has really passed when poll returns.
-        return Int32(clamping: (nearest - now + 999_999) / 1_000_000)
-    }
-
-    private func handleExpiredTimeouts() {
-        assertOnIOThread()
-        guard let nearest = timeouts.nearest() else { return }
-        let now = Self.now()
-        guard nearest <= now else { return }
-        for timeout in timeouts.takeDue(now: now) {
-            // An earlier handler may have removed it.
-            guard timeouts.contains(timeout) else { continue }
-            timeouts.set(timeout, enabled: timeout.isEnabled, deadline: Self.deadline(for: timeout))
-            timeout.handle()
-        }
     }
 }

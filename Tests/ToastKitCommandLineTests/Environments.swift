@@ -182,3 +182,15 @@ func killAgentAndItsKeeper(_ agent: pid_t) async throws {
     kill(agent, SIGKILL)
     #expect(try await processEnds(agent, within: 10), "the agent \(agent) ended")
 }
+
+/// SIGKILLs the agent `pid` and its keeper (nothing starts the next agent but the next command) and returns once
+/// the agent's name is free.
+func killAgent(_ pid: pid_t, _ bus: DBusConnection) async throws {
+    let changes = try await bus.bus.nameOwnerChanges(of: "org.toastkit.Agent1")
+    try await killAgentAndItsKeeper(pid)
+    if try await bus.bus.nameOwner(of: "org.toastkit.Agent1") == nil { return }
+    _ = try await Deadline.run(within: .seconds(5), "the killed agent's name released") {
+        for try await change in changes where change.newOwner == nil { return true }
+        return nil
+    }
+}

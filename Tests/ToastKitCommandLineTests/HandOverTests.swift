@@ -147,7 +147,7 @@ import ToastKitAgent
             #expect(handOverFiles(environment).isEmpty)
             let bus = try await environment.bus.connect()
             defer { bus.close() }
-            try await killAgentAndItsKeeper(try await bus.agentPID())
+            try await killAgent(try await bus.agentPID(), bus)
             // The killed agent's saved toast waits too: `close` starts the next agent, which closes it.
             let close = try await toastkit(["close", "--id", "q"], environment: env)
             #expect(close.status == 0 && close.error.isEmpty, "\(close.error)")
