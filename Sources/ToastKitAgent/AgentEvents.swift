@@ -29,10 +29,10 @@ extension ToastAgent {
             case .shown(let id):
                 carry(ledger.withLock { $0.handle(.shown(id: id)) })
                 // A scheduled toast is settled once a server has it (a bus closing before that gives it back).
-                if let claimed, claimed.holds(id) {
+                if ledger.withLock({ $0.claims.holds(id) }) {
                     let desktop = self.desktop
-                    Task {
-                        if (try? await desktop.accepted(id)) != nil { claimed.settle(id) }
+                    Task { [weak self] in
+                        if (try? await desktop.accepted(id)) != nil { self?.ledger.withLock { $0.claims.settle(id) } }
                     }
                 }
                 // Its timer starts now: what a restarted agent must know.
@@ -41,8 +41,8 @@ extension ToastAgent {
             case .ended(let id, let outcome):
                 let actions = ended(id, outcome)
                 // A scheduled toast that failed on the way to the server (the bus closing under it) is still owed.
-                if actions.contains(.forget(id: id)), let claimed, claimed.holds(id) {
-                    if case .failed(.presenter) = outcome {} else { claimed.settle(id) }
+                if actions.contains(.forget(id: id)) {
+                    if case .failed(.presenter) = outcome {} else { ledger.withLock { $0.claims.settle(id) } }
                 }
                 carry(actions)
             case .presented(let id):

@@ -100,6 +100,8 @@ package struct AgentLedger: Sendable {
     package private(set) var scheduled: [String: ScheduleStore.Entry] = [:]
     /// Scheduled toasts whose time came, fired and not yet taken to be shown (``takeDue(_:)``).
     private var due: [String: ScheduleStore.Entry] = [:]
+    /// The scheduled toasts this agent claimed and no server has accepted yet.
+    package var claims = ScheduleClaims()
     /// Callers already checked: unique name → same user.
     private var callers: [String: Bool] = [:]
     /// The last number given to a toast with no notification (``ToastAgent/viewIDs``).
@@ -241,6 +243,15 @@ extension AgentLedger {
         due.removeValue(forKey: id)
     }
 
+    /// The agent is leaving: the claimed toasts to give back to the user's store — all of them, or (`keepingLive`)
+    /// those not live here, which the saved journal takes to this bus's next agent. Nothing is claimed after.
+    package mutating func closeClaims(keepingLive: Bool) -> [ScheduleStore.Entry] {
+        precondition(phase == .leaving, "claims given back in phase \(phase)")
+        defer { checkInvariants() }
+        let live = keepingLive ? Set(live.keys) : []
+        return claims.close { live.contains($0) }
+    }
+
     /// What the user's store holds now (`entries`, `due` giving each one's machine time): each new or moved schedule
     /// is kept, each gone one cancelled — of every id, or (`ids`) of those ids only, when `entries` are what the
     /// files of those ids hold (the files that changed). Returns what to do and the ids taken up.
@@ -360,6 +371,7 @@ extension AgentLedger {
             precondition(due.keys.allSatisfy { machine.scheduled[$0] == nil }, "due and waiting for its time at once")
             precondition(shownWaiters.values.allSatisfy { !$0.isEmpty }, "an empty list of waiters")
             precondition(held.allSatisfy { live[$0] != nil }, "a held toast that is not live")
+            precondition(claims.isOpen || phase == .leaving, "claims closed in phase \(phase)")
         #endif
     }
 }

@@ -13,7 +13,7 @@ extension ToastAgent {
         /// It updates a live toast the agent shows (`-r` of its server id).
         var continues: Bool
         /// A scheduled toast this agent claimed (``fire(_:)``): not admitted once the agent is leaving, for it was
-        /// given back then (``ClaimedSchedules``).
+        /// given back then (``ScheduleClaims``).
         var fromSchedule = false
     }
 

@@ -55,7 +55,7 @@ extension ToastAgent {
 
     /// Shows the scheduled toast `id`, whose time has come, unless another agent of the user (another session)
     /// showed it first or this one is leaving; then answers the call the machine counted for it. It stays claimed
-    /// (``ClaimedSchedules``) until a server accepts it: if the agent leaves before, it goes back to the user's store.
+    /// (``ScheduleClaims``) until a server accepts it: if the agent leaves before, it goes back to the user's store.
     func fire(_ id: String) async {
         defer { leave() }
         guard let entry = ledger.withLock({ $0.takeDue(id) }) else { return }
@@ -71,7 +71,18 @@ extension ToastAgent {
         }
         let mine: Bool
         do {
-            if let claimed { mine = try await storeIO.run { try claimed.claim(entry) } } else { mine = true }
+            if let schedules {
+                // On the store's queue, as the give-back: claims that are closed claim nothing.
+                mine = try await storeIO.run { [self] in
+                    guard ledger.withLock({ $0.claims.isOpen }), try schedules.claim(entry.id, due: entry.due) else {
+                        return false
+                    }
+                    ledger.withLock { $0.claims.claimed(entry) }
+                    return true
+                }
+            } else {
+                mine = true
+            }
         } catch {
             // The store cannot be changed: shown all the same (another session's agent may show it too).
             ErrorLine.write("warning: \(error)")
@@ -88,14 +99,14 @@ extension ToastAgent {
             _ = try await present(
                 Prepared(request: entry.request, toast: toast, continues: false, fromSchedule: true))
             // A server has it (its id is known): settled here, not only by the `shown` event's own look.
-            if ledger.withLock({ $0.live[id]?.serverID }) != nil { claimed?.settle(id) }
+            ledger.withLock { if $0.live[id]?.serverID != nil { $0.claims.settle(id) } }
         } catch let error as DBusError where error.name == AgentInterface.ErrorName.stopping {
             return  // given back as the agent left
         } catch {
             // Never showable as it is (the store refuses what is invalid): not kept. Anything else (the agent full,
             // the server or the bus gone) is given back when the agent leaves.
             let invalid = (error as? DBusError)?.name == AgentInterface.ErrorName.invalidToast
-            if invalid { claimed?.settle(id) }
+            if invalid { ledger.withLock { $0.claims.settle(id) } }
             ErrorLine.write(
                 "warning: the scheduled toast \"\(id)\" cannot be shown: \(error)"
                     + (invalid ? "" : "; it is kept for the next agent"))
@@ -145,9 +156,13 @@ extension ToastAgent {
     /// due at once, except (with `keepingLive`) those live here: the saved journal takes them to this bus's next
     /// agent.
     func giveBackClaimedSchedules(keepingLive: Bool) {
-        guard let claimed else { return }
+        guard let schedules else { return }
         do {
-            let given = try claimed.giveBack { id in keepingLive && ledger.withLock { $0.live[id] != nil } }
+            // After every claim on the store's queue: one under way is recorded, and given back, too.
+            let given = try storeIO.runNow { () throws(PrivateFileError) -> [String] in
+                let entries = ledger.withLock { $0.closeClaims(keepingLive: keepingLive) }
+                return entries.isEmpty ? [] : try schedules.giveBack(entries)
+            }
             guard !given.isEmpty else { return }
             ErrorLine.write(
                 "giving back \(given.count) scheduled toast(s) no server showed, for the next agent: "
@@ -171,7 +186,7 @@ extension ToastAgent {
     /// Holds what the user's store of schedules holds: at start (each toast waits for its time, or is shown at once
     /// when its time came while no agent ran), and whenever files of it change (``ScheduleWatch``, `changed`: their
     /// names, nil when any may have) — a schedule another session's agent or `close --id` made, moved or removed, a
-    /// toast another agent showed (claimed) or gave back (``ClaimedSchedules``). Only the files that changed are read
+    /// toast another agent showed (claimed) or gave back (``ScheduleClaims``). Only the files that changed are read
     /// again when their names tell their ids. The first agent of the user to reach a toast's time shows it.
     func takeUpSchedules(changed: Set<String>? = nil) {
         guard let schedules else { return }

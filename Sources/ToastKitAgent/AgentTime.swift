@@ -56,6 +56,12 @@ final class BlockingIO: Sendable {
         queue = DispatchQueue(label: label)
     }
 
+    /// Runs `body` on the queue, after what is queued, blocking the caller until it is done (the agent's last steps,
+    /// which must follow every job on the queue).
+    func runNow<Value>(_ body: () throws -> Value) rethrows -> Value {
+        try queue.sync(execute: body)
+    }
+
     /// Runs `body` on the queue and returns what it returned, or throws what it threw.
     func run<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in

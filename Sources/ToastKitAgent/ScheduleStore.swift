@@ -153,7 +153,7 @@ package final class ScheduleStore: Sendable {
         }
     }
 
-    /// Puts back toasts an agent claimed and no server showed (``ClaimedSchedules``), due as they were (so at once),
+    /// Puts back toasts an agent claimed and no server showed (``ScheduleClaims``), due as they were (so at once),
     /// except those whose id was scheduled anew meanwhile: the newer schedule wins. Returns the ids put back; one that
     /// cannot be written is said in one line and lost (the others are put back all the same).
     package func giveBack(_ given: [Entry]) throws(PrivateFileError) -> [String] {

@@ -69,9 +69,6 @@ package final class ToastAgent: Sendable {
     let timers = Mutex<(idle: Task<Void, Never>?, schedule: Task<Void, Never>?)>((nil, nil))
     /// The user's scheduled toasts on disk (nil when the state folder cannot be used: scheduling is then refused).
     let schedules: ScheduleStore?
-    /// The scheduled toasts this agent took from ``schedules`` and no server has accepted yet: given back if the agent
-    /// leaves first.
-    let claimed: ClaimedSchedules?
     /// Where the user's store of schedules is changed (its lock may be held by another process for up to its bound):
     /// a thread of its own, never the pool the calls are served on.
     let storeIO = BlockingIO(label: "org.toastkit.agent.schedules")
@@ -130,7 +127,6 @@ package final class ToastAgent: Sendable {
             ErrorLine.write("warning: scheduled toasts cannot be kept: \(error)")
             schedules = nil
         }
-        claimed = schedules.map(ClaimedSchedules.init(store:))
         ledger = Mutex(
             AgentLedger(
                 configuration: .init(maximumLive: AgentLimits.maximumLive, idleTimeout: settings.idleTimeout)))

@@ -1,6 +1,7 @@
 // The agent's ledger in process (``AgentLedger``): every rule the agent's shell used to decide alone — an end during a
 // newer presentation, `-r` continuing a toast, a snooze as deferred, held toasts answering at once, schedules keeping
-// their toast's id, nothing from a schedule once leaving, the adoption gate — on a manual clock, no bus, no sleep.
+// their toast's id, nothing from a schedule once leaving, claimed schedules given back, the adoption gate — on a
+// manual clock, no bus, no sleep.
 import DBus
 import Testing
 import ToastModel
@@ -192,6 +193,29 @@ import ToastModel
     }
 
     /// Calls wait for the adoption, and are let in together once it is done; after it, at once.
+    /// A scheduled toast claimed from the user's store stays the store's until a server accepts it: the toasts still
+    /// claimed when the agent leaves go back (those live here stay with the journal, when it is kept), a settled one
+    /// does not, and nothing is claimed after.
+    @Test func claimedSchedulesGoBackWhenTheAgentLeavesFirst() {
+        var ledger = started()
+        for id in ["a", "b", "c"] {
+            #expect(ledger.claims.isOpen)
+            ledger.claims.claimed(ScheduleStore.Entry(id: id, due: 2_000_000_000, request: request(id)))
+        }
+        ledger.claims.settle("a")  // a server accepted it
+        _ = ledger.admit(id: "b", request: request("b"))  // live, not accepted yet
+        #expect(!ledger.claims.holds("a") && ledger.claims.holds("b") && ledger.claims.holds("c"))
+        _ = ledger.leave()
+        #expect(ledger.closeClaims(keepingLive: true).map(\.id) == ["c"], "b goes with the journal")
+        #expect(!ledger.claims.isOpen && ledger.claims.entries.isEmpty, "nothing is claimed after the give-back")
+
+        var ending = started()
+        ending.claims.claimed(ScheduleStore.Entry(id: "b", due: 2_000_000_000, request: request("b")))
+        _ = ending.admit(id: "b", request: request("b"))
+        _ = ending.leave()
+        #expect(ending.closeClaims(keepingLive: false).map(\.id) == ["b"], "the session ends: back to the store")
+    }
+
     @Test func callsWaitForTheAdoption() {
         var ledger = AgentLedger()
         #expect(ledger.phase == .adopting)

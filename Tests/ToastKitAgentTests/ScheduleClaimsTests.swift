@@ -3,9 +3,27 @@ import Testing
 
 @testable import ToastKitAgent
 
-/// A scheduled toast is the user's until a server accepts it (``ClaimedSchedules``): claimed once, given back when its
-/// agent leaves first, and never claimed by a leaving agent. Real files in a folder of the test's own.
-@Suite struct ClaimedSchedulesTests {
+/// A scheduled toast is the user's until a server accepts it (``ScheduleClaims``, and the store's claim and give-back as
+/// the agent runs them): claimed once, given back when its agent leaves first, and never claimed by a leaving agent.
+/// Real files in a folder of the test's own.
+@Suite struct ScheduleClaimsTests {
+    /// Claims `entry` as the agent does: in the store, while the claims are open.
+    private func claim(_ entry: ScheduleStore.Entry, _ store: ScheduleStore, _ claims: inout ScheduleClaims) throws
+        -> Bool
+    {
+        guard claims.isOpen, try store.claim(entry.id, due: entry.due) else { return false }
+        claims.claimed(entry)
+        return true
+    }
+
+    /// Gives back as the agent does as it leaves: the ids put back.
+    private func giveBack(_ store: ScheduleStore, _ claims: inout ScheduleClaims, keeping: (String) -> Bool) throws
+        -> [String]
+    {
+        let entries = claims.close(keeping: keeping)
+        return entries.isEmpty ? [] : try store.giveBack(entries)
+    }
+
     private func withStore(_ body: (ScheduleStore, String) throws -> Void) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("toastkit-claimed-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -37,15 +55,15 @@ import Testing
         try withStore { store, path in
             try store.put(entry("a"))
             try store.put(entry("b"))
-            let claimed = ClaimedSchedules(store: store)
-            #expect(try claimed.claim(entry("a")) && claimed.holds("a"))
-            #expect(try claimed.claim(entry("b")))
-            #expect(try !claimed.claim(entry("a")), "claimed once")
+            var claims = ScheduleClaims()
+            #expect(try claim(entry("a"), store, &claims) && claims.holds("a"))
+            #expect(try claim(entry("b"), store, &claims))
+            #expect(try !claim(entry("a"), store, &claims), "claimed once")
             #expect(store.load().isEmpty)
-            claimed.settle("b")  // a server has it
-            #expect(try claimed.giveBack { _ in false } == ["a"])
+            claims.settle("b")  // a server has it
+            #expect(try giveBack(store, &claims) { _ in false } == ["a"])
             #expect(held(store) == ["a@1800000000"], "due as it was: at once for the next agent")
-            #expect(try !claimed.claim(entry("a")), "a leaving agent claims nothing")
+            #expect(try !claim(entry("a"), store, &claims), "a leaving agent claims nothing")
             #expect(held(store) == ["a@1800000000"])
             #expect(FileManager.default.fileExists(atPath: path))
         }
@@ -55,12 +73,12 @@ import Testing
         try withStore { store, _ in
             try store.put(entry("a"))
             try store.put(entry("live"))
-            let claimed = ClaimedSchedules(store: store)
-            #expect(try claimed.claim(entry("a")))
-            #expect(try claimed.claim(entry("live")))
+            var claims = ScheduleClaims()
+            #expect(try claim(entry("a"), store, &claims))
+            #expect(try claim(entry("live"), store, &claims))
             // Scheduled anew meanwhile (`send --in` again): the newer word wins.
             try store.put(entry("a", due: 1_900_000_000))
-            #expect(try claimed.giveBack { $0 == "live" } == [], "nothing put back")
+            #expect(try giveBack(store, &claims) { $0 == "live" } == [], "nothing put back")
             #expect(held(store) == ["a@1900000000"], "the live one goes with its journal")
         }
     }
