@@ -204,6 +204,30 @@ import ToastModel
             ])
     }
 
+    /// A player that fails says why in its own words: the last line it wrote ends the reason.
+    @Test func aFailingPlayersLastLineIsItsReason() throws {
+        let (folder, _, _, environment) = try Self.fifoPlayer()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let failing = "\(folder)/failing"
+        try "#!/bin/sh\necho 'starting'\necho 'Connection failure: Connection refused  ' >&2\necho >&2\nexit 3\n"
+            .write(toFile: failing, atomically: true, encoding: .utf8)
+        let file = "/usr/share/sounds/freedesktop/stereo/bell.oga"
+        #expect(
+            SoundPlayer.command(["/bin/sh", failing]).play(.file(file), appName: "t", environment: environment)
+                == "/bin/sh: exit 3: Connection failure: Connection refused")
+        // The silence doctor plays: a WAV file the player is given, and who played it.
+        let copy = "\(folder)/copy"
+        try "#!/bin/sh\ncp \"$1\" \(folder)/silence.wav\n".write(toFile: copy, atomically: true, encoding: .utf8)
+        let probed = SoundPlayer.command(["/bin/sh", copy]).probe(
+            appName: "t", environment: environment, limit: .seconds(20))
+        #expect(probed.player == "/bin/sh \(copy)" && probed.failures.isEmpty, "\(probed)")
+        let wave = try Data(contentsOf: URL(fileURLWithPath: "\(folder)/silence.wav"))
+        #expect(Array(wave) == SoundPlayer.silentWave() && wave.count == 44 + 1600)
+        let failed = SoundPlayer.command(["/bin/sh", failing]).probe(
+            appName: "t", environment: environment, limit: .seconds(20))
+        #expect(failed.player == nil && failed.failures == ["/bin/sh: exit 3: Connection failure: Connection refused"])
+    }
+
     // MARK: - The sound theme
 
     /// A theme of the person's (`gtk-sound-theme-name`) that inherits from another, over the system's freedesktop

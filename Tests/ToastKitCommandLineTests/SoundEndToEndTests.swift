@@ -37,6 +37,22 @@ import Testing
 
     static let stereo = "/usr/share/sounds/freedesktop/stereo"
 
+    /// A player script with `body` as its text, run by /bin/sh (see ``fifoPlayer(in:into:)``): the command for
+    /// `TOASTKIT_SOUND_PLAYER`.
+    static func player(_ name: String, in folder: String, _ body: String) throws -> String {
+        let script = "\(folder)/\(name)"
+        try "#!/bin/sh\n\(body)\n".write(toFile: script, atomically: true, encoding: .utf8)
+        return "/bin/sh \(script)"
+    }
+
+    /// A player that cannot reach the sound server: it says so on standard error and exits 1, as `paplay` does.
+    static func failingPlayer(in folder: String) throws -> String {
+        try player("failing-player", in: folder, "echo 'Connection failure: Connection refused' >&2\nexit 1")
+    }
+
+    /// The warning `send` prints for a sound ``failingPlayer(in:)`` could not play.
+    static let failingPlayerWarning = "/bin/sh: exit 1: Connection failure: Connection refused"
+
     /// `send` without `--wait`: the sound is played by the process itself, through libcanberra, before it exits — the
     /// samples are in the sound card's file once `send` has returned. dunst is sent no sound hint. The fully static
     /// `toastkit` loads no library: it plays through `pw-play` or `paplay`, and here, where no sound server runs,
