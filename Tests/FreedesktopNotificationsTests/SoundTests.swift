@@ -204,6 +204,33 @@ import ToastModel
             ])
     }
 
+    /// Who waits for a toast's sounds (the agent, before it answers `Present`) is told once each has played or
+    /// failed — a failure after its `degraded` report, so the report reaches the center first — and at once when none
+    /// is under way; a detach from the center does not lose the sounds still playing.
+    @Test func aToastsSoundsAreAwaitedUntilEachHasPlayedOrFailed() throws {
+        var machine = PresenterMachineTests.linked(Self.dunst)
+        #expect(machine.handle(.awaitSoundsPlayed(id: "quiet", waiter: 1)) == [.resume([1], .success(0))])
+        let bell = ToastSound.named("bell"), done = ToastSound.named("complete")
+        #expect(
+            try Self.shown(Self.presentation("a", sound: bell), on: &machine, serverID: 7).contains(
+                .playSound(id: "a", bell)))
+        #expect(
+            try Self.shown(Self.presentation("a", "Done", sound: done), on: &machine, serverID: 7).contains(
+                .playSound(id: "a", done)))
+        #expect(machine.handle(.awaitSoundsPlayed(id: "a", waiter: 2)).isEmpty, "two sounds under way")
+        #expect(machine.handle(.soundPlayed(id: "a")).isEmpty, "one still under way")
+        #expect(
+            machine.handle(.soundNotPlayed(id: "a", reason: "paplay: exit 1")) == [
+                .report(.degraded(toastID: "a", reason: "paplay: exit 1")), .resume([2], .success(7)),
+            ])
+        #expect(machine.handle(.awaitSoundsPlayed(id: "a", waiter: 3)) == [.resume([3], .success(7))])
+
+        _ = try Self.shown(Self.presentation("b", sound: bell), on: &machine, serverID: 8)
+        #expect(machine.handle(.awaitSoundsPlayed(id: "b", waiter: 4)).isEmpty)
+        _ = machine.handle(.reset)
+        #expect(machine.handle(.soundPlayed(id: "b")) == [.resume([4], .success(0))], "told after the detach too")
+    }
+
     /// A player that fails says why in its own words: the last line it wrote ends the reason.
     @Test func aFailingPlayersLastLineIsItsReason() throws {
         let (folder, _, _, environment) = try Self.fifoPlayer()
