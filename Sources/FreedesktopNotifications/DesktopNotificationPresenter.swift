@@ -41,6 +41,19 @@ public final class DesktopNotificationPresenter: ToastPresenter {
             machine: DesktopPresenterMachine(configuration: configuration), clock: ContinuousClock())
     }
 
+    /// A presenter that plays each toast's sound (where the server plays none) in the environment `soundEnvironment`
+    /// gives for the toast's id — its sender's, in the agent: its `TOASTKIT_SOUND_PLAYER`, its `PATH`, its sound
+    /// theme — or, when it gives none, in this process's.
+    package init(
+        configuration: PresenterConfiguration,
+        soundEnvironment: @escaping @Sendable (_ toastID: String) -> [String: String]?
+    ) {
+        self.configuration = configuration
+        shell = PresenterShell(
+            backend: DesktopBackend(configuration: configuration, soundEnvironment: soundEnvironment),
+            machine: DesktopPresenterMachine(configuration: configuration), clock: ContinuousClock())
+    }
+
     // MARK: - ToastPresenter
 
     /// Keeps the center's sink.
@@ -144,6 +157,19 @@ public final class DesktopNotificationPresenter: ToastPresenter {
         try await shell.accepted(id)
     }
 
+    /// Returns once every sound this presenter asked to play for toast `id` (where the server plays none) has played,
+    /// or failed and its failure has been reported (a `degraded` report), or once `limit` has passed, whichever comes
+    /// first: the agent answers `Present` then, with the failure among the toast's warnings. Returns at once when no
+    /// sound of the toast is under way.
+    package func soundsPlayed(_ id: String, within limit: Duration) async {
+        let shell = shell
+        await FirstOf.wait(
+            for: {
+                _ = try? await shell.wait { .awaitSoundsPlayed(id: id, waiter: $0) }
+                await shell.reportsDelivered()
+            }, orAfter: limit)
+    }
+
     /// Returns once every call to the server is answered and no toast waits for the connection — everything shown
     /// so far is on the server, or has failed — and every report that produced has been handed to the center.
     public func flush() async {
@@ -173,6 +199,8 @@ struct DesktopBackend: PresenterBackend {
     typealias Machine = DesktopPresenterMachine
 
     let configuration: PresenterConfiguration
+    /// The environment to play a toast's sound in, by its id (nil, or nil for the id: this process's).
+    var soundEnvironment: (@Sendable (String) -> [String: String]?)? = nil
     /// This presenter's sounds, one after another.
     let sounds = SoundQueue()
 
@@ -313,9 +341,10 @@ struct DesktopBackend: PresenterBackend {
         case .readDoNotDisturb(let generation, let information):
             readDoNotDisturb(of: information, on: link) { answer(.doNotDisturbRead(generation: generation, $0)) }
         case .playSound(let id, let sound):
-            sounds.play(sound, with: configuration.soundPlayer, appName: configuration.appName) { reason in
-                answer(.soundNotPlayed(id: id, reason: reason))
-            }
+            sounds.play(
+                sound, with: configuration.soundPlayer, appName: configuration.appName,
+                environment: soundEnvironment?(id), played: { answer(.soundPlayed(id: id)) },
+                failed: { reason in answer(.soundNotPlayed(id: id, reason: reason)) })
         case .connect, .resume, .report, .wake:
             break  // the shell's own
         }

@@ -98,6 +98,10 @@ package struct DesktopPresenterMachine: Sendable {
         case connectionLost(PresentationError)
         /// The sound asked for with ``Action/playSound(id:_:)`` could not be played, for this reason.
         case soundNotPlayed(id: String, reason: String)
+        /// The sound asked for with ``Action/playSound(id:_:)`` has played.
+        case soundPlayed(id: String)
+        /// Someone waits until every sound asked for the toast has played or failed (``SoundsUnderWay``).
+        case awaitSoundsPlayed(id: String, waiter: WaiterID)
         /// Time passed: the moment asked for with ``Action/wake(at:)`` (or later) has come.
         case tick
         /// The presenter was detached from its center: forget everything.
@@ -132,8 +136,8 @@ package struct DesktopPresenterMachine: Sendable {
         /// Read the Do Not Disturb state of the server `information` names; report it as
         /// ``Event/doNotDisturbRead(generation:_:)``.
         case readDoNotDisturb(generation: UInt64, information: ServerInformation?)
-        /// Play the toast's sound here, because the server plays none; report a failure as
-        /// ``Event/soundNotPlayed(id:reason:)``.
+        /// Play the toast's sound here, because the server plays none; report its end as
+        /// ``Event/soundPlayed(id:)`` or ``Event/soundNotPlayed(id:reason:)``.
         case playSound(id: String, ToastSound)
     }
 
@@ -227,6 +231,8 @@ package struct DesktopPresenterMachine: Sendable {
     private var doNotDisturb: ToastDoNotDisturb?
     /// What the center was told last (nil: nothing yet since it attached).
     private var reportedDoNotDisturb: ToastDoNotDisturb?
+    /// The sounds asked for that have neither played nor failed yet, and who waits for them.
+    var sounds = SoundsUnderWay()
     /// Attached to a center that waits for the first Do Not Disturb report: not settled until it is made.
     private var centerAwaitsDoNotDisturb = false
     /// When to read Do Not Disturb again while it is on: not every server says when it ends (mako never does, dunst
@@ -459,6 +465,11 @@ package struct DesktopPresenterMachine: Sendable {
             }
         case .soundNotPlayed(let id, let reason):
             soundNotPlayed(id, reason: reason, into: &out)
+            soundEnded(id, into: &out)
+        case .soundPlayed(let id):
+            soundEnded(id, into: &out)
+        case .awaitSoundsPlayed(let id, let waiter):
+            awaitSoundsPlayed(id, waiter: waiter, into: &out)
         case .connectionLost(let error):
             connectionLost(error, into: &out)
         case .reset:
@@ -815,7 +826,7 @@ package struct DesktopPresenterMachine: Sendable {
             {
                 // A view plays nothing: the sound is played here, as for a server that plays none.
                 toast.soundOnServer = sound
-                if doNotDisturb?.isOn != true { out.append(.playSound(id: id, sound)) }
+                if doNotDisturb?.isOn != true { playSound(sound, of: id, into: &out) }
             }
         case .failure(let error):
             toast.jobViewRefused = true
@@ -857,7 +868,7 @@ package struct DesktopPresenterMachine: Sendable {
             toast.lastFailure = nil
             toast.soundOnServer = sound
             // Never while Do Not Disturb is on (a toast that shows anyway comes quietly).
-            if let playing, doNotDisturb?.isOn != true { out.append(.playSound(id: id, playing)) }
+            if let playing, doNotDisturb?.isOn != true { playSound(playing, of: id, into: &out) }
             if toast.closesOnceSent {
                 toast.closesOnceSent = false
                 toast.dirty = false
@@ -1016,6 +1027,8 @@ extension DesktopPresenterMachine: LedgerMachine {
     func detached() -> Self {
         var fresh = DesktopPresenterMachine(configuration: configuration)
         fresh.nextCall = nextCall
+        // Still playing (or waiting to) on the presenter's queue, whatever the center: their waiters are told as they end.
+        fresh.sounds = sounds
         return fresh
     }
 

@@ -202,7 +202,8 @@ final class PresenterShell<Backend: PresenterBackend>: Sendable {
         await reports.delivered()
     }
 
-    private func wait(_ event: @escaping (PresenterWaiterID) -> Machine.Event) async throws -> Machine.Accepted {
+    /// Feeds the machine the event `event` makes with a new waiter, and returns once the machine resumes that waiter.
+    func wait(_ event: @escaping (PresenterWaiterID) -> Machine.Event) async throws -> Machine.Accepted {
         try await withCheckedThrowingContinuation { continuation in
             let actions = state.withLock { state -> [Machine.Action] in
                 state.nextWaiter += 1

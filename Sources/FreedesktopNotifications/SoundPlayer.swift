@@ -1,6 +1,5 @@
 // Plays a toast's sound in this process's name, for a server that plays none: finds a named sound in the
 // freedesktop sound theme, then plays the file with libcanberra (loaded at run time) or a player program.
-import CSpawn
 import Dispatch
 import Glibc
 import Synchronization
@@ -43,31 +42,69 @@ public enum SoundPlayer: Sendable, Hashable {
             }
             file = found
         }
+        let tried = playFile(file, appName: appName, environment: environment, limit: Self.limit)
+        guard tried.player == nil else { return nil }
+        // The one player given (the command, TOASTKIT_SOUND_PLAYER's) could not: its reason says why.
+        guard triesInTurn(in: environment) else { return tried.failures.first }
+        guard tried.failures.isEmpty else {
+            return "no sound player could play \(file) (\(tried.failures.joined(separator: "; "))); set "
+                + "TOASTKIT_SOUND_PLAYER to a player that can"
+        }
+        return "no sound player: install libcanberra0, pipewire-bin or pulseaudio-utils, or set TOASTKIT_SOUND_PLAYER"
+    }
+
+    /// Whether this player tries libcanberra, `pw-play` and `paplay` in turn in `environment` (``automatic`` without
+    /// `TOASTKIT_SOUND_PLAYER`), rather than one player it was given.
+    func triesInTurn(in environment: [String: String]) -> Bool {
+        guard case .automatic = self else { return false }
+        return (environment["TOASTKIT_SOUND_PLAYER"] ?? "").isEmpty
+    }
+
+    /// One way to play a file: libcanberra, or a program with its arguments (the file is added as the last one).
+    enum Candidate {
+        case canberra(Canberra)
+        case program(name: String, argv: [String])
+    }
+
+    /// What this player tries, in order, in `environment`: the command, `TOASTKIT_SOUND_PLAYER`'s, or libcanberra
+    /// then `pw-play` and `paplay` where they are installed; nothing with ``off``.
+    func candidates(in environment: [String: String]) -> [Candidate] {
         switch self {
-        case .off:
-            return nil
-        case .command(let argv):
-            return Self.run(argv, file: file, environment: environment)
+        case .off: return []
+        case .command(let argv): return [.program(name: argv.joined(separator: " "), argv: argv)]
         case .automatic:
             if let command = environment["TOASTKIT_SOUND_PLAYER"], !command.isEmpty {
-                return Self.run(command.split(separator: " ").map(String.init), file: file, environment: environment)
+                return [.program(name: command, argv: command.split(separator: " ").map(String.init))]
             }
-            var failures: [String] = []
-            if let canberra = Canberra.shared {
-                guard let failure = canberra.play(file: file, appName: appName) else { return nil }
+            return (Canberra.shared.map { [.canberra($0)] } ?? [])
+                + Self.players.filter { ProcessEnvironment.findExecutable($0[0], in: environment) != nil }.map {
+                    .program(name: $0[0], argv: $0)
+                }
+        }
+    }
+
+    /// Plays `file` with the first candidate that plays it, each given at most `limit`: the name of the one that
+    /// played it (``off``: "nothing"), or nil and each one's reason (none: nothing to try).
+    func playFile(_ file: String, appName: String, environment: [String: String], limit: Duration)
+        -> (player: String?, failures: [String])
+    {
+        if case .off = self { return ("nothing", []) }
+        var failures: [String] = []
+        for candidate in candidates(in: environment) {
+            switch candidate {
+            case .canberra(let canberra):
+                guard let failure = canberra.play(file: file, appName: appName, limit: limit) else {
+                    return ("libcanberra", [])
+                }
                 failures.append("libcanberra: \(failure)")
-            }
-            for player in Self.players where ProcessEnvironment.findExecutable(player[0], in: environment) != nil {
-                guard let failure = Self.run(player, file: file, environment: environment) else { return nil }
+            case .program(let name, let argv):
+                guard let failure = PlayerProgram.run(argv, file: file, environment: environment, limit: limit) else {
+                    return (name, [])
+                }
                 failures.append(failure)
             }
-            guard failures.isEmpty else {
-                return "no sound player could play \(file) (\(failures.joined(separator: "; "))); set "
-                    + "TOASTKIT_SOUND_PLAYER to a player that can"
-            }
-            return
-                "no sound player: install libcanberra0, pipewire-bin or pulseaudio-utils, or set TOASTKIT_SOUND_PLAYER"
         }
+        return (nil, failures)
     }
 
     /// Plays `sound` in the background on the process's ``SoundQueue/shared`` queue, so that neither the caller's
@@ -96,20 +133,6 @@ public enum SoundPlayer: Sendable, Hashable {
         return fstat(descriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
-    /// What plays a sound where the server plays none, as this player would first try it in `environment`: the
-    /// command, `TOASTKIT_SOUND_PLAYER`'s, `libcanberra`, `pw-play` or `paplay`; nil when there is none (or with
-    /// ``off``, "nothing").
-    package func firstChoice(environment: [String: String]) -> String? {
-        switch self {
-        case .off: return "nothing (the sound player is off)"
-        case .command(let argv): return argv.joined(separator: " ")
-        case .automatic:
-            if let command = environment["TOASTKIT_SOUND_PLAYER"], !command.isEmpty { return command }
-            if Canberra.shared != nil { return "libcanberra" }
-            return Self.players.first { ProcessEnvironment.findExecutable($0[0], in: environment) != nil }?[0]
-        }
-    }
-
     /// The player programs tried after libcanberra, with their arguments for a notification's sound.
     static let players = [["pw-play", "--media-role=Notification"], ["paplay", "--property=media.role=event"]]
 
@@ -118,43 +141,6 @@ public enum SoundPlayer: Sendable, Hashable {
     public static func waitUntilPlayed(timeout: Duration = .seconds(5)) {
         let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         _ = playing.wait(timeout: .now() + .nanoseconds(Int(max(0, nanoseconds))))
-    }
-
-    /// Runs `argv` with `file` added, in a session of its own (a script's Ctrl-C does not cut the sound), until it
-    /// ends (a pidfd says when; stopped after ``limit``): nil when it played, else why not.
-    private static func run(_ argv: [String], file: String, environment: [String: String]) -> String? {
-        guard let program = argv.first else { return "the sound player command is empty" }
-        let pid: Int32
-        switch Spawn.start(argv + [file], environment: environment, output: nil, newSession: true) {
-        case .success(let started): pid = started
-        case .failure(let error): return "the sound player \(program) could not start: \(error)"
-        }
-        var stopped = false
-        let descriptor = pidfd_open(pid, 0)
-        guard descriptor >= 0 else {
-            // No pidfd (a kernel before 5.3): it plays on, reaped when it ends, its end not waited for.
-            DispatchQueue.global(qos: .utility).async { _ = Spawn.wait(pid) }
-            return nil
-        }
-        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        var ready: Int32
-        repeat {
-            ready = poll(&poller, 1, Int32(limit.components.seconds * 1000))
-        } while ready < 0 && errno == EINTR
-        close(descriptor)
-        if ready == 0 {
-            // Its whole process group: it leads one of its own (a new session), and a wrapper's children go too.
-            kill(-pid, SIGKILL)
-            stopped = true
-        }
-        let end = Spawn.wait(pid)
-        if stopped { return "the sound player \(program) did not end within \(limit): stopped" }
-        switch end {
-        case .ended(.exited(0)): return nil
-        case .ended(let end): return "\(program): \(end)"
-        // Reaped by someone else (the kernel, SIGCHLD being ignored): its end is not known, and it started.
-        case .notSeen, .running: return nil
-        }
     }
 }
 
@@ -182,10 +168,10 @@ public final class SoundQueue: Sendable {
         play(sound, with: player, appName: appName, environment: nil, failed: failed)
     }
 
-    /// As above, in `environment` (nil: this process's).
+    /// As above, in `environment` (nil: this process's); `played` is called once it has played.
     package func play(
         _ sound: ToastSound, with player: SoundPlayer, appName: String, environment: [String: String]?,
-        failed: @escaping @Sendable (String) -> Void
+        played: @escaping @Sendable () -> Void = {}, failed: @escaping @Sendable (String) -> Void
     ) {
         let limit = maximumWaiting
         let admitted = backlog.withLock { waiting in
@@ -201,7 +187,7 @@ public final class SoundQueue: Sendable {
                 SoundPlayer.playing.leave()
             }
             let reason = player.play(sound, appName: appName, environment: environment ?? ProcessEnvironment.current)
-            if let reason { failed(reason) }
+            if let reason { failed(reason) } else { played() }
         }
     }
 }
@@ -231,194 +217,5 @@ package enum ProcessEnvironment {
             if access(candidate, X_OK) == 0 { return candidate }
         }
         return nil
-    }
-}
-
-/// The freedesktop sound theme specification's look-up of a sound name: in the person's theme (GTK's
-/// `gtk-sound-theme-name`), then the themes it inherits, then `freedesktop`, under `$XDG_DATA_HOME/sounds` and each
-/// `$XDG_DATA_DIRS/…/sounds`, in each of the theme's folders (`stereo`), as `.oga`, `.ogg` or `.wav`. A name not
-/// found is tried without its last `-part` (`message-new-email` → `message-new` → `message`).
-struct SoundTheme {
-    /// The `sounds` folders, most important first.
-    let bases: [String]
-    /// The person's theme, if set.
-    let preferred: String?
-
-    init(environment: [String: String]) {
-        let home = environment["HOME"] ?? "/"
-        let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(home)/.local/share"
-        let dataDirs = environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share"
-        bases = ([dataHome] + dataDirs.split(separator: ":").map(String.init)).map { "\($0)/sounds" }
-        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(home)/.config"
-        preferred = Self.value(of: "gtk-sound-theme-name", inFile: "\(configHome)/gtk-3.0/settings.ini")
-    }
-
-    /// The file for `name`, or nil.
-    func file(named name: String) -> String? {
-        guard !name.isEmpty, !name.contains("/") else { return nil }
-        let themes = chain()
-        var candidate = Substring(name)
-        while true {
-            for theme in themes {
-                for base in bases {
-                    for folder in theme.folders {
-                        for suffix in [".oga", ".ogg", ".wav"] {
-                            let path = "\(base)/\(theme.name)/\(folder)/\(candidate)\(suffix)"
-                            if access(path, R_OK) == 0 { return path }
-                        }
-                    }
-                }
-            }
-            for base in bases {
-                for suffix in [".oga", ".ogg", ".wav"] where access("\(base)/\(candidate)\(suffix)", R_OK) == 0 {
-                    return "\(base)/\(candidate)\(suffix)"
-                }
-            }
-            guard let dash = candidate.lastIndex(of: "-") else { return nil }
-            candidate = candidate[..<dash]
-        }
-    }
-
-    /// The themes to search, in order: the person's, those it inherits (breadth first), `freedesktop`.
-    private func chain() -> [(name: String, folders: [String])] {
-        var names = [preferred ?? "freedesktop"]
-        var result: [(name: String, folders: [String])] = []
-        var seen: Set<String> = []
-        while !names.isEmpty || !seen.contains("freedesktop") {
-            if names.isEmpty { names.append("freedesktop") }
-            let name = names.removeFirst()
-            guard !name.contains("/"), seen.insert(name).inserted else { continue }
-            let indexes = bases.map { base -> String in "\(base)/\(name)/index.theme" }
-            guard let index = indexes.first(where: { path in access(path, R_OK) == 0 }) else { continue }
-            let folders = Self.value(of: "Directories", inFile: index)?.split(separator: ",").map(Self.trimmed)
-            result.append((name, folders ?? ["stereo"]))
-            names += Self.value(of: "Inherits", inFile: index)?.split(separator: ",").map(Self.trimmed) ?? []
-        }
-        if result.isEmpty { result.append(("freedesktop", ["stereo"])) }
-        return result
-    }
-
-    /// The value of `key = value` in a small settings file (the first one; sections are not told apart), or nil.
-    static func value(of key: String, inFile path: String) -> String? {
-        guard let text = LocalFiles.text(of: path, limit: 65536) else { return nil }
-        for line in text.split(separator: "\n") {
-            let parts = line.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, trimmed(parts[0]) == key else { continue }
-            let value = trimmed(parts[1])
-            return value.isEmpty ? nil : value
-        }
-        return nil
-    }
-
-    /// `text` without the spaces, tabs and carriage returns around it.
-    static func trimmed(_ text: Substring) -> String {
-        let blank: Set<Character> = [" ", "\t", "\r"]
-        return String(text.drop { blank.contains($0) }.reversed().drop { blank.contains($0) }.reversed())
-    }
-}
-
-/// libcanberra, loaded at run time (no build dependency; absent on a system without it, and never loaded into a
-/// statically linked program): one context for the process, a sound played with `media.filename`, `media.role` `event`
-/// and `application.name`.
-///
-/// `@unchecked Sendable`: the context is used only through libcanberra's calls, which lock it themselves.
-final class Canberra: @unchecked Sendable {
-    typealias Create = @convention(c) (UnsafeMutablePointer<OpaquePointer?>) -> Int32
-    typealias ProplistCreate = @convention(c) (UnsafeMutablePointer<OpaquePointer?>) -> Int32
-    typealias ProplistSets = @convention(c) (OpaquePointer?, UnsafePointer<CChar>, UnsafePointer<CChar>) -> Int32
-    typealias ProplistDestroy = @convention(c) (OpaquePointer?) -> Int32
-    typealias Finished = @convention(c) (OpaquePointer?, UInt32, Int32, UnsafeMutableRawPointer?) -> Void
-    typealias PlayFull =
-        @convention(c) (OpaquePointer?, UInt32, OpaquePointer?, Finished?, UnsafeMutableRawPointer?)
-        -> Int32
-    typealias StringError = @convention(c) (Int32) -> UnsafePointer<CChar>?
-    typealias Playing = @convention(c) (OpaquePointer?, UInt32, UnsafeMutablePointer<Int32>) -> Int32
-    typealias Cancel = @convention(c) (OpaquePointer?, UInt32) -> Int32
-
-    /// The process's libcanberra, or nil where it cannot be loaded, gives no context, or the program is statically
-    /// linked (it has no dynamic loader: `AT_BASE` is 0), where a loaded library would bring a second C library.
-    static let shared: Canberra? = getauxval(7 /* AT_BASE */) == 0 ? nil : Canberra()
-
-    /// One sound's end, as libcanberra's callback tells it.
-    private final class Finish: @unchecked Sendable {
-        let done = DispatchSemaphore(value: 0)
-        /// Written by the callback before `done` is signalled, read after.
-        var error: Int32 = 0
-    }
-
-    private let context: OpaquePointer
-    private let proplistCreate: ProplistCreate
-    private let proplistSets: ProplistSets
-    private let proplistDestroy: ProplistDestroy
-    private let playFull: PlayFull
-    private let describe: StringError?
-    private let isPlaying: Playing?
-    private let cancel: Cancel?
-    /// The id of the last sound played (each has its own, so it can be asked after and cancelled).
-    private let lastID = Atomic<UInt32>(0)
-
-    private init?() {
-        guard let library = dlopen("libcanberra.so.0", RTLD_NOW | RTLD_LOCAL) else { return nil }
-        func symbol<T>(_ name: String, as type: T.Type) -> T? {
-            dlsym(library, name).map { unsafeBitCast($0, to: type) }
-        }
-        guard let create = symbol("ca_context_create", as: Create.self),
-            let proplistCreate = symbol("ca_proplist_create", as: ProplistCreate.self),
-            let proplistSets = symbol("ca_proplist_sets", as: ProplistSets.self),
-            let proplistDestroy = symbol("ca_proplist_destroy", as: ProplistDestroy.self),
-            let playFull = symbol("ca_context_play_full", as: PlayFull.self)
-        else { return nil }
-        var context: OpaquePointer?
-        guard create(&context) == 0, let context else { return nil }
-        self.context = context
-        self.proplistCreate = proplistCreate
-        self.proplistSets = proplistSets
-        self.proplistDestroy = proplistDestroy
-        self.playFull = playFull
-        describe = symbol("ca_strerror", as: StringError.self)
-        isPlaying = symbol("ca_context_playing", as: Playing.self)
-        cancel = symbol("ca_context_cancel", as: Cancel.self)
-    }
-
-    /// Plays `file` and returns once it has played (at most ``SoundPlayer/limit``): nil, or libcanberra's reason.
-    func play(file: String, appName: String) -> String? {
-        var properties: OpaquePointer?
-        guard proplistCreate(&properties) == 0, let properties else { return "no memory" }
-        defer { _ = proplistDestroy(properties) }
-        for (key, value) in [("media.filename", file), ("media.role", "event"), ("application.name", appName)] {
-            _ = proplistSets(properties, key, value)
-        }
-        let finish = Finish()
-        // Released by the callback, the only one that does: a callback that never comes leaks this one box.
-        let box = Unmanaged.passRetained(finish)
-        let id = lastID.wrappingAdd(1, ordering: .relaxed).newValue
-        let started = playFull(
-            context, id, properties,
-            { _, _, error, box in
-                guard let box else { return }
-                let finish = Unmanaged<Finish>.fromOpaque(box).takeRetainedValue()
-                finish.error = error
-                finish.done.signal()
-            }, box.toOpaque())
-        guard started == 0 else {
-            box.release()
-            return reason(started)
-        }
-        let deadline = ContinuousClock.now + SoundPlayer.limit
-        while finish.done.wait(timeout: .now() + .seconds(1)) != .success {
-            // libcanberra's PulseAudio driver never calls back for a stream that ended while it was being started:
-            // asked each second whether the sound still plays.
-            var playing: Int32 = 1
-            if let isPlaying, isPlaying(context, id, &playing) == 0, playing == 0 { return nil }
-            if ContinuousClock.now >= deadline {
-                _ = cancel?(context, id)
-                return "the sound did not end within \(SoundPlayer.limit)"
-            }
-        }
-        return finish.error == 0 ? nil : reason(finish.error)
-    }
-
-    private func reason(_ code: Int32) -> String {
-        describe?(code).map { String(cString: $0).lowercased() } ?? "error \(code)"
     }
 }

@@ -11,7 +11,11 @@ extension ToastAgent {
             guard let self else { return }
             switch event {
             case .degraded(let id?, let reason):
-                style.warn(reason, for: id)
+                // After `Present` answered (a sound that failed late, a later update's): to whoever waits for the toast
+                // (`send --wait`, `wait --id`), and to the log.
+                guard !style.warn(reason, for: id) else { break }
+                ErrorLine.write("warning: toast \"\(id)\": \(reason)")
+                announce(id, .warning, ["reason": .string(reason)])
             case .suppressed(let id, let suppression):
                 let actions = ledger.withLock { $0.handle(.suppressed(id: id, suppression)) }
                 announce(id, .suppressed, Dictionary(uniqueKeysWithValues: AgentInterface.details(of: suppression)))

@@ -15,6 +15,10 @@ package enum AgentInterface {
     /// How long the agent may take to call the server: the direct path's limit (`callTimeout`, 10 s), the one the
     /// README's exit code 69 names.
     package static let serverTimeout: Duration = .seconds(10)
+    /// How long `Present` waits, once the server has the toast, for the sound the agent plays for it (where the server
+    /// plays none) to have played or failed: a failure is then among the answer's warnings, as `send` says it on the
+    /// direct path; one that comes later is an `Event` (`warning`) and a line in the agent's log.
+    package static let soundWait: Duration = .seconds(2)
 
     /// The errors the agent answers with.
     package enum ErrorName {
@@ -54,6 +58,9 @@ package enum AgentInterface {
         case replied
         /// The toast ended (`outcome`, with the outcome's details).
         case ended
+        /// Something went wrong on the way after `Present` answered (`reason`): a sound that could not be played, a
+        /// feature the server lacks in a later presentation.
+        case warning
         /// The notification server left the bus (`reason`); the id is empty unless one toast failed.
         case serverLeft = "server-left"
         /// A notification server is back (empty id).

@@ -53,7 +53,8 @@ extension ToastAgent {
             request.options.actions = live.request.options.actions
             request.options.tap = live.request.options.tap
             request.onAction = live.request.onAction
-            request.environment = live.request.environment
+            // Its commands run where their sender's did (a sound of this update's plays with its own sender's).
+            request.environment = live.request.environment ?? request.environment
             request.workingDirectory = live.request.workingDirectory
         }
         return true
@@ -137,7 +138,11 @@ extension ToastAgent {
                 ? AgentInterface.ErrorName.invalidToast : AgentInterface.ErrorName.unavailable
             throw DBusError(name: name, message: error.reason)
         }
-        // What the presenter reported on the way (a degraded feature) has reached the center by now.
+        // Its sound, where the agent plays it, has played or failed (or is still playing after ``soundWait``): a
+        // failure is the sender's warning, as on the direct path, where `send` waits for its sound before it exits.
+        // A scheduled toast has no sender waiting: what comes later goes to the log (``watchEvents()``).
+        if !prepared.fromSchedule { await desktop.soundsPlayed(id, within: AgentInterface.soundWait) }
+        // What the presenter reported on the way (a degraded feature, a sound not played) has reached the center now.
         await desktop.reportsDelivered()
         await center.eventsDelivered()
         // 0: no notification (a job view on Plasma). The id it had (`send -p` printed it, the script sends `-r` with
@@ -155,10 +160,13 @@ extension ToastAgent {
                 "the toast's server id is not saved, a restarted agent will show it anew: \(serverNotSaved)", for: id)
         }
         crash(at: "before-reply")
+        let warnings = style.takeWarnings(for: id)
+        if prepared.fromSchedule {
+            for warning in warnings { ErrorLine.write("warning: toast \"\(id)\": \(warning)") }
+        }
         // Sent during Do Not Disturb (`--dnd show`): said as on the direct path.
         return AgentPresented(
-            id: id, serverID: knownAs, warnings: style.takeWarnings(for: id),
-            suppression: ledger.withLock { $0.suppressed[id] }
+            id: id, serverID: knownAs, warnings: warnings, suppression: ledger.withLock { $0.suppressed[id] }
         ).arguments
     }
 

@@ -23,6 +23,8 @@ package final class AgentStyle: ToastStyle, Sendable {
     private struct Entry {
         var style: CommandLineStyle
         var warnings: [String] = []
+        /// Its `Present` has answered (its warnings were taken): a later one is nobody's to take.
+        var answered = false
     }
 
     private let entries = Mutex<[String: Entry]>([:])
@@ -35,13 +37,24 @@ package final class AgentStyle: ToastStyle, Sendable {
         _ = entries.withLock { $0.removeValue(forKey: id) }
     }
 
-    package func warn(_ reason: String, for id: String) {
-        entries.withLock { $0[id]?.warnings.append(reason) }
+    /// Keeps `reason` for the answer of toast `id`'s `Present`; false when no answer is to come (it has answered, or
+    /// the toast came another way: adopted, scheduled), so the caller says it elsewhere.
+    @discardableResult
+    package func warn(_ reason: String, for id: String) -> Bool {
+        entries.withLock { entries in
+            guard entries[id]?.answered == false else { return false }
+            entries[id]?.warnings.append(reason)
+            return true
+        }
     }
 
+    /// The warnings kept for toast `id`'s `Present`, which answers now: later ones are not kept (``warn(_:for:)``).
     package func takeWarnings(for id: String) -> [String] {
         entries.withLock { entries in
-            defer { entries[id]?.warnings = [] }
+            defer {
+                entries[id]?.warnings = []
+                entries[id]?.answered = true
+            }
             return entries[id]?.warnings ?? []
         }
     }

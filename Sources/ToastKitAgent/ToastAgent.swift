@@ -97,10 +97,12 @@ package final class ToastAgent: Sendable {
         self.ownerChanges = ownerChanges
         self.store = store
         self.handOver = handOver
+        let senders = SenderEnvironments()
+        // A toast's sound plays as its sender would play it: its TOASTKIT_SOUND_PLAYER, its PATH, its sound theme.
         desktop = DesktopNotificationPresenter(
             configuration: PresenterConfiguration(
-                appName: "toastkit", bus: .session, callTimeout: AgentInterface.serverTimeout))
-        let senders = SenderEnvironments()
+                appName: "toastkit", bus: .session, callTimeout: AgentInterface.serverTimeout),
+            soundEnvironment: { senders.environment(of: $0) })
         observer = ObservingPresenter(desktop) { senders.environment(of: $0) }
         let style = AgentStyle()
         let relay = EventRelay()
@@ -136,7 +138,8 @@ package final class ToastAgent: Sendable {
         let (signals, events) = AsyncStream<EventSignal>.makeStream()
         self.events = events
         saver.attach { [weak self] records in self?.write(records) }
-        // A reply prompt opens where its sender runs (its display), with the environment `send` captured.
+        // A reply prompt opens where its sender runs (its display), and a sound plays with its player, with the
+        // environment `send` captured.
         senders.attach { [weak self] id in self?.ledger.withLock { $0.live[id]?.request.environment } }
         Task { [connection] in
             for await signal in signals {

@@ -1,3 +1,6 @@
+// `toastkit doctor`: whether a toast can be shown from here, and if not, what to do — the bus, the server and what it
+// can do, Do Not Disturb, who plays a toast's sound (a player counts once it has played), the reply prompt, the agent,
+// the sandbox and the portal.
 import DBus
 import FreedesktopNotifications
 import Glibc
@@ -251,26 +254,40 @@ struct DoctorCommand {
         }
     }
 
-    /// Who plays a toast's sound (`--sound`): the server, where it really does, else toastkit, and with what.
+    /// Who plays a toast's sound (`--sound`): the server, where it really does, else toastkit — through the player that
+    /// has just played a moment of silence as a toast's sound would be played (``SoundPlayer/probe(appName:environment:limit:)``):
+    /// a player that is installed but cannot reach the sound card or the sound server is a warning that says why.
     private func checkSound(_ report: inout Report, _ capabilities: ServerCapabilities, into details: inout JSONObject)
     {
         let name = capabilities.information?.name ?? "the server"
-        let player = SoundPlayer.automatic.firstChoice(environment: environment.variables)
         let serverPlays = capabilities.playsSound(.named("message-new-instant"))
         let filesOnly = !serverPlays && capabilities.playsSound(.file("/"))
-        details["sound"] = .object([
+        let tried =
+            serverPlays
+            ? nil
+            : SoundPlayer.automatic.probe(
+                appName: "toastkit", environment: environment.variables, limit: Self.callTimeout)
+        var sound: JSONObject = [
             "played_by": .string(serverPlays ? "server" : filesOnly ? "server for files, else toastkit" : "toastkit"),
-            "player": serverPlays ? .null : .optional(player),
-        ])
+            "player": .optional(tried?.player),
+        ]
+        let failures = tried?.failures.joined(separator: "; ") ?? ""
+        if !failures.isEmpty { sound["error"] = .string(failures) }
+        details["sound"] = .object(sound)
+        let none = "\(name) plays no sound\(filesOnly ? " from the sound theme" : "")"
         if serverPlays {
             report.add("sound", .ok, "\(name) plays a toast's sound itself (the sound-name and sound-file hints)")
-        } else if let player {
+        } else if let player = tried?.player {
             let files = filesOnly ? "\(name) plays sound files itself; " : ""
             report.add("sound", .ok, "\(files)toastkit plays a toast's sound through \(player)")
+        } else if !failures.isEmpty {
+            report.add(
+                "sound", .warning, "\(none), and no sound player could play one: \(failures)",
+                fix: "start the sound server, install libcanberra0, pipewire-bin or pulseaudio-utils, or set "
+                    + "TOASTKIT_SOUND_PLAYER to a player that can")
         } else {
             report.add(
-                "sound", .warning,
-                "\(name) plays no sound\(filesOnly ? " from the sound theme" : ""), and no sound player was found",
+                "sound", .warning, "\(none), and no sound player was found",
                 fix: "install libcanberra0, pipewire-bin or pulseaudio-utils, or set TOASTKIT_SOUND_PLAYER")
         }
     }

@@ -141,8 +141,9 @@ enum HelpText {
               --sound SOUND         Play a sound when the toast first appears: a name from the sound theme
                                     (message-new-instant, complete, bell; default), a file, or silent. The
                                     server plays it where it can (GNOME; MATE, files), toastkit elsewhere
-                                    (libcanberra, pw-play or paplay; TOASTKIT_SOUND_PLAYER to choose); not
-                                    again for an update with the same sound, never during Do Not Disturb.
+                                    (libcanberra, pw-play or paplay; TOASTKIT_SOUND_PLAYER to choose, also
+                                    through the agent); not again for an update with the same sound, never
+                                    during Do Not Disturb. One that cannot be played is a warning.
               --dnd hold|drop|show  While the desktop's Do Not Disturb is on (read on dunst, Plasma, swaync,
                                     mako, xfce4-notifyd, GNOME, MATE, LXQt): hold the toast until it ends (the default; the agent
                                     holds it after this command exits), drop it (exit 6), or send it anyway
@@ -162,7 +163,8 @@ enum HelpText {
                                     a duration ends on time whatever the server does; if the server leaves,
                                     another is awaited for 10 s, then the exit is 69.
               --json                One JSON object per line for each event: presented, action, closed,
-                                    deferred, suppressed (how: held, dropped, sent_anyway), failed.
+                                    deferred, suppressed (how: held, dropped, sent_anyway), failed, warning
+                                    (reason: a sound not played, a feature the server lacks).
           -p, --print-id            Print the server's notification id at once (with --wait, before the
                                     action's id).
           -a, --app-name NAME       The application name (default: toastkit).
@@ -338,8 +340,8 @@ enum HelpText {
         the session bus and how it was found, the notification server (name, version, process, capabilities), the
         D-Bus service files that name org.freedesktop.Notifications when more than one does, the server's known
         quirks, Do Not Disturb where it can be read (dunst, GNOME, Plasma, mako, swaync, xfce, MATE, LXQt), who
-        plays a toast's sound, the agent, the sandbox and the backend, and the portal when it is in use. Nothing is
-        shown; every question has a bound of 3 s.
+        plays a toast's sound (a player counts once it has played a moment of silence), the agent, the sandbox and
+        the backend, and the portal when it is in use. Nothing is shown; every question has a bound of 3 s.
 
         USAGE: toastkit [--backend auto|notifications|portal] doctor [--json]
 

@@ -31,9 +31,10 @@ extension SendCommand {
             defaultDuration: .standardDefault, maxVisible: 1, presenter: presenter, laterStore: laterStore,
             labels: options.labels)
         center.toastStyle(CommandLineStyle(options: options))
+        let json = options.json
         center.onEvent = { event in
             switch event {
-            case .degraded(_, let reason): Output.error("warning: \(reason)")
+            case .degraded(_, let reason): Self.warn(reason, id: id, json: json)
             case .laterStoreProblem(let problem): Output.error("warning: \(problem)")
             default: break
             }

@@ -54,7 +54,9 @@ struct SendCommand {
         func show(replacing serverID: UInt32) throws(CommandFailure) -> UInt32 {
             do {
                 let shown = try sender.show(presentation, replacing: serverID, playsSound: !quiet)
-                Self.tell(shown, presentation: presentation, configuration: configuration)
+                Self.tell(
+                    shown, presentation: presentation, configuration: configuration, id: message.id,
+                    json: options.json)
                 return shown.serverID
             } catch {
                 throw BusAccess.failure(error)
@@ -90,16 +92,25 @@ struct SendCommand {
     }
 
     /// Prints what the server could not show as asked, and plays the toast's sound where the server plays none (the
-    /// process waits for it before it exits, and a sound that cannot be played is a warning).
+    /// process waits for it before it exits, and a sound that cannot be played is a warning): each a ``warn(_:id:json:)``
+    /// of toast `id`.
     static func tell(
         _ shown: BlockingNotificationSender.Shown, presentation: ToastPresentation,
-        configuration: PresenterConfiguration
+        configuration: PresenterConfiguration, id: String, json: Bool
     ) {
-        for reason in shown.degradations { Output.error("warning: \(reason)") }
+        for reason in shown.degradations { warn(reason, id: id, json: json) }
         guard let sound = shown.localSound else { return }
         configuration.soundPlayer.playInBackground(
             sound, appName: presentation.request.appName ?? configuration.appName
-        ) { reason in Output.error("warning: \(reason)") }
+        ) { reason in warn(reason, id: id, json: json) }
+    }
+
+    /// Says what went wrong on the way for toast `id` — a feature the server lacks, a sound that could not be played —
+    /// the same on every path (directly, through the agent, through the portal): a `warning:` line on standard error
+    /// and, with `--json`, a `warning` event with the `reason`.
+    static func warn(_ reason: String, id: String, json: Bool) {
+        Output.error("warning: \(reason)")
+        if json { Output.json(["event": .string("warning"), "id": .string(id), "reason": .string(reason)]) }
     }
 
     /// What the center hands its presenter for `message` when it shows it: a fresh stack's snapshot (the front
@@ -157,8 +168,9 @@ struct SendCommand {
             defaultDuration: .standardDefault, maxVisible: 1, presenter: presenter, laterStore: laterStore,
             labels: options.labels)
         center.toastStyle(CommandLineStyle(options: options))
+        let json = options.json
         center.onEvent = { event in
-            if case .degraded(_, let reason) = event { Output.error("warning: \(reason)") }
+            if case .degraded(_, let reason) = event { Self.warn(reason, id: id, json: json) }
         }
         let events = center.events()
         let signals = SignalWatcher()

@@ -204,6 +204,57 @@ import ToastModel
             ])
     }
 
+    /// Who waits for a toast's sounds (the agent, before it answers `Present`) is told once each has played or
+    /// failed — a failure after its `degraded` report, so the report reaches the center first — and at once when none
+    /// is under way; a detach from the center does not lose the sounds still playing.
+    @Test func aToastsSoundsAreAwaitedUntilEachHasPlayedOrFailed() throws {
+        var machine = PresenterMachineTests.linked(Self.dunst)
+        #expect(machine.handle(.awaitSoundsPlayed(id: "quiet", waiter: 1)) == [.resume([1], .success(0))])
+        let bell = ToastSound.named("bell"), done = ToastSound.named("complete")
+        #expect(
+            try Self.shown(Self.presentation("a", sound: bell), on: &machine, serverID: 7).contains(
+                .playSound(id: "a", bell)))
+        #expect(
+            try Self.shown(Self.presentation("a", "Done", sound: done), on: &machine, serverID: 7).contains(
+                .playSound(id: "a", done)))
+        #expect(machine.handle(.awaitSoundsPlayed(id: "a", waiter: 2)).isEmpty, "two sounds under way")
+        #expect(machine.handle(.soundPlayed(id: "a")).isEmpty, "one still under way")
+        #expect(
+            machine.handle(.soundNotPlayed(id: "a", reason: "paplay: exit 1")) == [
+                .report(.degraded(toastID: "a", reason: "paplay: exit 1")), .resume([2], .success(7)),
+            ])
+        #expect(machine.handle(.awaitSoundsPlayed(id: "a", waiter: 3)) == [.resume([3], .success(7))])
+
+        _ = try Self.shown(Self.presentation("b", sound: bell), on: &machine, serverID: 8)
+        #expect(machine.handle(.awaitSoundsPlayed(id: "b", waiter: 4)).isEmpty)
+        _ = machine.handle(.reset)
+        #expect(machine.handle(.soundPlayed(id: "b")) == [.resume([4], .success(0))], "told after the detach too")
+    }
+
+    /// A player that fails says why in its own words: the last line it wrote ends the reason.
+    @Test func aFailingPlayersLastLineIsItsReason() throws {
+        let (folder, _, _, environment) = try Self.fifoPlayer()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let failing = "\(folder)/failing"
+        try "#!/bin/sh\necho 'starting'\necho 'Connection failure: Connection refused  ' >&2\necho >&2\nexit 3\n"
+            .write(toFile: failing, atomically: true, encoding: .utf8)
+        let file = "/usr/share/sounds/freedesktop/stereo/bell.oga"
+        #expect(
+            SoundPlayer.command(["/bin/sh", failing]).play(.file(file), appName: "t", environment: environment)
+                == "/bin/sh: exit 3: Connection failure: Connection refused")
+        // The silence doctor plays: a WAV file the player is given, and who played it.
+        let copy = "\(folder)/copy"
+        try "#!/bin/sh\ncp \"$1\" \(folder)/silence.wav\n".write(toFile: copy, atomically: true, encoding: .utf8)
+        let probed = SoundPlayer.command(["/bin/sh", copy]).probe(
+            appName: "t", environment: environment, limit: .seconds(20))
+        #expect(probed.player == "/bin/sh \(copy)" && probed.failures.isEmpty, "\(probed)")
+        let wave = try Data(contentsOf: URL(fileURLWithPath: "\(folder)/silence.wav"))
+        #expect(Array(wave) == SoundPlayer.silentWave() && wave.count == 44 + 1600)
+        let failed = SoundPlayer.command(["/bin/sh", failing]).probe(
+            appName: "t", environment: environment, limit: .seconds(20))
+        #expect(failed.player == nil && failed.failures == ["/bin/sh: exit 3: Connection failure: Connection refused"])
+    }
+
     // MARK: - The sound theme
 
     /// A theme of the person's (`gtk-sound-theme-name`) that inherits from another, over the system's freedesktop

@@ -30,14 +30,6 @@ import Testing
                 })
             #expect(text.lines.contains { $0.hasPrefix("[ok] server: dunst 1.9.0") && $0.contains("(dunst)") })
             #expect(text.lines.contains("[ok] do not disturb: off (dunst: org.dunstproject.cmd0.paused)"))
-            // dunst plays no sound: toastkit does, through libcanberra (the static build loads no library: pw-play).
-            let player = ToolProcess.isStatic ? "pw-play" : "libcanberra"
-            #expect(
-                text.lines.contains("[ok] sound: toastkit plays a toast's sound through \(player)"), "\(text.output)")
-            var withPlayer = env
-            withPlayer["TOASTKIT_SOUND_PLAYER"] = "mpv --no-video"
-            let chosen = try await toastkit(["doctor"], environment: withPlayer)
-            #expect(chosen.lines.contains("[ok] sound: toastkit plays a toast's sound through mpv --no-video"))
             // No reply field on dunst: zenity (installed by scripts/install-deps.sh) asks, or the command given.
             #expect(text.lines.contains("[ok] reply: dunst draws no reply field: --reply asks with zenity"))
             var withPrompt = env
@@ -71,6 +63,60 @@ import Testing
         }
     }
 
+    /// doctor says toastkit plays a toast's sound through a player only once that player has played — a moment of
+    /// silence — never because the program is there (issue 39 §4). A player that cannot reach the sound server is a
+    /// warning that says why (a toast can still be shown); the sender's `TOASTKIT_SOUND_PLAYER` is tried first, then
+    /// libcanberra, which is fine once it played into the sound card (ALSA's file device), then pw-play and paplay,
+    /// which reach no sound server here.
+    @Test func aSoundPlayerIsFineOnlyOnceItHasPlayed() async throws {
+        try await NotificationEnvironment.withWatched(.dunst) { desktop, _ in
+            var env = desktop.toolEnvironment
+            env["TOASTKIT_SOUND_PLAYER"] = try SoundEndToEndTests.failingPlayer(in: desktop.directory)
+            let failing = try await toastkit(["doctor"], environment: env)
+            #expect(failing.status == 0, "a toast can be shown without its sound: \(failing.output)")
+            let cannot = "[warning] sound: dunst plays no sound, and no sound player could play one: "
+            #expect(
+                failing.lines.contains(cannot + SoundEndToEndTests.failingPlayerWarning), "\(failing.output)")
+            #expect(
+                failing.lines.contains(
+                    "    → start the sound server, install libcanberra0, pipewire-bin or pulseaudio-utils, or set "
+                        + "TOASTKIT_SOUND_PLAYER to a player that can"), "\(failing.output)")
+            let json = try report(try await toastkit(["doctor", "--json"], environment: env).output)
+            let sound = try #require((json["server"] as? [String: Any])?["sound"] as? [String: Any], "\(json)")
+            #expect(sound["player"] is NSNull, "\(sound)")
+            #expect(sound["error"] as? String == SoundEndToEndTests.failingPlayerWarning, "\(sound)")
+
+            // A player that plays: it is given a WAV file of silence (it keeps a copy).
+            let kept = "\(desktop.directory)/silence.wav"
+            let copying = try SoundEndToEndTests.player("copying-player", in: desktop.directory, "cp \"$1\" \(kept)")
+            env["TOASTKIT_SOUND_PLAYER"] = copying
+            let working = try await toastkit(["doctor"], environment: env)
+            #expect(
+                working.lines.contains("[ok] sound: toastkit plays a toast's sound through \(copying)"),
+                "\(working.output)")
+            let wave = try Data(contentsOf: URL(fileURLWithPath: kept))
+            #expect(wave.prefix(4) == Data("RIFF".utf8) && wave.count > 44, "a WAV file")
+            #expect(wave.dropFirst(44).allSatisfy { $0 == 0 }, "of silence")
+
+            // No sound card and no sound server: neither libcanberra nor pw-play plays.
+            env["TOASTKIT_SOUND_PLAYER"] = nil
+            let bare = try await toastkit(["doctor"], environment: env)
+            #expect(bare.status == 0)
+            #expect(bare.lines.contains { $0.hasPrefix(cannot) && $0.contains("pw-play: ") }, "\(bare.output)")
+            // A sound card (ALSA's file device): libcanberra plays into it (the static build loads no library).
+            let samples = try SoundEndToEndTests.soundCardFile(in: env)
+            let card = try await toastkit(["doctor"], environment: env)
+            if ToolProcess.isStatic {
+                #expect(card.lines.contains { $0.hasPrefix(cannot) }, "\(card.output)")
+            } else {
+                #expect(
+                    card.lines.contains("[ok] sound: toastkit plays a toast's sound through libcanberra"),
+                    "\(card.output)")
+                #expect(FileManager.default.fileExists(atPath: samples), "the silence reached the sound card")
+            }
+        }
+    }
+
     /// A desktop with several servers installed has several service files for the name: normal, and while a server
     /// runs the bus starts none of them, so doctor says it as information, not as a warning.
     @Test func serviceFilesWhileAServerRunsAreInformation() async throws {
@@ -88,6 +134,8 @@ import Testing
                 toFile: "\(home)/dbus-1/services/other.service", atomically: true, encoding: .utf8)
             env["XDG_DATA_HOME"] = home
             env["XDG_DATA_DIRS"] = system
+            // A player that plays (there is no sound card here, nor a sound server): no warning about the sound.
+            env["TOASTKIT_SOUND_PLAYER"] = "/bin/true"
             let one = try report(try await toastkit(["doctor", "--json"], environment: env).output)
             #expect((one["service_files"] as? [[String: Any]])?.count == 1)
             #expect(findings(one, topic: "service files").isEmpty, "one file competes with nothing")

@@ -37,6 +37,32 @@ import Testing
 
     static let stereo = "/usr/share/sounds/freedesktop/stereo"
 
+    /// A player script with `body` as its text, run by /bin/sh (see ``fifoPlayer(in:into:)``): the command for
+    /// `TOASTKIT_SOUND_PLAYER`.
+    static func player(_ name: String, in folder: String, _ body: String) throws -> String {
+        let script = "\(folder)/\(name)"
+        try "#!/bin/sh\n\(body)\n".write(toFile: script, atomically: true, encoding: .utf8)
+        return "/bin/sh \(script)"
+    }
+
+    /// A player that cannot reach the sound server: it says so on standard error and exits 1, as `paplay` does.
+    static func failingPlayer(in folder: String) throws -> String {
+        try player("failing-player", in: folder, "echo 'Connection failure: Connection refused' >&2\nexit 1")
+    }
+
+    /// The warning `send` prints for a sound ``failingPlayer(in:)`` could not play.
+    static let failingPlayerWarning = "/bin/sh: exit 1: Connection failure: Connection refused"
+
+    /// Starts the agent in `environment` (a `send` that starts it, as a script's first toast does) and returns once
+    /// it owns its name: the sends after it go through this agent, whatever their own environment.
+    static func startAgent(on desktop: NotificationEnvironment, environment: [String: String]) async throws {
+        let first = try await toastkit(["send", "-d", "0.2", "Arranca"], environment: environment)
+        #expect(first.status == 0, "\(first.error)")
+        let bus = try await desktop.bus.connect()
+        defer { bus.close() }
+        try await bus.awaitAgent()
+    }
+
     /// `send` without `--wait`: the sound is played by the process itself, through libcanberra, before it exits — the
     /// samples are in the sound card's file once `send` has returned. dunst is sent no sound hint. The fully static
     /// `toastkit` loads no library: it plays through `pw-play` or `paplay`, and here, where no sound server runs,
@@ -162,6 +188,76 @@ import Testing
             #expect(
                 next == "\(Self.stereo)/complete.oga",
                 "neither the take-over nor the update with the same sound played it again\n\(desktop.agentFiles)")
+        }
+    }
+    /// The agent plays a toast's sound with its sender's player (`TOASTKIT_SOUND_PLAYER` as the sender has it), not
+    /// with the one of the environment the agent happened to start in (issue 39 §4): the sender's player writes the
+    /// sound's file to a FIFO, and the starter's player, which would note it in a file, never runs.
+    @Test func theAgentPlaysASoundWithItsSendersPlayer() async throws {
+        try await NotificationEnvironment.withWatched(.dunst) { desktop, _ in
+            var starter = desktop.agentEnvironment
+            let startersLog = "\(desktop.directory)/starters-player.log"
+            starter["TOASTKIT_SOUND_PLAYER"] = try Self.player(
+                "starters-player", in: desktop.directory, "echo \"$@\" >> \(startersLog)")
+            try await Self.startAgent(on: desktop, environment: starter)
+            var sender = desktop.agentEnvironment
+            let fifo = try Self.fifoPlayer(in: desktop.directory, into: &sender)
+            let sent = try await toastkit(["send", "-d", "120", "--sound", "bell", "Listo"], environment: sender)
+            #expect(sent.status == 0 && sent.error.isEmpty, "\(sent.error)")
+            let played = try await firstLine(ofFIFO: fifo, within: 20)
+            #expect(played == "\(Self.stereo)/bell.oga", "the sender's player\n\(desktop.agentFiles)")
+            #expect(!FileManager.default.fileExists(atPath: startersLog), "the agent's own player did not run")
+        }
+    }
+
+    /// A sound that cannot be played reaches its sender through the agent exactly as on the direct path (issue 39
+    /// §4): the same `warning:` line on standard error, the same `warning` event with `--json`, the toast shown and
+    /// its exit code unchanged — with and without `--wait`. The sender's player cannot reach the sound server; the
+    /// agent started with one that works.
+    @Test func aSoundTheAgentCannotPlayIsItsSendersWarningAsOnTheDirectPath() async throws {
+        try await NotificationEnvironment.withWatched(.dunst) { desktop, watcher in
+            let failing = try Self.failingPlayer(in: desktop.directory)
+            var direct = desktop.toolEnvironment
+            direct["TOASTKIT_SOUND_PLAYER"] = failing
+            var starter = desktop.agentEnvironment
+            starter["TOASTKIT_SOUND_PLAYER"] = try Self.player("working-player", in: desktop.directory, "exit 0")
+            var sender = desktop.agentEnvironment
+            sender["TOASTKIT_SOUND_PLAYER"] = failing
+            let warning = "toastkit: warning: \(Self.failingPlayerWarning)\n"
+            func check(_ run: ToolProcess.Result, _ what: String, id: String, status: Int32) {
+                #expect(run.status == status, "\(what): \(run.error)")
+                #expect(run.error == warning, "\(what)\n\(desktop.agentFiles)")
+                let said = events(run.output).filter { $0["event"] as? String == "warning" }
+                #expect(said.count == 1, "\(what): \(run.output)")
+                #expect(said.first?["reason"] as? String == Self.failingPlayerWarning, "\(what): \(run.output)")
+                #expect(said.first?["id"] as? String == id, "\(what): \(run.output)")
+            }
+            // Each toast is shown all the same (the agent may send one again in place: the next with its title).
+            func shown(_ summary: String) async throws -> Bool {
+                for _ in 0..<10 where try await watcher.nextNotifyAndReply().0.summary == summary { return true }
+                return false
+            }
+            // Each with an id of its own: an update of a toast with the same sound plays nothing.
+            func send(_ id: String, _ title: String, waiting: Bool = false, in environment: [String: String])
+                async throws -> ToolProcess.Result
+            {
+                let wait = waiting ? ["--wait", "-d", "1"] : []
+                return try await toastkit(
+                    ["send", "--json", "--id", id, "--sound", "bell"] + wait + [title], environment: environment)
+            }
+            check(try await send("directo", "Directo", in: direct), "direct", id: "directo", status: 0)
+            #expect(try await shown("Directo"))
+            check(
+                try await send("espera", "Directo y espera", waiting: true, in: direct), "direct --wait",
+                id: "espera", status: 3)
+            #expect(try await shown("Directo y espera"))
+            try await Self.startAgent(on: desktop, environment: starter)
+            check(try await send("agente", "Agente", in: sender), "agent", id: "agente", status: 0)
+            #expect(try await shown("Agente"))
+            check(
+                try await send("agente-espera", "Agente y espera", waiting: true, in: sender), "agent --wait",
+                id: "agente-espera", status: 3)
+            #expect(try await shown("Agente y espera"))
         }
     }
 }

@@ -22,10 +22,11 @@ enum AgentClient {
         else { return defaultStartLimit }
         return .milliseconds(Int64(min(seconds, 3600) * 1000))
     }
-    /// How long `Present` may take: the agent's own call to the server (``AgentInterface/serverTimeout``) and one
-    /// second for the agent's part (its disk writes, its start). An agent that does not answer within it is exit 69,
+    /// How long `Present` may take: the agent's own call to the server (``AgentInterface/serverTimeout``), its wait
+    /// for the toast's sound (``AgentInterface/soundWait``) and one second for the agent's part (its disk writes, its
+    /// start). An agent that does not answer within it is exit 69,
     /// "the toast agent did not answer".
-    static let presentTimeout: Duration = AgentInterface.serverTimeout + .seconds(1)
+    static let presentTimeout: Duration = AgentInterface.serverTimeout + AgentInterface.soundWait + .seconds(1)
 
     /// Why a command does not go through the agent, or nil when it may.
     ///
@@ -340,7 +341,8 @@ extension AgentRequest {
     /// from standard input, cut at the limit; the icon was resolved by ``SendOptions/sent()``), the built-in labels in the
     /// sender's language. The agent checks the toast as the direct path does (the same function, the same words)
     /// and gives it an id when it has none.
-    /// The sender's `environment` and working folder go with a toast that has `--on-action` commands.
+    /// The sender's `environment` and working folder go with a toast that has `--on-action` commands, a reply, or a
+    /// sound the agent may play.
     init(sending options: SendOptions, text: String?, environment: [String: String]) throws(CommandFailure) {
         var resolved = options
         resolved.message = text.map(MessageSource.text)
@@ -365,9 +367,11 @@ extension AgentRequest {
         resolved.duration = ToastOptions.duration(for: options).map(DurationOption.duration) ?? .serverDefault
         self.init(options: resolved, onAction: options.onAction)
         awaitShown = options.printID || options.json || options.waits
-        if !options.onAction.isEmpty || options.actions.contains(where: { $0.reply != nil }) {
+        let playsSound = options.sound.map { $0 != .silent } ?? false
+        if !options.onAction.isEmpty || options.actions.contains(where: { $0.reply != nil }) || playsSound {
             // The commands run later as this script would have run them: in its folder, with its environment; a
-            // reply's prompt opens where the script runs (its display).
+            // reply's prompt opens where the script runs (its display); a sound plays as `send` would play it
+            // itself (its TOASTKIT_SOUND_PLAYER, its PATH, its sound theme).
             self.environment = environment
             workingDirectory = FileManager.default.currentDirectoryPath
         }

@@ -116,7 +116,7 @@ extension SendCommand {
             return try direct(text: text, replacing: shownHere).runWithoutWaiting()
         }
         let presented = try AgentPresented(reply: reply)
-        for warning in presented.warnings { Output.error("warning: \(warning)") }
+        for warning in presented.warnings { Self.warn(warning, id: presented.id, json: options.json) }
         if let due = presented.scheduled {
             if options.json {
                 Output.json(["event": .string("scheduled"), "id": .string(presented.id), "due": .number(due)])
@@ -296,8 +296,8 @@ struct AgentWaiting {
             let closeCall = AgentInterface.call("Close", [.string(id)])
             // All of it within the one grace, however the agent behaves (stopped, hung, slow).
             let retry = presentPending && !agentKnows ? presentTask : nil
-            await Self.first(
-                of: {
+            await FirstOf.wait(
+                for: {
                     let closed =
                         (try? await connection.call(closeCall, timeout: Waiter.closeGrace))
                         .flatMap { try? $0.arguments("b")[0].boolValue } ?? false
@@ -321,7 +321,7 @@ struct AgentWaiting {
                 presentPending = false
                 do {
                     let presented = try AgentPresented(reply: reply)
-                    for warning in presented.warnings { Output.error("warning: \(warning)") }
+                    for warning in presented.warnings { SendCommand.warn(warning, id: id, json: json) }
                     if let serverID = presented.serverID {
                         state.serverID = serverID
                         announce(serverID)
@@ -371,6 +371,9 @@ struct AgentWaiting {
                         Output.error("warning: \(reason)")
                     }
                 case .serverBack: limits.serverReturned()
+                case .warning where toast == id:
+                    // Later than `Present`'s answer (a sound that failed after it): said as the answer's warnings are.
+                    if let reason = details["reason"]?.stringValue { SendCommand.warn(reason, id: id, json: json) }
                 case .suppressed where toast == id:
                     if let suppression = AgentInterface.suppression(in: details) {
                         Waiter.tell(suppression, emit: state.emit)
@@ -425,39 +428,6 @@ struct AgentWaiting {
             }
         }
         return .ended(.software)
-    }
-
-    /// Waits for `work`, or for `limit` to pass, whichever comes first.
-    ///
-    /// Not a task group: a group waits for every child at its end, and `work` may await something that does not
-    /// heed cancellation (a `Present` to an agent that is stopped, for 15 s), which made every limit that long.
-    /// Here the caller goes on at the first of the two; the other finishes, or sleeps out, on its own.
-    private static func first(of work: @escaping @Sendable () async -> Void, orAfter limit: Duration) async {
-        final class Once: Sendable {
-            private let done = Mutex(false)
-            let continuation: CheckedContinuation<Void, Never>
-            init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
-            func finish() {
-                if done.withLock({ done in
-                    defer { done = true }
-                    return !done
-                }) {
-                    continuation.resume()
-                }
-            }
-        }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let once = Once(continuation)
-            let worker = Task {
-                await work()
-                once.finish()
-            }
-            Task {
-                try? await Task.sleep(for: limit)
-                worker.cancel()
-                once.finish()
-            }
-        }
     }
 }
 

@@ -92,7 +92,7 @@ extension SendCommand {
         } catch {
             throw BusAccess.failure(error)
         }
-        Self.tell(shown, presentation: presentation, configuration: configuration)
+        Self.tell(shown, presentation: presentation, configuration: configuration, id: id, json: options.json)
         let seconds = (try? toast.duration.resolved(default: .standardDefault))?.seconds
         let saved = AgentStore.Saved(
             request: request, id: id, serverID: shown.serverID, server: sender.server, remaining: seconds,
