@@ -162,6 +162,8 @@ public final class DesktopNotificationPresenter: ToastPresenter {
     /// first: the agent answers `Present` then, with the failure among the toast's warnings. Returns at once when no
     /// sound of the toast is under way.
     package func soundsPlayed(_ id: String, within limit: Duration) async {
+        // Most toasts have no sound: no race with a timer for them (a task and a sleep on every `Present`).
+        guard shell.read({ $0.sounds.isUnderWay(id) }) else { return }
         let shell = shell
         await FirstOf.wait(
             for: {

@@ -24,6 +24,11 @@ struct SoundsUnderWay: Sendable {
         return waiters.removeValue(forKey: id) ?? []
     }
 
+    /// Whether a sound of toast `id` is under way.
+    func isUnderWay(_ id: String) -> Bool {
+        counts[id] != nil
+    }
+
     /// `waiter` waits for the sounds of toast `id`; false (it is not kept) when none is under way.
     mutating func await(_ id: String, waiter: PresenterWaiterID) -> Bool {
         guard counts[id] != nil else { return false }
