@@ -3,7 +3,8 @@ import ToastKit
 import ToastKitAgent
 
 /// `toastkit later [--show] [--json] [--app NAME]`: lists the toasts kept with the Later action, or presents them
-/// again (``LaterShow``): the command line's, or with `--app` those an application kept through the library.
+/// again — through the agent those kept with `--on-action` commands (``LaterHandBack``), the others here
+/// (``LaterShow``): the command line's, or with `--app` those an application kept through the library.
 struct LaterCommand {
     let show: Bool
     let json: Bool
@@ -39,8 +40,16 @@ struct LaterCommand {
             throw CommandFailure(.ioError, "cannot take the toasts out of the Later store: \(error)")
         }
         guard !taken.isEmpty else { return .success }
-        let code = try await LaterShow(json: json, application: application, store: store).run(taken, signals: signals)
+        // Those kept with `--on-action` commands (the command line's only) go back to the agent, which runs them; the
+        // others stay with this process, whose buttons print the choice.
+        var rest = taken
+        var failure: CommandFailure?
+        if application == CommandLineLater.application {
+            (rest, failure) = LaterHandBack(json: json, store: store, environment: environment).run(taken)
+        }
+        let code = try await LaterShow(json: json, application: application, store: store).run(rest, signals: signals)
         withExtendedLifetime(signals) {}
+        if let failure, code == .success { return failure.code }
         return code
     }
 

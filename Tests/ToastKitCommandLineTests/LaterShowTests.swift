@@ -4,7 +4,8 @@ import TestSupport
 import Testing
 
 /// `toastkit later --show` (issue 39 §4): a re-shown toast's buttons do what they did before it was kept — print the
-/// chosen action — Later again closes it and keeps it, and a shell user never reads the library's advice.
+/// chosen action, or run the toast's `--on-action` command through the agent — Later again closes it and keeps it,
+/// and a shell user never reads the library's advice.
 @Suite(.timeLimit(.minutes(3))) struct LaterShowTests {
     /// The ids in the command line's Later store, as `toastkit later --json` lists them, with their actions.
     private func kept(_ environment: [String: String]) async throws -> [String: [String]] {
@@ -110,6 +111,57 @@ import Testing
                     + "shows it)\n")
             #expect(try await kept(env) == ["mail": ["archive", "later"]], "nothing lost")
             try await nextClose(of: again.id, on: server)
+        }
+    }
+
+    @Test func aReShownToastsOnActionButtonRunsItsCommand() async throws {
+        try await withFakeServer { environment, server in
+            let env = environment.agentEnvironment
+            // The command shows a toast of its own: what it ran is seen on the server, awaited as any Notify.
+            let command = "\(ToolProcess.binary) send --no-agent \"hecho $TOASTKIT_ACTION $TOASTKIT_ID\""
+            let send = try await toastkit(
+                [
+                    "send", "--id", "mail", "-A", "archive=Archivar", "-A", "later", "-d", "indefinite", "--shell",
+                    "--on-action", "archive=\(command)", "Correo",
+                ], environment: env)
+            #expect(send.status == 0, "--on-action does not wait: \(send.error)")
+            let first = try await nextNotification(on: server, "the sent toast")
+            try server.emitActionInvoked(id: first.id, key: "later")
+            let deferred = try await toastkit(["wait", "--id", "mail"], environment: env)
+            #expect(deferred.status == 5, "\(deferred.output) \(deferred.error)")
+            #expect(try await kept(env) == ["mail": ["archive", "later"]])
+
+            // Where the agent may not be used, its commands could not run: it stays kept, said in one line.
+            let direct = try await toastkit(["later", "--show"], environment: environment.environment)
+            #expect(direct.status == 69)
+            #expect(direct.output.isEmpty)
+            #expect(
+                direct.error
+                    == "toastkit: the toast \"mail\" stays kept: its --on-action commands need the toast agent, which "
+                    + "cannot be used: TOASTKIT_NO_AGENT is set\n")
+            #expect(try await kept(env) == ["mail": ["archive", "later"]])
+
+            // Shown again: the agent holds it, so `later --show` returns, and its button runs the command.
+            for round in 1...2 {
+                let show = try await toastkit(["later", "--show"], environment: env)
+                #expect(show.status == 0 && show.error.isEmpty, "round \(round): \(show.error)")
+                let again = try await nextNotification(on: server, "the re-shown toast (round \(round))")
+                #expect(again.summary == "Correo")
+                #expect(show.output == "mail\t\(again.id)\tCorreo\n")
+                #expect(try await kept(env).isEmpty)
+                if round == 1 {
+                    // Later again: closed, and kept with its command.
+                    try server.emitActionInvoked(id: again.id, key: "later")
+                    try await nextClose(of: again.id, on: server)
+                    let waited = try await toastkit(["wait", "--id", "mail"], environment: env)
+                    #expect(waited.status == 5, "\(waited.error)")
+                    #expect(try await kept(env) == ["mail": ["archive", "later"]])
+                } else {
+                    try server.emitActionInvoked(id: again.id, key: "archive")
+                    let ran = try await nextNotification(on: server, "the toast of the --on-action command")
+                    #expect(ran.summary == "hecho archive mail")
+                }
+            }
         }
     }
 }
