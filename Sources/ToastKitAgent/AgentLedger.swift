@@ -15,6 +15,8 @@ package import ToastModel
 ///   commands and waiters; its `replaced` end is not an end for those who wait (``Live/continues``).
 /// - **A snooze is a deferral**: `-A later=…` chosen ends the toast as `deferred`, and it comes back by itself
 ///   (``Action/snooze(id:request:)``).
+/// - **Later keeps the commands**: `-A later` chosen on a toast with `--on-action` commands keeps its request with it
+///   (``Action/keepCommands(id:request:)``), so that `toastkit later --show` hands it back with them.
 /// - **Held toasts answer at once**: a `Present` waiting for its toast to be shown is resumed when Do Not Disturb holds
 ///   it, when it is shown, and when it ends — waiters are ids (``Action/resumeShown(_:)``), the shell keeps what
 ///   each resumes.
@@ -59,6 +61,9 @@ package struct AgentLedger: Sendable {
             id: String, action: String, argv: [String], request: AgentRequest, token: String?, reply: String?)
         /// `-A later=…` was chosen: schedule `request` again, `request.options.snooze` seconds from now.
         case snooze(id: String, request: AgentRequest)
+        /// Later was chosen on toast `id`, which has `--on-action` commands: keep `request` with it
+        /// (``CommandLineLater/commands(environment:)``), before the center keeps its record.
+        case keepCommands(id: String, request: AgentRequest)
         /// Say the `Event` signal `action` of `id`.
         case announceAction(id: String, action: String, token: String?)
     }
@@ -318,12 +323,16 @@ extension AgentLedger {
                 return [.snooze(id: id, request: toast.request)]
             }
             live[id]?.activationToken = token
-            guard let argv = toast.request.onAction[action] else { return [announce] }
-            return [
-                .runCommand(
-                    id: id, action: action, argv: argv, request: toast.request, token: token, reply: toast.reply),
-                announce,
-            ]
+            var actions: [Action] = []
+            if action == "later", !toast.request.onAction.isEmpty {
+                actions.append(.keepCommands(id: id, request: toast.request))
+            }
+            if let argv = toast.request.onAction[action] {
+                actions.append(
+                    .runCommand(
+                        id: id, action: action, argv: argv, request: toast.request, token: token, reply: toast.reply))
+            }
+            return actions + [announce]
         case .replied(let id, _, let text):
             live[id]?.reply = text
             return []

@@ -1,6 +1,6 @@
 // Scheduled toasts (`send --in`, `--at`, a snooze) as the agent carries them out: kept in the user's store and the
 // ledger, fired when due (claimed first, so two sessions' agents show it once), given back when no server showed
-// it, and followed as the store changes.
+// it, and followed as the store changes; and the requests of toasts kept with Later with their `--on-action` commands.
 import DBus
 import ToastKit
 import ToastModel
@@ -180,6 +180,20 @@ extension ToastAgent {
             _ = try await schedule(request, id: id, due: AgentStore.now() + seconds)
         } catch {
             ErrorLine.write("warning: the toast \"\(id)\" cannot come back later: \(error)")
+        }
+    }
+
+    /// `-A later` chosen on a toast with `--on-action` commands: its request is kept with it
+    /// (``CommandLineLater/commands(environment:)``), here and now — on the center's thread, before the center keeps
+    /// its record — so that `toastkit later --show`, which hands it back, finds its commands with it.
+    func keepCommands(_ id: String, _ request: AgentRequest) {
+        var kept = request
+        kept.options.id = id
+        do {
+            let store = try CommandLineLater.commands(environment: environment)
+            try store.put(ScheduleStore.Entry(id: id, due: AgentStore.now(), request: kept))
+        } catch {
+            ErrorLine.write("warning: the toast \"\(id)\" is kept for later without its --on-action commands: \(error)")
         }
     }
 

@@ -1,11 +1,25 @@
 import Glibc
-package import ToastKit
+import ToastKit
+package import ToastModel
 
 /// The store of the toasts the command line keeps with Later: the application `toastkit`'s own file, into which the
-/// shared file of earlier versions is moved the first time it is used.
+/// shared file of earlier versions is moved the first time it is used; and beside it the requests of those kept with
+/// `--on-action` commands, which their buttons run again when `toastkit later --show` hands them back to the agent.
 package enum CommandLineLater {
     /// The command line's application name, whose store `toastkit later` shows.
     package static let application = "toastkit"
+
+    /// The folder, in the user's state folder, of the requests of the toasts kept with Later that have `--on-action`
+    /// commands: one file per toast, as a scheduled toast's (``ScheduleStore``, its `due` the moment it was kept),
+    /// with the sender's environment kept as a schedule keeps it (``KeptEnvironment``). A kept toast's record
+    /// (``ToastKit/ToastLaterRecord``) has its actions' ids and titles only: this is where their commands are.
+    package static let commandsFolderName = "later-commands"
+
+    /// The requests of the command line's toasts kept with Later that have `--on-action` commands
+    /// (``commandsFolderName``).
+    package static func commands(environment: [String: String]) throws(PrivateFileError) -> ScheduleStore {
+        try ScheduleStore.open(environment: environment, name: commandsFolderName)
+    }
 
     /// The store of `application` (the command line's by default). The command line's store first takes in what the
     /// shared `later.json` of earlier versions holds, so nothing kept before an upgrade is lost.

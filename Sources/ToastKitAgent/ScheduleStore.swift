@@ -46,21 +46,28 @@ package final class ScheduleStore: Sendable {
     /// The runtime files of the senders' variables not kept in the files (``KeptEnvironment``).
     package let environments: KeptEnvironment.Files
 
-    private init(state: String, environments: KeptEnvironment.Files) {
-        folder = "\(state)/\(Self.folderName)"
-        lockPath = "\(state)/scheduled.lock"
-        oldPath = "\(state)/scheduled.json"
+    private init(state: String, name: String, environments: KeptEnvironment.Files) {
+        folder = "\(state)/\(name)"
+        lockPath = "\(state)/\(name).lock"
+        oldPath = "\(state)/\(name).json"
         self.environments = environments
     }
 
     /// The user's store, in ``ToastModel/PrivateFiles/stateFolder(environment:)``, its senders' variables not kept
     /// there in `environment`'s runtime folder (``KeptEnvironment/Files``); its folders are made (0700) or made private.
-    package static func open(environment: [String: String]) throws(PrivateFileError) -> ScheduleStore {
+    ///
+    /// - Parameter name: The folder's name in the state folder (its lock is `<name>.lock` beside it): ``folderName``
+    ///   for the scheduled toasts; ``CommandLineLater/commandsFolderName`` keeps, in the same form, the requests of
+    ///   toasts with `--on-action` commands kept with Later.
+    package static func open(
+        environment: [String: String], name: String = folderName
+    ) throws(PrivateFileError) -> ScheduleStore {
         guard let state = PrivateFiles.stateFolder(environment: environment) else {
             throw PrivateFileError("cannot keep scheduled toasts", reason: "neither XDG_STATE_HOME nor HOME is set")
         }
         try PrivateFiles.prepareFolder(state, tighten: true)
-        let store = ScheduleStore(state: state, environments: KeptEnvironment.Files(environment: environment))
+        let store = ScheduleStore(
+            state: state, name: name, environments: KeptEnvironment.Files(environment: environment))
         try PrivateFiles.prepareFolder(store.folder, tighten: true)
         return store
     }

@@ -363,6 +363,7 @@ extension ToastAgent {
             case .announceAction(let id, let action, let token):
                 announce(id, .action, ["action": .string(action), "activation_token": .string(token ?? "")])
             case .snooze(let id, let request): Task { await self.snooze(id, request) }
+            case .keepCommands(let id, let request): keepCommands(id, request)
             }
         }
         perform(machine)

@@ -224,14 +224,20 @@ enum HelpText {
 
         OPTIONS:
           --show            Show them again (they leave the list), and print one line per toast: id, server
-                            number, title.
+                            number, title. Their buttons do what they did: one with an --on-action command
+                            runs it (the agent shows those toasts, and this command does not wait for
+                            them); for the others this command stays until each has ended, printing the
+                            chosen action as `send` did (id, action; with --json the `action` event).
+                            Later again closes a toast and keeps it; Ctrl-C closes those still up and keeps
+                            them too.
           --json            One JSON object per line.
           --app NAME        The toasts an application kept (its `appName`, as in
                             $XDG_STATE_HOME/toastkit/later/NAME.json); --show shows them with that name.
           --help            Show this help.
 
-        EXIT CODES: 0 done; 64 usage error; 65 unreadable store (set aside); 69 no bus or no notification server;
-        74 the store cannot be written (--show).
+        EXIT CODES: 0 done; 64 usage error; 65 unreadable store (set aside); 69 no bus or no notification server,
+        or a toast with --on-action commands stays kept (no agent); 74 the store cannot be written (--show);
+        130/143 interrupted (--show; the toasts still up are kept).
 
         """
 

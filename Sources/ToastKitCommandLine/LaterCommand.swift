@@ -3,7 +3,8 @@ import ToastKit
 import ToastKitAgent
 
 /// `toastkit later [--show] [--json] [--app NAME]`: lists the toasts kept with the Later action, or presents them
-/// again: the command line's, or with `--app` those an application kept through the library.
+/// again — through the agent those kept with `--on-action` commands (``LaterHandBack``), the others here
+/// (``LaterShow``): the command line's, or with `--app` those an application kept through the library.
 struct LaterCommand {
     let show: Bool
     let json: Bool
@@ -26,8 +27,9 @@ struct LaterCommand {
         guard !records.isEmpty else { return .success }
         // Make sure a server is there before anything leaves the store.
         _ = try BusAccess.withSender { $0.server }
-        // Take the toasts out of the store in one locked step (another process may be adding some right now),
-        // then show them all at once: the center hands every one of them to the presenter.
+        // From before the toasts leave the store: SIGINT and SIGTERM then close those still up and keep them again.
+        let signals = SignalWatcher()
+        // Take the toasts out of the store in one locked step (another process may be adding some right now).
         let taken: [ToastLaterRecord]
         do {
             taken = try store.update { records in
@@ -38,38 +40,17 @@ struct LaterCommand {
             throw CommandFailure(.ioError, "cannot take the toasts out of the Later store: \(error)")
         }
         guard !taken.isEmpty else { return .success }
-        // Shown because the person asked for them now: whatever Do Not Disturb says.
-        var configuration = PresenterConfiguration(appName: application, callTimeout: .seconds(10))
-        configuration.followsDoNotDisturb = false
-        configuration.drawsProgressAsJobs = false
-        let desktop = DesktopNotificationPresenter(configuration: configuration)
-        let center = ToastCenter(maxVisible: taken.count, presenter: desktop, laterStore: store)
-        for record in taken { center.present(record.makeMessage()) }
-        for (index, record) in taken.enumerated() {
-            let serverID: UInt32
-            do {
-                serverID = try await desktop.accepted(record.id)
-            } catch {
-                // What was not shown goes back into the store, in front of anything kept meanwhile.
-                let rest = Array(taken[index...])
-                let restored = Result { () throws(LaterStoreProblem) in
-                    try store.update { records in
-                        records = rest + records.filter { kept in !rest.contains { $0.id == kept.id } }
-                    }
-                }
-                if case .failure(let problem) = restored { Output.error("warning: \(problem)") }
-                if let error = error as? PresentationError { throw BusAccess.failure(error) }
-                throw CommandFailure(.software, "internal error: \(error)")
-            }
-            if json {
-                Output.json([
-                    "event": .string("presented"), "id": .string(record.id), "server_id": .integer(Int64(serverID)),
-                ])
-            } else {
-                Output.line("\(TerminalText.escape(record.id))\t\(serverID)\t\(TerminalText.escape(record.title))")
-            }
+        // Those kept with `--on-action` commands (the command line's only) go back to the agent, which runs them; the
+        // others stay with this process, whose buttons print the choice.
+        var rest = taken
+        var failure: CommandFailure?
+        if application == CommandLineLater.application {
+            (rest, failure) = LaterHandBack(json: json, store: store, environment: environment).run(taken)
         }
-        return .success
+        let code = try await LaterShow(json: json, application: application, store: store).run(rest, signals: signals)
+        withExtendedLifetime(signals) {}
+        if let failure, code == .success { return failure.code }
+        return code
     }
 
     private func list(_ record: ToastLaterRecord) {

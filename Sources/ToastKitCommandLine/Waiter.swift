@@ -428,7 +428,7 @@ struct Waiter {
 
     /// Runs `work` and returns its result, or nil once `deadline` has passed (the work then goes on unobserved;
     /// the command is about to exit).
-    private static func wait<T: Sendable>(
+    static func wait<T: Sendable>(
         until deadline: ContinuousClock.Instant, _ work: @escaping @Sendable () async -> T
     ) async -> T? {
         await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in

@@ -89,6 +89,21 @@ import ToastModel
         )
     }
 
+    /// Later chosen on a toast with `--on-action` commands: its request is kept with it first (for `later --show`);
+    /// a toast without commands keeps nothing more than its record.
+    @Test func laterOnAToastWithCommandsKeepsItsRequest() {
+        var ledger = started()
+        let mail = request("mail", onAction: ["archive": ["true"]])
+        _ = ledger.admit(id: "mail", request: mail)
+        #expect(
+            ledger.handle(.actionInvoked(id: "mail", action: "later", token: nil))
+                == [.keepCommands(id: "mail", request: mail), .announceAction(id: "mail", action: "later", token: nil)])
+        _ = ledger.admit(id: "plain", request: request("plain"))
+        #expect(
+            ledger.handle(.actionInvoked(id: "plain", action: "later", token: nil))
+                == [.announceAction(id: "plain", action: "later", token: nil)])
+    }
+
     /// An action's command runs with the text the person replied, and the action is announced.
     @Test func anActionRunsItsCommandWithTheReply() {
         var ledger = started()

@@ -252,13 +252,21 @@ import ToastKitAgent
             let json = try await toastkit(["later", "--json"], environment: env)
             #expect(json.output.hasPrefix(#"{"id":"review","status":"warning","title":"Revisar el informe","#))
 
-            let show = try await toastkit(["later", "--show"], environment: env)
-            #expect(show.status == 0, "\(show.error)")
+            let show = try ToolProcess.start(["later", "--show"].map { Array($0.utf8) }, environment: env)
             let (again, newID) = try await watcher.nextNotifyAndReply()
             #expect(again.summary == "Revisar el informe")
             #expect(again.actionList == ["later", "Later"])
-            #expect(show.output == "review\t\(newID)\tRevisar el informe\n")
+            #expect(await show.nextLine() == "review\t\(newID)\tRevisar el informe")
             #expect(try await toastkit(["later"], environment: env).output.isEmpty, "the list is empty again")
+            // Later again on the re-shown toast: off the screen, and kept once more.
+            try await desktop.waitUntilDisplayed(1)
+            try desktop.chooseInContextMenu("\\[\(newID),later\\]$")
+            try await desktop.dunstctl("context")
+            let shown = await show.finish()
+            #expect(shown.status == 0, "\(shown.error)")
+            #expect(shown.output == "review\tlater\n")
+            #expect(try await watcher.nextClose() == newID, "Later again takes it off the screen")
+            #expect(try await toastkit(["later"], environment: env).output.hasPrefix("review\twarning\t"))
         }
     }
 

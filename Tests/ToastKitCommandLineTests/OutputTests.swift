@@ -55,10 +55,16 @@ import ToastKitAgent
             #expect(list.output.hasPrefix("x\\u{07}y\tnormal\t"))
             #expect(list.output.hasSuffix("\tRojo\\u{1B}[31m\\r\\nfalso\\u{9B}\n"))
 
-            let show = try await toastkit(["later", "--show"], environment: env)
+            // The re-shown toast stays with `later --show` until it is answered: Later again, here.
+            let showing = try ToolProcess.start(["later", "--show"].map { Array($0.utf8) }, environment: env)
+            let again = try await server.nextNotification()
+            let presented = await showing.nextLine()
+            #expect(!hasRawControl(presented), "\(presented.debugDescription)")
+            #expect(presented.hasSuffix("\tRojo\\u{1B}[31m\\r\\nfalso\\u{9B}"))
+            try server.emitActionInvoked(id: again.id, key: "later")
+            let show = await showing.finish()
             #expect(show.status == 0, "\(show.error)")
-            #expect(!hasRawControl(show.output), "\(show.output.debugDescription)")
-            #expect(show.output.hasSuffix("\tRojo\\u{1B}[31m\\r\\nfalso\\u{9B}\n"))
+            #expect(show.output == "x\\u{07}y\tlater\n", "the chosen action's line escapes the id too")
         }
     }
 
