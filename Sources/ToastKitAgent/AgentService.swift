@@ -1,6 +1,7 @@
-// The agent's service on the bus: the methods it exports, the enter/leave that counts each call, the check that
-// the caller is this user, and the wait for the adoption.
+// The agent's service on the bus: its name, the methods it exports, the enter/leave that counts each call, the check
+// that the caller is this user, and the wait for the adoption.
 import DBus
+import FreedesktopNotifications
 import Glibc
 
 extension ToastAgent {
@@ -114,5 +115,52 @@ extension ToastAgent {
     /// Returns once the saved toasts are adopted (at once after): a `Wait` or `Present` for an adopted toast finds it.
     func adopted() async {
         await waiters.wait { waiter in perform(ledger.withLock { $0.handle(.awaitAdoption(waiter: waiter)) }) }
+    }
+}
+
+extension ToastAgent {
+    /// Takes `org.toastkit.Agent1` with `flags`: whether this agent owns it now.
+    ///
+    /// A process killed a moment ago may still own the name: the bus frees it only once it sees the dead process's
+    /// socket close, and the agent's keeper starts the next agent at once. So when the owner's process is gone (or a
+    /// zombie), the name is asked for again once the bus has freed it (within `limit`); a live owner keeps it.
+    static func takeName(
+        on connection: DBusConnection, flags: NameRequestFlags, limit: Duration = .seconds(10)
+    ) async throws -> Bool {
+        let name = AgentInterface.busName
+        let changes = try await connection.bus.nameOwnerChanges(of: name)
+        defer { changes.cancel() }
+        var reply = try await connection.bus.requestName(name, flags: flags)
+        if reply == .exists, try await ownerIsDead(on: connection) {
+            // Freed (or taken by a live agent meanwhile): the bus has settled who owns it.
+            await FirstOf.wait(
+                for: {
+                    do {
+                        for try await _ in changes { return }
+                    } catch {}
+                }, orAfter: limit)
+            reply = try await connection.bus.requestName(name, flags: flags)
+        }
+        return reply == .primaryOwner || reply == .alreadyOwner
+    }
+
+    /// Whether the process that owns the agent's name has died (or the name has no owner any more).
+    private static func ownerIsDead(on connection: DBusConnection) async throws -> Bool {
+        guard let owner = try await connection.bus.nameOwner(of: AgentInterface.busName) else { return true }
+        guard
+            let pid = try? await connection.call(
+                .bus("GetConnectionUnixProcessID", [.string(owner)]), timeout: .seconds(10)
+            ).arguments("u")[0].uint32Value
+        else { return false }
+        let descriptor = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return errno == ENOENT }
+        defer { Glibc.close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 512)
+        let count = read(descriptor, &bytes, bytes.count)
+        // `pid (comm) S …`: the state follows the last parenthesis.
+        guard count > 0, let end = bytes[..<count].lastIndex(of: UInt8(ascii: ")")), end + 2 < count else {
+            return false
+        }
+        return bytes[end + 2] == UInt8(ascii: "Z") || bytes[end + 2] == UInt8(ascii: "X")
     }
 }

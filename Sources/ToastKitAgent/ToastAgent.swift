@@ -205,8 +205,7 @@ extension ToastAgent {
                 connection: connection, settings: settings, store: store, handOver: handOver,
                 ownerChanges: changes, environment: environment, version: version)
             agent.export()
-            let reply = try await connection.bus.requestName(AgentInterface.busName, flags: flags)
-            guard reply == .primaryOwner || reply == .alreadyOwner else {
+            guard try await takeName(on: connection, flags: flags) else {
                 connection.close()
                 return nil
             }
