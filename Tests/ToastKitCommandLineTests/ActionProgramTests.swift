@@ -64,6 +64,11 @@ import Testing
             let started = try await toastkit(["send", "--id", "ping", "-d", "600", "Hola"], environment: desktop)
             #expect(started.status == 0, "\(started.error)")
             let ping = try await server.nextNotification()
+            // That `send` handed its toast over and returned before the agent it started had its name: the cron job's
+            // `send` below would start an agent of its own (without the display) if none had it yet.
+            let bus = try await environment.bus.connect()
+            defer { bus.close() }
+            try await bus.awaitAgent()
             // A cron job: HOME, PATH, a shell; its bus found at the user's /run/user/UID/bus.
             let root = "\(directory)/run-user"
             try FileManager.default.createDirectory(
