@@ -105,7 +105,7 @@ extension ToastAgent {
         center.present(toast)
         // A lane just opened waits for the presenter's first word on Do Not Disturb before it shows anything.
         await center.doNotDisturbKnown()
-        if !isOnPresenter(id, in: center) {
+        if !center.isOnPresenter(id) {
             // Behind its application's front toast, held for Do Not Disturb, or already over: answer now, or once it
             // is shown when the sender needs the server's id (never for a held one: that may be hours).
             guard request.awaitShown, ledger.withLock({ $0.live[id] != nil }), !center.heldToastIDs.contains(id)
@@ -195,12 +195,6 @@ extension ToastAgent {
         if crashPoint == step { kill(getpid(), SIGKILL) }
     }
 
-    /// Whether `center` has handed toast `id` to the presenter (only its visible toasts are looked at: a toast queued
-    /// behind 10,000 others costs no scan of them).
-    func isOnPresenter(_ id: String, in center: ToastCenter) -> Bool {
-        center.isOnPresenter(id)
-    }
-
     /// The center that holds live toast `id`, if any.
     func center(holding id: String) -> ToastCenter? {
         guard let lane = ledger.withLock({ $0.machine.lanes[id] }) else { return nil }
@@ -224,7 +218,7 @@ extension ToastAgent {
             // It may have been shown, held, or ended before the waiter was in place (a resumed waiter is passed over
             // when the ledger names it again).
             let onPresenter =
-                center(holding: id).map { isOnPresenter(id, in: $0) || $0.heldToastIDs.contains(id) } ?? true
+                center(holding: id).map { $0.isOnPresenter(id) || $0.heldToastIDs.contains(id) } ?? true
             if onPresenter { waiters.resume([waiter]) }
         }
     }

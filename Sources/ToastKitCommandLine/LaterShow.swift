@@ -109,11 +109,7 @@ struct LaterShow {
             case .event(.presenterFailed(let id, let reason)) where id == nil || waiting.contains(id ?? ""):
                 Output.error("warning: \(reason)")
             case .event(.laterStoreProblem(let problem)):
-                if problem.kind == .unwritable || problem.setAsideAt == nil {
-                    unsaved = problem
-                } else {
-                    Output.error("warning: \(problem)")
-                }
+                Waiter.note(problem, unsaved: &unsaved)
             case .event(.ended(let id, let outcome)) where waiting.contains(id):
                 waiting.remove(id)
                 if outcome == .deferred, let problem = unsaved {

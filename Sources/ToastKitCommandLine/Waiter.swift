@@ -308,11 +308,7 @@ struct Waiter {
             case .event(.presenterFailed(let toast, let reason)) where toast == nil || toast == id:
                 Output.error("warning: \(reason)")
             case .event(.laterStoreProblem(let problem)):
-                if problem.kind == .unwritable || problem.setAsideAt == nil {
-                    unsaved = problem
-                } else {
-                    Output.error("warning: \(problem)")
-                }
+                Self.note(problem, unsaved: &unsaved)
             case .event(.ended(let toast, let outcome)) where toast == id:
                 if case .actionInvoked(let actionID) = outcome, confirmingActions.contains(actionID) {
                     await presenter.waitForClose(of: id, limit: .seconds(5))
@@ -392,6 +388,16 @@ struct Waiter {
             emit("failed", ["reason": .string(reason)])
             Output.error(reason)
             return code
+        }
+    }
+
+    /// A Later store problem as a waiting command takes it: one that left a toast unsaved (in this process's memory
+    /// only) is kept in `unsaved`, for the toast's end to say so; another (a file set aside) is a warning now.
+    static func note(_ problem: LaterStoreProblem, unsaved: inout LaterStoreProblem?) {
+        if problem.kind == .unwritable || problem.setAsideAt == nil {
+            unsaved = problem
+        } else {
+            Output.error("warning: \(problem)")
         }
     }
 
