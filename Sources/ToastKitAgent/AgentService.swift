@@ -147,11 +147,12 @@ extension ToastAgent {
     /// Whether the process that owns the agent's name has died (or the name has no owner any more).
     private static func ownerIsDead(on connection: DBusConnection) async throws -> Bool {
         guard let owner = try await connection.bus.nameOwner(of: AgentInterface.busName) else { return true }
+        // Not answered: the owner's connection is gone already (the bus freed the name after it told its owner).
         guard
             let pid = try? await connection.call(
                 .bus("GetConnectionUnixProcessID", [.string(owner)]), timeout: .seconds(10)
             ).arguments("u")[0].uint32Value
-        else { return false }
+        else { return true }
         let descriptor = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return errno == ENOENT }
         defer { Glibc.close(descriptor) }
