@@ -352,13 +352,23 @@ extension ToastAgent {
                     self?.announce(id, .shown, serverID.map { ["server_id": .uint32($0)] } ?? [:])
                 }
             case .runCommand(let id, let action, let argv, let request, let token, let reply):
-                runner.run(
-                    ActionRunner.Job(
-                        argv: argv,
-                        environment: ActionEnvironment.environment(
-                            of: request, action: action, toastID: id, activationToken: token, reply: reply,
-                            fallback: sessionEnvironment),
-                        workingDirectory: request.workingDirectory, toastID: id, action: action))
+                let environment = ActionEnvironment.environment(
+                    of: request, action: action, toastID: id, activationToken: token, reply: reply,
+                    fallback: sessionEnvironment)
+                let job = ActionRunner.Job(
+                    argv: argv, environment: environment, workingDirectory: request.workingDirectory, toastID: id,
+                    action: action)
+                guard SessionDisplay.variables(of: environment) == nil else {
+                    runner.run(job)
+                    break
+                }
+                // Neither the sender nor this agent had a display (an agent a cron job started): the session's.
+                Task { [runner, connection] in
+                    var job = job
+                    let display = await SessionDisplay.lookUp(on: connection) ?? [:]
+                    job.environment.merge(display) { _, session in session }
+                    runner.run(job)
+                }
             case .announceAction(let id, let action, let token):
                 announce(id, .action, ["action": .string(action), "activation_token": .string(token ?? "")])
             case .snooze(let id, let request): Task { await self.snooze(id, request) }

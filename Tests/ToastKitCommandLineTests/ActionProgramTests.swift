@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 import Glibc
 import TestSupport
@@ -94,5 +95,56 @@ import Testing
             // The session's bus as the agent reaches it (the same bus the cron job found at /run/user/UID/bus).
             #expect(text == "[:42] [\(environment.bus.address)]\n", "\(text)")
         }
+    }
+    /// No agent runs in the session: a cron job's `send` starts one, with cron's environment (no display). A click's
+    /// command still opens on the desktop: it gets the display the notification server draws on (a real dunst on its
+    /// X display).
+    @Test func aClickCommandOfAnAgentACronJobStartedGetsTheSessionsDisplay() async throws {
+        try await NotificationEnvironment.withWatched(.dunst) { desktop, watcher in
+            let display = try #require(desktop.environment["DISPLAY"], "dunst draws on an X display")
+            #expect(try await clickFromCron(desktop, watcher) == "[\(display)] []\n")
+        }
+    }
+
+    /// On a systemd desktop the user manager's environment (what the desktop imported at login,
+    /// `systemctl --user show-environment`) comes first.
+    @Test func aClickCommandOfAnAgentACronJobStartedGetsTheUserManagersDisplay() async throws {
+        try await NotificationEnvironment.withWatched(.dunst) { desktop, watcher in
+            let manager = try await desktop.bus.connect()
+            defer { manager.close() }
+            var properties = DBusObject(interface: "org.freedesktop.DBus.Properties")
+            properties.method("Get") { call in
+                let environment = ["HOME=/root", "DISPLAY=:77", "WAYLAND_DISPLAY=wayland-7", "XAUTHORITY=/x/auth"]
+                call.reply([.variant(.array("s", environment.map { .string($0) }))])
+            }
+            manager.export(properties, at: "/org/freedesktop/systemd1")
+            #expect(try await manager.bus.requestName("org.freedesktop.systemd1", flags: .doNotQueue) == .primaryOwner)
+            #expect(try await clickFromCron(desktop, watcher) == "[:77] [wayland-7]\n")
+        }
+    }
+
+    /// What the command of a click on a toast a cron job sent saw of `DISPLAY` and `WAYLAND_DISPLAY`, no agent
+    /// running before the job (the job's `send` starts one, with the job's environment).
+    private func clickFromCron(_ desktop: NotificationEnvironment, _ watcher: BusWatcher) async throws -> String {
+        let directory = desktop.directory
+        let root = "\(directory)/run-user"
+        try FileManager.default.createDirectory(
+            atPath: "\(root)/\(geteuid())", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        #expect(link(try desktop.bus.socketPath, "\(root)/\(geteuid())/bus") == 0)
+        let out = "\(directory)/click.txt"
+        let cron = [
+            "HOME": directory, "PATH": "/usr/bin:/bin", "SHELL": "/bin/sh", "TOASTKIT_USER_RUNTIME_ROOT": root,
+            "XDG_STATE_HOME": "\(directory)/state", "LANGUAGE": "en",
+        ]
+        let sent = try await toastkit(
+            [
+                "send", "--id", "backup", "-d", "indefinite", "-A", "default=Abrir", "--shell", "--on-action",
+                "default=echo \"[$DISPLAY] [$WAYLAND_DISPLAY]\" > \(out)", "Copia lista",
+            ], environment: cron)
+        #expect(sent.status == 0, "\(sent.error)")
+        // A toast with a command goes through the agent that `send` started (no hand-over): its `Notify`.
+        let (_, id) = try await watcher.nextNotifyAndReply()
+        try await desktop.invokeAction("default", serverID: id, actionKeys: ["default"])
+        return try await writtenLine(of: out, within: 10, "the click's command")
     }
 }
