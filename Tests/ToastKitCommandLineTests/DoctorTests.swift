@@ -279,25 +279,6 @@ import Testing
             "\(run.output)")
         #expect(!run.output.contains("DBUS_SESSION_BUS_ADDRESS"), "\(run.output)")
     }
-
-    @Test func quirksFollowTheServerAndItsVersion() {
-        func keys(_ name: String, _ version: String, vendor: String = "GNOME") -> [String] {
-            ServerCapabilities(
-                [],
-                information: ServerInformation(
-                    name: name, vendor: vendor, version: version, specificationVersion: "1.2")
-            ).quirks.map(\.key)
-        }
-        #expect(
-            keys("gnome-shell", "43.9") == [
-                "ignores-expire-timeout", "keeps-first-click-handler", "closes-from-sender-only",
-            ])
-        #expect(keys("gnome-shell", "46.2").suffix(2) == ["closes-when-sender-leaves", "app-from-desktop-entry"])
-        #expect(keys("Notification Daemon", "1.26.0", vendor: "MATE").first == "claims-sound")
-        #expect(keys("Notification Daemon", "3.20.0").last == "never-expires-offscreen")
-        #expect(keys("Plasma", "5.27.5", vendor: "KDE") == ["refuses-repeat", "progress-through-jobs"])
-        #expect(keys("someone-else", "1").isEmpty)
-    }
 }
 
 extension OneAtATime {
