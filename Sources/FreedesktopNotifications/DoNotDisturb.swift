@@ -82,6 +82,17 @@ public struct DoNotDisturbQuery: Sendable {
                     effect: "SwayNotificationCenter puts toasts in its control centre without a popup",
                     criticalBypasses: true)
             }
+        case "Budgie Notification Server":
+            let call = DBusMethodCall(
+                destination: budgieDispatcher, path: "/org/budgie_desktop/Notifications",
+                interface: "org.buddiesofbudgie.budgie.Dispatcher", member: "GetDoNotDisturb")
+            let source = "Budgie: org.buddiesofbudgie.budgie.Dispatcher.GetDoNotDisturb"
+            return DoNotDisturbQuery(call: call, source: source) { reply in
+                guard let on = (try? reply.arguments("b"))?.first?.boolValue else { return nil }
+                return reading(
+                    on, source: source, effect: "Budgie shows no popup; the toast goes to Raven's list",
+                    criticalBypasses: true)
+            }
         case "mako":
             let call = DBusMethodCall(
                 destination: NotificationsClient.busName, path: "/fr/emersion/Mako", interface: "fr.emersion.Mako",
@@ -113,6 +124,9 @@ public struct DoNotDisturbQuery: Sendable {
             return nil
         }
     }
+
+    /// Budgie's notification dispatcher, beside its server (budgie-daemon owns both names).
+    static let budgieDispatcher: BusName = "org.budgie_desktop.Notifications"
 
     private static func property(
         _ server: String, destination: BusName, path: ObjectPath, interface: String, name: String, effect: String,
@@ -158,7 +172,8 @@ extension DoNotDisturbReading {
 extension DoNotDisturbQuery {
     /// The signals that say a server's Do Not Disturb may have changed, each naming its sender: dunst's and Plasma's
     /// `PropertiesChanged` (dunst sends it only when the pause is set over D-Bus, as `dunstctl` does; not for
-    /// SIGUSR1), SwayNotificationCenter's `Subscribe`, xfconf's `PropertyChanged` for xfce4-notifyd, dconf's `Notify`
+    /// SIGUSR1), SwayNotificationCenter's `Subscribe`, Budgie's `DoNotDisturbChanged`, xfconf's `PropertyChanged` for
+    /// xfce4-notifyd, dconf's `Notify`
     /// for GNOME Shell's and MATE's keys (GSettings' usual backend). mako, LXQt and GSettings in a keyfile say
     /// nothing (``announcesChanges(of:gsettingsBackend:)``): read when the presenter links to the server, every two
     /// seconds while it is on, and while it is off before a new toast once the last reading is two seconds old.
@@ -167,6 +182,8 @@ extension DoNotDisturbQuery {
             sender: NotificationsClient.busName, interface: "org.freedesktop.DBus.Properties",
             member: "PropertiesChanged", path: NotificationsClient.path),
         MatchRule(sender: "org.erikreider.swaync.cc", interface: "org.erikreider.swaync.cc", member: "Subscribe"),
+        MatchRule(
+            sender: budgieDispatcher, interface: "org.buddiesofbudgie.budgie.Dispatcher", member: "DoNotDisturbChanged"),
         MatchRule(
             sender: "org.xfce.Xfconf", interface: "org.xfce.Xfconf", member: "PropertyChanged",
             arguments: [0: "xfce4-notifyd"]),
@@ -193,7 +210,7 @@ extension DoNotDisturbQuery {
     static func isChange(_ message: DBusMessage) -> Bool {
         switch (message.interface, message.member) {
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"), ("org.erikreider.swaync.cc", "Subscribe"),
-            ("org.xfce.Xfconf", "PropertyChanged"):
+            ("org.buddiesofbudgie.budgie.Dispatcher", "DoNotDisturbChanged"), ("org.xfce.Xfconf", "PropertyChanged"):
             true
         case ("ca.desrt.dconf.Writer", "Notify"):
             // (prefix, changes, tag): a change to a key under the prefix, or to the folder itself.

@@ -102,9 +102,10 @@ extension ServerCapabilities {
                     + "when that sender leaves the bus")
         case ("Budgie Notification Server", _):
             add(
-                "ignores-short-timeout",
-                "Budgie 10.9 keeps a popup 6 s whatever a shorter expire_timeout asks, then closes it (reason 1): a "
-                    + "shorter toast is closed on time by its sender (the toastkit agent for a script)")
+                "clamps-expire-timeout",
+                "Budgie keeps each popup between 6 and 12 s whatever expire_timeout asks (an indefinite one too), "
+                    + "then closes it (reason 1): a shorter toast is closed on time by its sender (the toastkit agent "
+                    + "for a script); a longer or indefinite one ends there, expired, and stays in Raven's list")
         case ("mako", _):
             add("int32-value", "mako refuses a whole Notify whose `value` hint is not an int32: ToastKit sends int32")
             if information.version == "0.0.0" {

@@ -54,7 +54,7 @@ import Testing
             keys("cinnamon", "6.4.10") == [
                 "ignores-expire-timeout", "one-popup-at-a-time", "closes-when-window-leaves",
             ])
-        #expect(keys("Budgie Notification Server", "10.9.2") == ["ignores-short-timeout"])
+        #expect(keys("Budgie Notification Server", "10.9.2") == ["clamps-expire-timeout"])
         #expect(keys("mako", "1.7.1") == ["int32-value"])
         #expect(keys("mako", "0.0.0") == ["int32-value", "no-version"])
         #expect(keys("SwayNotificationCenter", "0.11.0") == ["no-popups-while-open", "closes-twice"])
