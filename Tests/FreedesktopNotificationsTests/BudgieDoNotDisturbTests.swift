@@ -42,7 +42,8 @@ import ToastModel
         let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let server = try await FakeNotificationServer.start(
-            on: bus, options: .init(capabilities: ["actions", "body", "body-markup"], name: "Budgie Notification Server"))
+            on: bus,
+            options: .init(capabilities: ["actions", "body", "body-markup"], name: "Budgie Notification Server"))
         defer { server.stop() }
         let dispatcher = try await Dispatcher(on: bus)
         defer { dispatcher.connection.close() }
