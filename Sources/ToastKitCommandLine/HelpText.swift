@@ -103,7 +103,8 @@ enum HelpText {
           -s, --status STATUS       normal, success, warning, error or notification (icon and urgency).
           -i, --icon NAME|PATH      A theme icon name (SF Symbol names are mapped) or an image file, sent as
                                     notify-send sends it; a missing file costs only the icon (a warning).
-                                    No icon at all unless -i, -n or -s asks for one.
+                                    No icon at all unless -i, -n or -s asks for one. An empty -i, -s, --sound
+                                    or --lang is none (a warning); an empty -c or string hint is not sent.
               --id ID               A string id: a later `send --id ID` replaces this toast, across runs.
           -d, --duration SECONDS|auto|indefinite
                                     How long it stays (auto = 4 s), in seconds (2.5) or with units (500ms,
