@@ -136,15 +136,17 @@ struct DoctorCommand {
     }
 
     /// Where the bus came from, said plainly when it is the user's own bus at `/run/user/UID/bus`
-    /// (`$XDG_RUNTIME_DIR/bus`, which is what root's `toastkit --user NAME` gives the user's command): nobody set
-    /// DBUS_SESSION_BUS_ADDRESS by hand there. Nil for any other address.
+    /// (`$XDG_RUNTIME_DIR/bus`, which is what root's `toastkit --user NAME` gives the user's command, and what the
+    /// login sets): nobody set DBUS_SESSION_BUS_ADDRESS by hand there. The user is named (`USER`, which `--user`
+    /// sets too), so that root reading the report sees whose bus it is. Nil for any other address.
     private func userBus(_ address: String) -> String? {
         let root = environment.variable("TOASTKIT_USER_RUNTIME_ROOT").flatMap { $0.isEmpty ? nil : $0 } ?? "/run/user"
         let runtime = "\(root)/\(geteuid())"
         guard environment.variable("XDG_RUNTIME_DIR") == runtime, address == "unix:path=\(runtime)/bus" else {
             return nil
         }
-        return "the user's bus at \(runtime)/bus"
+        let owner = environment.variable("USER").flatMap { $0.isEmpty ? nil : "\($0)'s" } ?? "the user's"
+        return "\(owner) own bus at \(runtime)/bus"
     }
 
     // MARK: - The server

@@ -345,10 +345,12 @@ enum HelpText {
     static let doctor = """
         OVERVIEW: Say in plain words whether a toast can be shown from here, and if not, what to do. It reports
         the session bus and how it was found, the notification server (name, version, process, capabilities), the
-        D-Bus service files that name org.freedesktop.Notifications when more than one does, the server's known
-        quirks, Do Not Disturb where it can be read (dunst, GNOME, Plasma, mako, swaync, xfce, MATE, LXQt), who
-        plays a toast's sound (a player counts once it has played a moment of silence), the agent, the sandbox and
-        the backend, and the portal when it is in use. Nothing is shown; every question has a bound of 3 s.
+        D-Bus service files that name org.freedesktop.Notifications (a warning only when no server runs and the
+        one the bus would start cannot start, is not the desktop's, or is one of several in its folder), the
+        server's known quirks, Do Not Disturb where it can be read (dunst, GNOME, Plasma, mako, swaync, xfce, MATE,
+        LXQt), who plays a toast's sound (a player counts once it has played a moment of silence), the agent, the
+        sandbox and the backend, and the portal when it is in use. Nothing is shown; every question has a bound of
+        3 s.
 
         USAGE: toastkit [--backend auto|notifications|portal] doctor [--json]
 

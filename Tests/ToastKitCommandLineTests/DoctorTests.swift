@@ -273,10 +273,14 @@ import Testing
         env["TOASTKIT_USER_RUNTIME_ROOT"] = root
         env["XDG_RUNTIME_DIR"] = runtime
         env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(runtime)/bus"
+        env["USER"] = "ana"
         let run = try await toastkit(["doctor"], environment: env)
         #expect(
-            run.lines.first == "[ok] bus: unix:path=\(runtime)/bus (from the user's bus at \(runtime)/bus)",
+            run.lines.first == "[ok] bus: unix:path=\(runtime)/bus (from ana's own bus at \(runtime)/bus)",
             "\(run.output)")
+        env["USER"] = nil
+        let unnamed = try await toastkit(["doctor"], environment: env)
+        #expect(unnamed.lines.first == "[ok] bus: unix:path=\(runtime)/bus (from the user's own bus at \(runtime)/bus)")
         #expect(!run.output.contains("DBUS_SESSION_BUS_ADDRESS"), "\(run.output)")
     }
 
