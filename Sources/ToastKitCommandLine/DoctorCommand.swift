@@ -182,9 +182,12 @@ struct DoctorCommand {
         case .failure(let error):
             let failure = BusAccess.failure(PresentationError(error, timeout: Self.callTimeout))
             report.details["server"] = .object(["error": .string(failure.message)])
-            // No server ran: the bus tried to start one from its service file, which is what failed.
+            // No server ran: the bus tried to start one from its service file, which is what failed (doctor sent
+            // no toast, so nothing was "refused"). The bus's own errors for that are org.freedesktop.DBus.Error.Spawn.*.
+            let spawn = owner == nil && error.name.rawValue.hasPrefix("org.freedesktop.DBus.Error.Spawn.")
             report.add(
-                "server", .problem, failure.message,
+                "server", .problem,
+                spawn ? "the bus could not start a notification server: \(error.reason)" : failure.message,
                 fix: owner == nil
                     ? "the bus could not start the server its service file names (see `service files`); install "
                         + "it, or start your desktop's notification server yourself"

@@ -253,11 +253,54 @@ import Testing
                 "[warning] service files: no server runs, and the one the bus would start cannot start: "
                     + "\(services)/gone.service (/nonexistent/notifyd): /nonexistent/notifyd does not exist or cannot "
                     + "be run"), "\(run.output)")
+        // The file is the user's own (in the folder the bus reads first): removing it is theirs to do.
+        #expect(
+            run.lines.contains("    → install that server, or remove \(services)/gone.service"), "\(run.output)")
+        // doctor sent no toast: the bus could not start the server, said as such.
         let serverLine = try #require(run.lines.firstIndex { $0.hasPrefix("[problem] server:") }, "\(run.output)")
+        #expect(
+            run.lines[serverLine].hasPrefix("[problem] server: the bus could not start a notification server: "),
+            "\(run.output)")
         #expect(
             run.lines[serverLine + 1]
                 == "    → the bus could not start the server its service file names (see `service files`); install "
                 + "it, or start your desktop's notification server yourself")
+    }
+
+    /// No server runs, and the system's folder holds several service files for the name (one per installed server):
+    /// the bus starts whichever it reads first, so doctor warns, and its fix is not to remove a package's file (the
+    /// package puts it back) but a copy of the desktop's own in the folder the bus reads first, which wins.
+    @Test func severalFilesTheBusCouldStartAreAWarningWithAFixThatHolds() async throws {
+        let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-doctor")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let system = "\(directory)/data-system/dbus-1/services", home = "\(directory)/data-home/dbus-1/services"
+        try FileManager.default.createDirectory(atPath: system, withIntermediateDirectories: true)
+        for server in ["mako", "xfce4-notifyd"] {
+            try ("[D-BUS Service]\nName=org.freedesktop.Notifications\nExec=/nonexistent/\(server)\n").write(
+                toFile: "\(system)/\(server).service", atomically: true, encoding: .utf8)
+        }
+        let bus = try await PrivateBus.start(serviceDirectory: system)
+        defer { bus.stop() }
+        var env = ProcessInfo.processInfo.environment
+        env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        env["XDG_DATA_HOME"] = "\(directory)/data-home"
+        env["XDG_DATA_DIRS"] = "\(directory)/data-system"
+        env["XDG_CURRENT_DESKTOP"] = "XFCE"
+        env["TOASTKIT_NO_AGENT"] = "1"
+        let run = try await toastkit(["doctor"], environment: env)
+        #expect(run.status == 69, "\(run.output)")
+        let warning = try #require(run.lines.firstIndex { $0.hasPrefix("[warning] service files:") }, "\(run.output)")
+        #expect(
+            run.lines[warning]
+                == "[warning] service files: no server runs, and 2 service files in \(system) name "
+                + "org.freedesktop.Notifications: \(system)/mako.service (/nonexistent/mako); "
+                + "\(system)/xfce4-notifyd.service (/nonexistent/xfce4-notifyd); the bus starts whichever it reads first"
+        )
+        #expect(
+            run.lines[warning + 1]
+                == "    → `mkdir -p \(home) && cp \(system)/xfce4-notifyd.service \(home)/` (the bus reads \(home) "
+                + "first, and a service file there wins over the others)", "\(run.output)")
+        #expect(!run.output.contains("remove"), "a package's file is not removed: \(run.output)")
     }
 
     /// Under root's `toastkit --user NAME`, the child's bus address is the user's bus at /run/user/UID/bus (as AsUser
