@@ -82,11 +82,15 @@ struct DoctorCommand {
             // Not the path it just said is missing: what makes a bus there, or reaches someone else's.
             let root =
                 environment.variable("TOASTKIT_USER_RUNTIME_ROOT").flatMap { $0.isEmpty ? nil : $0 } ?? "/run/user"
+            // Root (a service, cron, sudo) reaches a person's desktop with --user; anyone else can only use a bus of
+            // their own, so other users' buses are no advice for them.
             report.add(
                 "bus", .problem, error.message,
-                fix: "log in to a desktop as this user (the login starts the session bus); as root, reach a logged-in "
-                    + "user's desktop with `toastkit --user NAME doctor`; or set DBUS_SESSION_BUS_ADDRESS to a bus "
-                    + "that exists (`ls \(root)/*/bus` lists the users' buses)")
+                fix: geteuid() == 0
+                    ? "reach a logged-in user's desktop with `toastkit --user NAME doctor` (`ls \(root)/*/bus` lists "
+                        + "the users' buses), or set DBUS_SESSION_BUS_ADDRESS to a bus that exists"
+                    : "log in to a desktop as this user (the login starts the session bus), or run this in that "
+                        + "session, or set DBUS_SESSION_BUS_ADDRESS to your session's bus")
             checkSandbox(&report, choice)
             return
         }
