@@ -83,12 +83,13 @@ func utf8Contains(_ text: String, _ needle: String) -> Bool {
 }
 
 extension ToastIcon {
-    /// The icon as the mappings send it: nil for an empty name or path, which is no icon (the toast is shown
-    /// without one, as notify-send shows it for `-i ""`).
+    /// The icon as the mappings send it: nil for an empty name, path or image, which is no icon (the toast is
+    /// shown without one, as notify-send shows it for `-i ""`).
     var shown: ToastIcon? {
         switch self {
         case .system(let name) where name.isEmpty: nil
         case .file(let path) where path.isEmpty: nil
+        case .image(let image) where image.isEmpty: nil
         default: self
         }
     }

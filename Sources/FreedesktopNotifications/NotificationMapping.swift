@@ -198,7 +198,8 @@ public enum NotificationMapping {
         var hints: [String: DBusValue] = [
             "urgency": .byte(request.urgency.rawValue)
         ]
-        if let category = request.category {
+        // An empty category is none, as notify-send sends `-c ""`: a cosmetic value never costs the toast.
+        if let category = request.category, !category.isEmpty {
             try checkText(category, field: "category")
             hints["category"] = .string(category)
         }

@@ -273,6 +273,9 @@ enum CommandLineParser {
             case "app-name": options.appName = value
             case "duration": options.duration = try duration(value, flag: flag)
             case "lang":
+                // An empty language (`--lang "$CODE"` with CODE unset) is the locale's, as without --lang: a label's
+                // language never costs the command its run or its toast.
+                if value.isEmpty { continue }
                 guard ToastLabels(languageCode: value) != nil else {
                     throw .data("\(flag) \(value): no built-in labels in that language")
                 }
@@ -396,6 +399,12 @@ enum CommandLineParser {
             switch option.spec.meaning {
             case "status":
                 let value = try option.text()
+                if value.isEmpty {
+                    // `-s "$STATUS"` with STATUS unset: no status (its icon and urgency), as without -s, and said so.
+                    options.status = nil
+                    options.warnings.append("\(flag): the status is empty; the toast is shown without one")
+                    continue
+                }
                 guard let status = ToastStatus(rawValue: value) else {
                     let names = ToastStatus.allCases.map(\.rawValue).joined(separator: ", ")
                     throw .data("\(flag) \(value): unknown status (use \(names))")
@@ -529,7 +538,7 @@ enum CommandLineParser {
                 switch dialect {
                 case .toastkit:
                     let text = try option.text()
-                    hint = try HintParser.parse(text)
+                    hint = try HintParser.parseForSend(text)
                     if let warning = HintParser.readAsLibnotify(text) { options.warnings.append(warning) }
                 case .notifySend: hint = try HintParser.parseAsLibnotify(try option.text())
                 case .dunstify:
@@ -570,6 +579,12 @@ enum CommandLineParser {
                 options.progress = progress
             case "sound":
                 let value = try option.text()
+                if value.isEmpty {
+                    // `--sound "$SOUND"` with SOUND unset: no sound of toastkit's, as without --sound, and said so.
+                    options.sound = nil
+                    options.warnings.append("\(flag): the sound is empty; the toast is shown without one")
+                    continue
+                }
                 // A relative file is made absolute: the agent or the server plays it from another folder.
                 let text = value.contains("/") && !value.hasPrefix("/") ? Self.workingDirectory + "/" + value : value
                 guard let sound = ToastSound(text: text) else {
@@ -591,8 +606,11 @@ enum CommandLineParser {
                 options.terminal = value
             case "lang":
                 let value = try option.text()
-                guard !value.isEmpty else { throw .data("\(flag): the language is empty") }
-                if ToastLabels(languageCode: value) == nil {
+                if value.isEmpty {
+                    // The labels' language is cosmetic: the locale's, as for a language without labels.
+                    options.language = nil
+                    options.warnings.append("\(flag): the language is empty; the locale's labels are used")
+                } else if ToastLabels(languageCode: value) == nil {
                     let known = ToastLanguage.allCases.map(\.rawValue).joined(separator: ", ")
                     options.warnings.append(
                         "--lang \(value): no built-in labels in that language (there are \(known)); the locale's are used"

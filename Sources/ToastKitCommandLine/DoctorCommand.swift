@@ -82,11 +82,15 @@ struct DoctorCommand {
             // Not the path it just said is missing: what makes a bus there, or reaches someone else's.
             let root =
                 environment.variable("TOASTKIT_USER_RUNTIME_ROOT").flatMap { $0.isEmpty ? nil : $0 } ?? "/run/user"
+            // Root (a service, cron, sudo) reaches a person's desktop with --user; anyone else can only use a bus of
+            // their own, so other users' buses are no advice for them.
             report.add(
                 "bus", .problem, error.message,
-                fix: "log in to a desktop as this user (the login starts the session bus); as root, reach a logged-in "
-                    + "user's desktop with `toastkit --user NAME doctor`; or set DBUS_SESSION_BUS_ADDRESS to a bus "
-                    + "that exists (`ls \(root)/*/bus` lists the users' buses)")
+                fix: geteuid() == 0
+                    ? "reach a logged-in user's desktop with `toastkit --user NAME doctor` (`ls \(root)/*/bus` lists "
+                        + "the users' buses), or set DBUS_SESSION_BUS_ADDRESS to a bus that exists"
+                    : "log in to a desktop as this user (the login starts the session bus), or run this in that "
+                        + "session, or set DBUS_SESSION_BUS_ADDRESS to your session's bus")
             checkSandbox(&report, choice)
             return
         }
@@ -136,15 +140,17 @@ struct DoctorCommand {
     }
 
     /// Where the bus came from, said plainly when it is the user's own bus at `/run/user/UID/bus`
-    /// (`$XDG_RUNTIME_DIR/bus`, which is what root's `toastkit --user NAME` gives the user's command): nobody set
-    /// DBUS_SESSION_BUS_ADDRESS by hand there. Nil for any other address.
+    /// (`$XDG_RUNTIME_DIR/bus`, which is what root's `toastkit --user NAME` gives the user's command, and what the
+    /// login sets): nobody set DBUS_SESSION_BUS_ADDRESS by hand there. The user is named (`USER`, which `--user`
+    /// sets too), so that root reading the report sees whose bus it is. Nil for any other address.
     private func userBus(_ address: String) -> String? {
         let root = environment.variable("TOASTKIT_USER_RUNTIME_ROOT").flatMap { $0.isEmpty ? nil : $0 } ?? "/run/user"
         let runtime = "\(root)/\(geteuid())"
         guard environment.variable("XDG_RUNTIME_DIR") == runtime, address == "unix:path=\(runtime)/bus" else {
             return nil
         }
-        return "the user's bus at \(runtime)/bus"
+        let owner = environment.variable("USER").flatMap { $0.isEmpty ? nil : "\($0)'s" } ?? "the user's"
+        return "\(owner) own bus at \(runtime)/bus"
     }
 
     // MARK: - The server
@@ -180,9 +186,12 @@ struct DoctorCommand {
         case .failure(let error):
             let failure = BusAccess.failure(PresentationError(error, timeout: Self.callTimeout))
             report.details["server"] = .object(["error": .string(failure.message)])
-            // No server ran: the bus tried to start one from its service file, which is what failed.
+            // No server ran: the bus tried to start one from its service file, which is what failed (doctor sent
+            // no toast, so nothing was "refused"). The bus's own errors for that are org.freedesktop.DBus.Error.Spawn.*.
+            let spawn = owner == nil && error.name.rawValue.hasPrefix("org.freedesktop.DBus.Error.Spawn.")
             report.add(
-                "server", .problem, failure.message,
+                "server", .problem,
+                spawn ? "the bus could not start a notification server: \(error.reason)" : failure.message,
                 fix: owner == nil
                     ? "the bus could not start the server its service file names (see `service files`); install "
                         + "it, or start your desktop's notification server yourself"

@@ -52,7 +52,6 @@ struct ServiceFiles {
         guard let first = found.first else { return }
         let count = found.count == 1 ? "1 D-Bus service file names" : "\(found.count) D-Bus service files name"
         let list = found.map { "\($0.path) (\($0.exec))" }.joined(separator: "; ")
-        let override = "or override it with a file of the same name in \(overrideFolder)"
         if serverRuns {
             guard found.count > 1 else { return }
             report.add(
@@ -74,7 +73,8 @@ struct ServiceFiles {
                 "service files", .warning,
                 "no server runs, and \(candidates.count) service files in \(first.folder) name "
                     + "org.freedesktop.Notifications: \(names); the bus starts whichever it reads first",
-                fix: "remove the ones you do not want, \(override)")
+                fix: first.folder == overrideFolder
+                    ? "remove the ones you do not want from \(overrideFolder)" : choosing(desktopsFile))
             return
         }
         if let problem = problem(starting: first.exec) {
@@ -82,7 +82,9 @@ struct ServiceFiles {
                 "service files", .warning,
                 "no server runs, and the one the bus would start cannot start: \(first.path) (\(first.exec)): "
                     + problem,
-                fix: "install that server, remove \(first.path), \(override) naming your desktop's server")
+                fix: first.folder == overrideFolder
+                    ? "install that server, or remove \(first.path)"
+                    : "install that server, or have the bus start another: \(choosing(desktopsFile))")
         } else if let expected = expectedServer,
             program(of: first.exec).split(separator: "/").last.map(String.init)
                 != expected
@@ -91,13 +93,31 @@ struct ServiceFiles {
                 "service files", .warning,
                 "no server runs, and the bus would start \(first.exec) (\(first.path)), not this desktop's "
                     + "\(expected)",
-                fix: "remove \(first.path), \(override) naming \(expected)")
+                fix: first.folder == overrideFolder
+                    ? "remove \(first.path)"
+                    : desktopsFile.map(choosing) ?? "install \(expected), then \(choosing(nil))")
         } else {
             let others = found.count > 1 ? "; the other \(found.count - 1) are not used" : ""
             report.add(
                 "service files", .note,
                 "no server runs; the bus starts \(first.exec) (\(first.path)) on demand\(others)")
         }
+    }
+
+    /// How to have the bus start the server the person wants instead of the one it would: a service file in
+    /// ``overrideFolder`` (`$XDG_DATA_HOME/dbus-1/services`, the folder the session bus reads first) wins over the
+    /// other folders' files for the same name, whatever its file name (dbus-daemon 1.14); so a copy of `wanted`'s
+    /// file there, or of the one the person picks. Never "remove" a file of the system's: its package puts it back.
+    private func choosing(_ wanted: File?) -> String {
+        let wins = "the bus reads \(overrideFolder) first, and a service file there wins over the others"
+        guard let wanted else { return "copy the service file of the server you want into \(overrideFolder) (\(wins))" }
+        return "`mkdir -p \(overrideFolder) && cp \(wanted.path) \(overrideFolder)/` (\(wins))"
+    }
+
+    /// The service file of this desktop's own server (``expectedServer``), when one is installed.
+    private var desktopsFile: File? {
+        guard let expected = expectedServer else { return nil }
+        return found.first { program(of: $0.exec).split(separator: "/").last.map(String.init) == expected }
     }
 
     /// The program of an `Exec=` line: its first word.

@@ -103,7 +103,8 @@ enum HelpText {
           -s, --status STATUS       normal, success, warning, error or notification (icon and urgency).
           -i, --icon NAME|PATH      A theme icon name (SF Symbol names are mapped) or an image file, sent as
                                     notify-send sends it; a missing file costs only the icon (a warning).
-                                    No icon at all unless -i, -n or -s asks for one.
+                                    No icon at all unless -i, -n or -s asks for one. An empty -i, -s, --sound
+                                    or --lang is none (a warning); an empty -c or string hint is not sent.
               --id ID               A string id: a later `send --id ID` replaces this toast, across runs.
           -d, --duration SECONDS|auto|indefinite
                                     How long it stays (auto = 4 s), in seconds (2.5) or with units (500ms,
@@ -344,10 +345,12 @@ enum HelpText {
     static let doctor = """
         OVERVIEW: Say in plain words whether a toast can be shown from here, and if not, what to do. It reports
         the session bus and how it was found, the notification server (name, version, process, capabilities), the
-        D-Bus service files that name org.freedesktop.Notifications when more than one does, the server's known
-        quirks, Do Not Disturb where it can be read (dunst, GNOME, Plasma, mako, swaync, xfce, MATE, LXQt), who
-        plays a toast's sound (a player counts once it has played a moment of silence), the agent, the sandbox and
-        the backend, and the portal when it is in use. Nothing is shown; every question has a bound of 3 s.
+        D-Bus service files that name org.freedesktop.Notifications (a warning only when no server runs and the
+        one the bus would start cannot start, is not the desktop's, or is one of several in its folder), the
+        server's known quirks, Do Not Disturb where it can be read (dunst, GNOME, Plasma, mako, swaync, xfce, MATE,
+        LXQt), who plays a toast's sound (a player counts once it has played a moment of silence), the agent, the
+        sandbox and the backend, and the portal when it is in use. Nothing is shown; every question has a bound of
+        3 s.
 
         USAGE: toastkit [--backend auto|notifications|portal] doctor [--json]
 

@@ -34,6 +34,15 @@ enum HintParser {
         }
     }
 
+    /// `-h TYPE:NAME:VALUE` for `toastkit send`: ``parse(_:)``, except that an empty `string` sends no hint (nil), as
+    /// notify-send sends none: `-h string:image-path:` with an empty variable never costs the toast, nor sends a
+    /// hint that names no image.
+    static func parseForSend(_ text: String) throws(CommandFailure) -> Hint? {
+        let hint = try parse(text)
+        if case .string("") = hint.value, text.prefix(7).lowercased() == "string:" { return nil }
+        return hint
+    }
+
     /// The warning for an `int` hint whose value ``parse(_:)`` read as notify-send does, from its leading digits
     /// (`int:value:50%`); nil for any other hint.
     static func readAsLibnotify(_ text: String) -> String? {

@@ -91,18 +91,21 @@ import ToastModel
         #expect(call.arguments.map(\.signature).joined() == "susssasa{sv}i")
     }
 
-    /// An empty icon name or path is no icon (issue 43): the notification is sent, as notify-send sends `-i ""` —
-    /// `app_icon` "" and no image hint; an action's empty icon leaves the buttons as text.
-    @Test func anEmptyIconIsSentAsNoIcon() throws {
-        for icon in [ToastIcon.system(""), .file("")] {
+    /// An empty icon name, path or image is no icon (issue 43): the notification is sent, as notify-send sends
+    /// `-i ""` — `app_icon` "" and no image hint; an action's empty icon leaves the buttons as text. An empty category
+    /// is none, as notify-send sends `-c ""`.
+    @Test func anEmptyIconOrCategoryIsSentAsNone() throws {
+        for icon in [ToastIcon.system(""), .file(""), .image(width: 0, height: 0, rgba: [])] {
             var request = ToastRequest(summary: "Now Playing", body: "Portishead - Roads", icon: icon)
             request.actions = [.init(key: "play", label: "Play", icon: .system(""))]
+            request.category = ""
             let icons = ServerCapabilities(Self.dunst.ordered + ["action-icons"], information: Self.dunst.information)
             let call = try map(request, capabilities: icons).call
             #expect(call.summary == "Now Playing")
             #expect(call.body == "Portishead - Roads")
             #expect(call.appIcon == "")
-            #expect(call.hints["image-path"] == nil)
+            #expect(call.hints["image-path"] == nil && call.hints["image-data"] == nil)
+            #expect(call.hints["category"] == nil)
             #expect(call.hints["action-icons"] == nil)
             #expect(call.actions.map(\.key) == ["play"])
         }

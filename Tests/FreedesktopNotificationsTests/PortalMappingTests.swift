@@ -62,12 +62,15 @@ import ToastModel
         #expect(mapped.fields["icon"] == .structure([.string("themed"), .variant(.strings(["image-x-generic"]))]))
     }
 
-    /// An empty icon name or path is no icon (issue 43): the notification goes out without one, and nothing is said.
-    @Test func anEmptyIconIsNoIcon() throws {
-        for icon in [ToastIcon.system(""), .file("")] {
-            let mapped = try Self.map(Self.presentation(icon: icon))
+    /// An empty icon name, path or image is no icon, and an empty category none (issue 43): the notification goes
+    /// out without them, and nothing is said (no category "" left out).
+    @Test func anEmptyIconOrCategoryIsNone() throws {
+        for icon in [ToastIcon.system(""), .file(""), .image(width: 0, height: 0, rgba: [])] {
+            var presentation = Self.presentation(icon: icon)
+            presentation.request.category = ""
+            let mapped = try Self.map(presentation)
             #expect(mapped.fields["title"] == .string("Hola"))
-            #expect(mapped.fields["icon"] == nil)
+            #expect(mapped.fields["icon"] == nil && mapped.fields["category"] == nil)
             #expect(mapped.degradations.isEmpty, "\(mapped.degradations)")
         }
     }

@@ -93,6 +93,21 @@ import Testing
         }
     }
 
+    /// `toastkit --user nobody doctor` (issue 43): the report says the bus is nobody's own, at the place that stands
+    /// for /run/user/65534/bus, where `--user` found it; nobody set a DBUS_SESSION_BUS_ADDRESS, and it never says so.
+    @Test func doctorAsTheUserSaysTheBusIsTheUsersOwn() async throws {
+        try await withNobodysDesktop { environment, _, _ in
+            let run = try await toastkit(["--user", "nobody", "doctor"], environment: environment)
+            #expect(run.status == 0, "\(run.output)\(run.error)")
+            let root = try #require(environment["TOASTKIT_USER_RUNTIME_ROOT"])
+            #expect(
+                run.lines.first
+                    == "[ok] bus: unix:path=\(root)/\(Self.nobody)/bus (from nobody's own bus at \(root)/\(Self.nobody)/bus)",
+                "\(run.output)")
+            #expect(!run.output.contains("from DBUS_SESSION_BUS_ADDRESS"), "\(run.output)")
+        }
+    }
+
     @Test func whatCannotBeReachedFailsAtOnceWithOneLine() async throws {
         try await withNobodysDesktop { environment, _, _ in
             let unknown = try await toastkit(["--user", "no-such-user-xyz", "send", "x"], environment: environment)

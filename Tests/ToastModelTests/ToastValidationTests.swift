@@ -81,15 +81,16 @@ struct ToastValidationTests {
         try ToastMessage(title: "t", swipeActions: ToastSwipeActions(leading: .later, trailing: .dismiss)).validate()
     }
 
-    @Test("an empty icon name or path is no icon: the toast is shown (a cosmetic problem never costs it)")
+    @Test("an empty icon name, path or image is no icon: the toast is shown (a cosmetic problem never costs it)")
     func emptyIconIsNoIcon() throws {
         let h = Harness()
-        for (id, icon) in [("A", ToastIcon.system("")), ("B", .file(""))] {
+        let empty = ToastIcon.image(width: 0, height: 0, rgba: [])
+        for (id, icon) in [("A", ToastIcon.system("")), ("B", .file("")), ("C", empty)] {
             let message = ToastMessage(id: id, title: "Now Playing", message: "Portishead - Roads", icon: icon)
             try message.validate()
             h.center.present(message)
         }
-        #expect(h.presenter.commands.count == 1, "A shows; B waits behind it")
+        #expect(h.presenter.commands.count == 1, "A shows; B and C wait behind it")
         #expect(h.presenter.onScreen.first?.request.summary == "Now Playing")
         #expect(h.log.terminal.isEmpty, "\(h.log.events)")
     }

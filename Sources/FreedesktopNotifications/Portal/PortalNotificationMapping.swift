@@ -235,7 +235,7 @@ public enum PortalNotificationMapping {
         }
 
         var leftOut: [String] = []
-        if let category = request.category {
+        if let category = request.category, !category.isEmpty {
             try NotificationMapping.checkText(category, field: "category")
             if isVersion2, categories.contains(category) || category.hasPrefix("x-") {
                 fields["category"] = .string(category)

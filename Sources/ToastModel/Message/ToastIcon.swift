@@ -6,7 +6,8 @@ public enum ToastIcon: Sendable, Hashable {
     case system(String)
     /// An image file, given as an absolute path. An empty path is no icon: the toast is shown without one.
     case file(String)
-    /// Raw pixels carried with the toast.
+    /// Raw pixels carried with the toast. An empty image (no pixels, no bytes: ``ToastImage/isEmpty``) is no icon:
+    /// the toast is shown without one.
     case image(ToastImage)
 
     /// An icon made of raw, non-premultiplied RGBA pixels, row by row, 4 bytes per pixel.
@@ -35,6 +36,10 @@ public struct ToastImage: Sendable, Hashable {
         self.height = height
         self.rgba = rgba
     }
+
+    /// Whether the image is empty: 0×0 pixels and no bytes, as an image that could not be read often is. An empty
+    /// image is no icon (the toast is shown without one), not an invalid one.
+    public var isEmpty: Bool { width == 0 && height == 0 && rgba.isEmpty }
 
     /// The number of bytes in one row (`width * 4`), as the desktop's `image-data` hint wants it.
     public var rowStride: Int { width &* 4 }

@@ -85,8 +85,8 @@ public struct ToastMessage: Sendable, Hashable, Identifiable {
     /// A message is invalid when the title is empty and there is no message text, when a text or id contains
     /// a NUL character, when the duration is negative, NaN, infinite or too large, when two actions share an
     /// id (or a swipe action uses the reserved id `"default"`), when an action has an empty title, or when an
-    /// image icon's byte count does not match its size. An empty icon name or path is not an error: the toast is
-    /// shown without an icon.
+    /// image icon's byte count does not match its size. An empty icon name, path or image (``ToastImage/isEmpty``)
+    /// is not an error: the toast is shown without an icon.
     /// - Throws: ``ToastValidationError`` naming the first offending field.
     public func validate() throws(ToastValidationError) {
         try validate(defaultDuration: ToastDuration.standardDefault)
@@ -144,6 +144,8 @@ public struct ToastMessage: Sendable, Hashable, Identifiable {
             try checkText(name, field: field)
         case .file(let path):
             try checkText(path, field: field)
+        case .image(let image) where image.isEmpty:
+            break  // No pixels at all: no icon, as an empty name or path.
         case .image(let image):
             try image.validate(field: field)
         }
