@@ -91,6 +91,31 @@ struct SwiftNativeTests {
         #expect(try await waiting.value == .expired)
     }
 
+    @Test("presentAndWait(_:timeout:) counts only the time its toast is on screen (issue 43)")
+    func presentAndWaitCountsFromTheToastOnScreen() async throws {
+        let h = Harness()
+        // A timed toast in front: the question waits behind it (maxVisible 1), longer than its timeout.
+        h.center.present(ToastMessage(id: "synced", title: "Sincronizado", duration: 10))
+        let waiting = Task {
+            try await h.center.presentAndWait(
+                ToastMessage(id: "q", title: "¿Guardar?", duration: .indefinite), timeout: .seconds(3))
+        }
+        await h.log.waitFor(.presented(id: "q"))
+        try await h.clock.sleepers(count: 1)  // the front toast's timer; no alarm while the question waits unseen
+        h.clock.advance(by: .seconds(5))
+        #expect(h.center.liveToastIDs == ["synced", "q"], "not timed out unseen")
+        h.clock.advance(by: .seconds(5))
+        await h.log.waitFor(.shown(id: "q"))
+        try await h.clock.sleepers(count: 1)  // now the alarm: the question is on screen
+        h.clock.advance(by: .seconds(2))
+        #expect(h.center.liveToastIDs == ["q"])
+        h.clock.advance(by: .seconds(1))
+        await #expect(throws: ToastCenterError.timedOut(waitingFor: "the end of toast \"q\"", after: .seconds(3))) {
+            try await waiting.value
+        }
+        await h.log.waitFor(.ended(id: "q", outcome: .closedByApp))
+    }
+
     @Test("flush(timeout:) gives up on a presenter that never finishes, and on a handler that never returns")
     func flushTimesOut() async throws {
         let stuck = StuckPresenter()

@@ -145,26 +145,36 @@ extension ToastCenter {
             ToastMessage(status: status, title: title, message: message, icon: icon, duration: duration))
     }
 
-    /// ``presentAndWait(_:)``, giving up after `timeout` on the center's clock.
+    /// ``presentAndWait(_:)``, giving up after `timeout` of the toast's time on screen, on the center's clock.
     ///
     /// ```swift
     /// let outcome = try await toasts.presentAndWait(question, timeout: .seconds(60))
     /// ```
-    /// When the toast ends in time, its end is carried to the server within what is left of `timeout` (a close
-    /// that takes longer is left on its way, and the outcome is still returned). Cancelling the waiting task
-    /// dismisses the toast and returns that outcome, as ``presentAndWait(_:)`` does.
+    /// The timeout counts from the moment the toast is handed to the presenter: a toast that waits behind the front
+    /// one (``maxVisible``) is not timed out before anyone could see it, however long it waits. When the toast ends
+    /// in time, its end is carried to the server within what is left of `timeout` (a close that takes longer is left
+    /// on its way, and the outcome is still returned). Cancelling the waiting task dismisses the toast and returns
+    /// that outcome, as ``presentAndWait(_:)`` does.
     /// - Throws: ``ToastCenterError/timedOut(waitingFor:after:)`` when the toast has not ended by then; the toast is
     ///   then dismissed (``ToastOutcome/closedByApp``), so it does not turn up later with nobody waiting for it.
     public func presentAndWait(_ message: ToastMessage, timeout: Duration) async throws -> ToastOutcome {
-        let deadline = time.now() + timeout
         let id = message.id
+        // Subscribed before the toast is presented, so its `shown` cannot be missed.
+        let events = self.events()
+        let onScreenSince = Mutex<Duration?>(nil)
         // Presented here, before the race starts, so a cancel or a timeout that comes at once finds the toast to
         // dismiss; the waiter is queued behind the presentation's own work, so a presentation it replaced is not
         // mistaken for it.
         present(message)
         let outcome: ToastOutcome
         do {
-            outcome = try await withTimeout(timeout, waitingFor: "the end of toast \"\(id)\"") {
+            outcome = try await withTimeout(
+                timeout, waitingFor: "the end of toast \"\(id)\"",
+                startingWhen: {
+                    await self.onScreen(id, events)
+                    onScreenSince.withLock { $0 = self.time.now() }
+                }
+            ) {
                 try await self.waitForOutcome(of: id) {}
             }
         } catch let error as ToastCenterError {
@@ -174,13 +184,23 @@ extension ToastCenter {
             dismiss(id: id)
             return (try? await self.outcome(of: id)) ?? .closedByApp
         }
-        let left = deadline - time.now()
+        let left = (onScreenSince.withLock { $0 } ?? time.now()) + timeout - time.now()
         if left > .zero {
             try? await withTimeout(left, waitingFor: "the presenter to close toast \"\(id)\"") {
                 await self.flushPresenter()
             }
         }
         return outcome
+    }
+
+    /// Returns once toast `id` is on the presenter: at once when it is, else at its `shown` in `events` (a stream
+    /// subscribed before it was presented); or when `events` ends or the task is cancelled.
+    private func onScreen(_ id: String, _ events: AsyncStream<ToastEvent>) async {
+        await eventsDelivered()
+        if isOnPresenter(id) { return }
+        for await event in events {
+            if case .shown(id: id) = event { return }
+        }
     }
 
     /// Presents a simple toast and waits for its end, giving up after `timeout` (see
@@ -197,12 +217,15 @@ extension ToastCenter {
     /// Runs `operation` until it returns, or until `timeout` has passed on the center's clock, whichever comes
     /// first; then the other is cancelled. `operation` runs in a task of its own: one that ignores cancellation
     /// (a flush) is left to finish on its own.
+    ///
+    /// With `startingWhen`, the timeout counts from when that returns (a toast's first moment on screen).
     private func withTimeout<T: Sendable>(
-        _ timeout: Duration, waitingFor what: String, _ operation: @escaping @Sendable () async throws -> T
+        _ timeout: Duration, waitingFor what: String, startingWhen start: (@Sendable () async -> Void)? = nil,
+        _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let race = TimeoutRace<T>()
-        let deadline = time.now() + timeout
         let time = self.time
+        let now = start == nil ? time.now() : nil
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 race.start(
@@ -215,6 +238,8 @@ extension ToastCenter {
                         }
                     },
                     alarm: Task {
+                        await start?()
+                        let deadline = (now ?? time.now()) + timeout
                         do { try await time.sleep(deadline) } catch { return }
                         race.finish(.failure(ToastCenterError.timedOut(waitingFor: what, after: timeout)))
                     })
