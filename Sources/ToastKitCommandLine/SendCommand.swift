@@ -27,7 +27,10 @@ struct SendCommand {
     /// Without `--wait`: hands the toast to the server and returns once it accepted it, on this thread — no
     /// center, no I/O thread, no tasks; two bus round trips in all (see ``BlockingNotificationSender``). The
     /// request is the one the center would make: the same model snapshot, the same style.
-    func runWithoutWaiting() throws(CommandFailure) -> ExitCode {
+    ///
+    /// A toast GNOME 46+ would close as this process exits (``GNOMEAppTie``) goes through the agent instead when
+    /// only its server-kept time kept it from the agent (`agentTried` false); else it is shown with a warning.
+    func runWithoutWaiting(agentTried: Bool = false) throws(CommandFailure) -> ExitCode {
         let message = try makeMessage()
         let presentation = try Self.presentation(
             for: message, style: CommandLineStyle(options: options), labels: options.labels)
@@ -36,6 +39,14 @@ struct SendCommand {
             sender = try BlockingNotificationSender(configuration: configuration)
         } catch {
             throw BusAccess.failure(error)
+        }
+        if let app = GNOMEAppTie.app(of: options, environment: environment),
+            GNOMEAppTie.closesOnExit(sender.capabilities)
+        {
+            if !agentTried, AgentClient.bypassReason(options, environment: environment, serverTimed: false) == nil {
+                return try runWithoutWaitingPreferringAgent(keepingAppTied: true)
+            }
+            Output.error("warning: " + GNOMEAppTie.warning(app: app, sender.capabilities))
         }
         var quiet = false
         if configuration.followsDoNotDisturb {

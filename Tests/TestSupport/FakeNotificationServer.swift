@@ -15,6 +15,8 @@ public final class FakeNotificationServer: Sendable {
         public var capabilities: [String]
         /// `GetServerInformation`'s name.
         public var name: String
+        /// `GetServerInformation`'s version (`1.0`; GNOME Shell's quirks follow its version).
+        public var version = "1.0"
         /// Signals go only to the connection that called `Notify` (dunst), or to everyone.
         public var unicastSignals: Bool
         /// `Notify` replies are held back this long (beyond a client's timeout to simulate a hung server).
@@ -140,7 +142,10 @@ public final class FakeNotificationServer: Sendable {
         case nil:
             object.method("GetCapabilities") { call in call.reply([.strings(server.options.capabilities)]) }
             object.method("GetServerInformation") { call in
-                call.reply([.string(server.options.name), .string("ToastKit tests"), .string("1.0"), .string("1.2")])
+                call.reply([
+                    .string(server.options.name), .string("ToastKit tests"), .string(server.options.version),
+                    .string("1.2"),
+                ])
             }
             object.method("Notify") { call in server.notify(call) }
             object.method("CloseNotification") { call in server.closeNotification(call) }

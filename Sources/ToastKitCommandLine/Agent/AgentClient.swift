@@ -32,7 +32,7 @@ enum AgentClient {
     ///
     /// - Parameter portalChecked: The caller has already found that the portal is not used.
     static func bypassReason(
-        _ options: SendOptions, environment: CommandEnvironment, portalChecked: Bool = false
+        _ options: SendOptions, environment: CommandEnvironment, portalChecked: Bool = false, serverTimed: Bool = true
     ) -> String? {
         if options.noAgent { return "--no-agent" }
         if let value = environment.variable("TOASTKIT_NO_AGENT"), !value.isEmpty, value != "0" {
@@ -43,7 +43,8 @@ enum AgentClient {
         }
         // Nothing for the agent to hold: no timer (the server times the toast), no command, no id to wait for, no
         // toast of its own to update (`-r N` may name one).
-        if ToastOptions.duration(for: options) == nil, options.onAction.isEmpty, options.id == nil,
+        // `serverTimed` false: that is no reason (a toast the agent keeps for GNOME 46+, ``GNOMEAppTie``).
+        if serverTimed, ToastOptions.duration(for: options) == nil, options.onAction.isEmpty, options.id == nil,
             options.replaceID == nil, options.due == nil, options.snooze == nil
         {
             return "the server times the toast"

@@ -58,9 +58,13 @@ extension SendCommand {
     }
 
     /// `send` without waiting: through the agent when it may be used (see ``AgentClient``), else directly.
-    func runWithoutWaitingPreferringAgent() throws(CommandFailure) -> ExitCode {
+    /// `keepingAppTied`: a toast the server would time, sent through the agent all the same, because GNOME 46+ would
+    /// close it as this process exits (``GNOMEAppTie``).
+    func runWithoutWaitingPreferringAgent(keepingAppTied: Bool = false) throws(CommandFailure) -> ExitCode {
         // Only called when the portal is not used (``ToastKitCommand``).
-        if let reason = AgentClient.bypassReason(options, environment: environment, portalChecked: true) {
+        if let reason = AgentClient.bypassReason(
+            options, environment: environment, portalChecked: true, serverTimed: !keepingAppTied)
+        {
             if needsAgent != nil { throw noAgent(reason) }
             return try runWithoutWaiting()
         }
@@ -113,7 +117,7 @@ extension SendCommand {
             connection.close()
         } catch {
             try fallBack(error)
-            return try direct(text: text, replacing: shownHere).runWithoutWaiting()
+            return try direct(text: text, replacing: shownHere).runWithoutWaiting(agentTried: true)
         }
         let presented = try AgentPresented(reply: reply)
         for warning in presented.warnings { Self.warn(warning, id: presented.id, json: options.json) }
