@@ -249,6 +249,11 @@ enum HelpText {
         Ctrl-C and Ctrl-\\ reach CMD, which decides; SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to toastkit are
         passed on to it.
 
+        CMD's output is passed through as it comes. Where toastkit's output and errors go to one place (a
+        terminal, 2>&1), CMD writes both into one pipe: the log and the toast's lines keep the order it wrote
+        them in. Where they go apart (> FILE, 2>/dev/null), CMD's output goes to toastkit's output and its
+        errors to its errors; the log has both, each in its order, interleaved as they were read.
+
         USAGE: toastkit run [options] [--] CMD [ARG…]
                toastkit run [options] --pid PID
 

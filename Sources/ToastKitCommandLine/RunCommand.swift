@@ -47,13 +47,16 @@ struct RunCommand {
             Output.error("run: cannot make a pipe: \(String(cString: strerror(errno)))")
             return ExitCode.ioError.rawValue
         }
+        RunCopier.enlarge(outputPipe[1])
+        RunCopier.enlarge(errorPipe[1])
         // As system(3) does: the terminal's Ctrl-C and Ctrl-\ reach the command (it is in the same process group);
         // this process lets it decide, and reports how it ended. What is sent to this process alone is forwarded.
         signal(SIGINT, SIG_IGN)
         signal(SIGQUIT, SIG_IGN)
         // Where this process's output and errors go to one place (a terminal, `2>&1`), the command writes both into
         // one pipe: the log, the toast's last lines and what is passed through keep the order it wrote them in. Where
-        // they go apart, each stream keeps its own way, and the log has them in the order they came.
+        // they go apart, each stream keeps its own way, and the log has them in the order they were read: two pipes
+        // carry no order between them (docs/decisions/0009-run-output-order.md).
         let merged = Self.sameFile(1, 2)
         let spawned = Spawn.start(
             options.command, environment: environment.variables, standardInput: nil, inheritsInput: true,
@@ -71,7 +74,7 @@ struct RunCommand {
             return error.code == ENOENT ? 127 : 126
         }
         RunSignals.forward(to: child)
-        var pipes: [(Int32, Int32)] = [(outputPipe[0], 1)]
+        var pipes: [(source: Int32, target: Int32)] = [(outputPipe[0], 1)]
         if !merged { pipes.append((errorPipe[0], 2)) }
         let copy = CopyJob(pipes: pipes, exit: exitPipe[0], log: log.descriptor, tail: tail)
         var copier = pthread_t()
@@ -79,13 +82,14 @@ struct RunCommand {
             &copier, nil,
             { argument in
                 let job = Unmanaged<CopyJob>.fromOpaque(argument!).takeRetainedValue()
-                RunCommand.copy(job.pipes, until: job.exit, log: job.log, tail: job.tail)
+                RunCopier.copy(job.pipes, until: job.exit, log: job.log, tail: job.tail)
                 return nil
             }, Unmanaged.passRetained(copy).toOpaque())
         if created != 0 {
             Unmanaged.passUnretained(copy).release()
-            Self.copy(copy.pipes, until: -1, log: log.descriptor, tail: tail)  // copies until both pipes close
+            RunCopier.copy(copy.pipes, until: -1, log: log.descriptor, tail: tail)  // copies until the pipes close
         }
+        log.pruneOlder()
         let end = Spawn.wait(child)
         RunSignals.stopForwarding()
         _ = write(exitPipe[1], "x", 1)
@@ -122,42 +126,6 @@ struct RunCommand {
         let title = "\(name) (\(pid))"
         present(nil, elapsed: running + (.now - started), tail: [], log: nil, title: title)
         return 0
-    }
-
-    /// Copies what each pipe brings to its descriptor and the log, keeping the last lines, until `exit` is readable
-    /// (the command ended): then what is already in the pipes is copied and the copy stops, so a background program
-    /// that keeps a pipe open cannot hold `run` up.
-    fileprivate static func copy(_ pipes: [(Int32, Int32)], until exit: Int32, log: Int32?, tail: OutputTail) {
-        var open = pipes
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        var ending = false
-        while !open.isEmpty {
-            var polled = open.map { pollfd(fd: $0.0, events: Int16(POLLIN), revents: 0) }
-            if !ending, exit >= 0 { polled.append(pollfd(fd: exit, events: Int16(POLLIN), revents: 0)) }
-            let ready = poll(&polled, nfds_t(polled.count), ending ? 0 : -1)
-            if ready < 0 && errno == EINTR { continue }
-            if ready <= 0 { break }  // ending, and nothing more is waiting
-            if !ending, exit >= 0, polled.last!.revents != 0 {
-                ending = true
-                continue
-            }
-            var closed: [Int32] = []
-            for (index, (source, target)) in open.enumerated() where polled[index].revents != 0 {
-                let count = read(source, &buffer, buffer.count)
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else {
-                    closed.append(source)
-                    continue
-                }
-                let chunk = buffer[0..<count]
-                writeAll(target, chunk)
-                if let log { writeAll(log, chunk) }
-                tail.append(chunk)
-            }
-            for source in closed { Glibc.close(source) }
-            open.removeAll { closed.contains($0.0) }
-        }
-        for (source, _) in open { Glibc.close(source) }
     }
 
     /// Writes all of `bytes` to `descriptor`, through interruptions; a reader that is gone drops the rest (the
@@ -239,12 +207,12 @@ struct RunCommand {
 
 /// The pipes, the log and the tail the copying thread works on.
 private final class CopyJob: Sendable {
-    let pipes: [(Int32, Int32)]
+    let pipes: [(source: Int32, target: Int32)]
     let exit: Int32
     let log: Int32?
     let tail: OutputTail
 
-    init(pipes: [(Int32, Int32)], exit: Int32, log: Int32?, tail: OutputTail) {
+    init(pipes: [(source: Int32, target: Int32)], exit: Int32, log: Int32?, tail: OutputTail) {
         (self.pipes, self.exit, self.log, self.tail) = (pipes, exit, log, tail)
     }
 }

@@ -119,14 +119,19 @@ struct RunLog {
             return
         }
         (path, descriptor) = (file, opened)
-        Self.prune(folder, keeping: 20)
     }
 
     func close() {
         if let descriptor { Glibc.close(descriptor) }
     }
 
-    /// Removes the oldest logs beyond `count` (their names sort by time).
+    /// Removes the oldest logs beyond the 20 newest (their names sort by time); run does it while its command runs,
+    /// since removing a large log takes the file system a while.
+    func pruneOlder() {
+        guard let path, let slash = path.lastIndex(of: "/") else { return }
+        Self.prune(String(path[..<slash]), keeping: 20)
+    }
+
     private static func prune(_ folder: String, keeping count: Int) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
         let logs = names.filter { $0.hasSuffix(".log") }.sorted()

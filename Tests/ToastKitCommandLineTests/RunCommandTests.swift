@@ -78,6 +78,91 @@ import ToastKitAgent
         }
     }
 
+    /// Where run's output and errors go apart (`run … > log`, `run … 2>/dev/null`), the command's output reaches run's
+    /// output and its errors run's errors, each whole and in its order; the log has every line of both, each stream's
+    /// in its order (how the two interleave is what run read first: decision 0009).
+    @Test func outputAndErrorsGoApartWhereRunsOutputAndErrorsGoApart() async throws {
+        try await withFakeServer { environment, server in
+            let script = "i=0; while [ $i -lt 200 ]; do echo out$i; echo err$i >&2; i=$((i+1)); done"
+            let run = try await toastkit(
+                ["run", "--", "sh", "-c", script], environment: environment.agentEnvironment)
+            #expect(run.status == 0, "\(run.error)")
+            let outputs = (0..<200).map { "out\($0)" }
+            let errors = (0..<200).map { "err\($0)" }
+            #expect(run.output == outputs.map { $0 + "\n" }.joined())
+            #expect(run.error == errors.map { $0 + "\n" }.joined())
+            let runs = "\(environment.directory)/state/toastkit/runs"
+            let logs = try FileManager.default.contentsOfDirectory(atPath: runs)
+            try #require(logs.count == 1)
+            let logged = try String(contentsOfFile: "\(runs)/\(logs[0])", encoding: .utf8)
+            #expect(logged.hasSuffix("\n"))
+            let lines = logged.split(separator: "\n").map(String.init)
+            #expect(lines.count == 400)
+            #expect(lines.filter { $0.hasPrefix("out") } == outputs)
+            #expect(lines.filter { $0.hasPrefix("err") } == errors)
+            #expect(server.notifications.last?.arguments.body.hasPrefix("exit 0 after ") == true)
+        }
+    }
+
+    /// A command that writes 64 MiB (one line without an end, then a short one) leaves run's memory where 1 MiB
+    /// leaves it, and the log has every byte. (No toast: what sending it costs would count in the peak; the toast's
+    /// cut line is `theTailIsTheSameHoweverTheOutputIsCut`'s.)
+    @Test func aChattyCommandsOutputGoesToTheLogNotIntoMemory() async throws {
+        try await withFakeServer { environment, _ in
+            let runs = "\(environment.directory)/state/toastkit/runs"
+            /// run's peak resident memory (KiB) and the size of its log, for `size` bytes of output.
+            func run(writing size: Int) async throws -> (peak: Int, logged: Int) {
+                let before = Set((try? FileManager.default.contentsOfDirectory(atPath: runs)) ?? [])
+                let script = "head -c \(size) /dev/zero | tr '\\0' x; echo; echo last line"
+                // Output and errors to /dev/null (ChildProcess's default), as a cron job's `> /dev/null 2>&1`.
+                let child = try ChildProcess.spawn(
+                    ToolProcess.binary, ["run", "--min-seconds", "100000", "--", "sh", "-c", script],
+                    environment: environment.agentEnvironment)
+                let (status, peak) = try await onOwnThread { () -> (Int32, Int) in
+                    var status: Int32 = 0
+                    var usage = rusage()
+                    while wait4(child.pid, &status, 0, &usage) < 0 && errno == EINTR {}
+                    return (status, usage.ru_maxrss)
+                }
+                #expect(status == 0)
+                let logs = try FileManager.default.contentsOfDirectory(atPath: runs).filter { !before.contains($0) }
+                try #require(logs.count == 1)
+                var info = stat()
+                #expect(stat("\(runs)/\(logs[0])", &info) == 0)
+                return (peak, Int(info.st_size))
+            }
+            let small = try await run(writing: 1 << 20)
+            let large = try await run(writing: 64 << 20)
+            #expect(small.logged == (1 << 20) + 11 && large.logged == (64 << 20) + 11, "the whole output is logged")
+            #expect(
+                large.peak - small.peak < 16 << 10,
+                "run's peak memory: \(small.peak) KiB for 1 MiB of output, \(large.peak) KiB for 64 MiB")
+        }
+    }
+
+    /// What "one place" is: a terminal opened twice (two descriptors of one pty) and /dev/null twice are; a pipe and
+    /// a terminal are not.
+    @Test func aTerminalOrAFileGivenTwiceIsOnePlace() throws {
+        let master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        try #require(master >= 0, "\(String(cString: strerror(errno)))")
+        defer { close(master) }
+        var unlock: Int32 = 0
+        var number: UInt32 = 0
+        try #require(ioctl(master, 0x4004_5431 /* TIOCSPTLCK */, &unlock) == 0)
+        try #require(ioctl(master, 0x8004_5430 /* TIOCGPTN */, &number) == 0)
+        let first = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        let second = open("/dev/pts/\(number)", O_WRONLY | O_NOCTTY | O_CLOEXEC)
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        let otherNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        defer { for descriptor in [first, second, null, otherNull] { close(descriptor) } }
+        let pipe = try PipePair()
+        #expect(RunCommand.sameFile(first, second))
+        #expect(RunCommand.sameFile(null, otherNull))
+        #expect(!RunCommand.sameFile(first, pipe.writeEnd))
+        #expect(!RunCommand.sameFile(first, null))
+        #expect(!RunCommand.sameFile(first, -1), "a closed descriptor is no place")
+    }
+
     /// The toast's last lines are the same however the output came in pieces (run reads it 64 KiB at a time, and
     /// looks only at the end of each piece).
     @Test func theTailIsTheSameHoweverTheOutputIsCut() {
