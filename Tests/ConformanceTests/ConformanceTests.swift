@@ -31,7 +31,7 @@ extension OneAtATime {
             let chosen = ProcessInfo.processInfo.environment["CONFORMANCE_SERVERS"].map {
                 Set($0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
             }
-            let servers = Scenario.startOrder.filter { chosen?.contains($0.rawValue) ?? true }
+            let servers = Scenario.startOrder.filter { chosen?.contains($0.name) ?? true }
             try #require(!servers.isEmpty, "CONFORMANCE_SERVERS names no server of \(Scenario.servers)")
             // Child tasks inherit the test's context: their issues are this test's.
             await withTaskGroup(of: Void.self) { group in
@@ -43,14 +43,14 @@ extension OneAtATime {
         }
 
         /// One server's scenarios, one after another, each on a fresh desktop.
-        private func row(of server: NotificationServerKind) async {
+        private func row(of server: ConformanceServer) async {
             let chosen = ProcessInfo.processInfo.environment["CONFORMANCE_SCENARIOS"].map {
                 Set($0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
             }
             for scenario in Scenario.allCases where chosen?.contains(String(describing: scenario)) ?? true {
                 let record = ScenarioRecord(server: server, scenario: scenario)
                 defer { ConformanceResults.shared.record(record) }
-                await DesktopSlots.shared.withSlot(for: server) {
+                await DesktopSlots.shared.withSlot(for: server.kind) {
                     let started = ContinuousClock.now
                     defer { ConformanceResults.shared.record(server, scenario, took: .now - started) }
                     let desktop: Desktop
@@ -206,7 +206,7 @@ extension OneAtATime {
                 return
             }
             // The barrier's own quirks belong to the dismissal scenario; its failures count here.
-            let barrierRecord = ScenarioRecord(server: desktop.kind, scenario: record.scenario, reportsIssues: false)
+            let barrierRecord = ScenarioRecord(server: desktop.server, scenario: record.scenario, reportsIssues: false)
             let outcome = try await desktop.dismissOnServer(barrier, barrierRecord)
             for failure in barrierRecord.failures { record.fail("barrier: \(failure)") }
             record.equal(try await desktop.toasts.outcome(of: "barrier").outcome, outcome, "barrier outcome")

@@ -13,7 +13,7 @@ extension OneAtATime.ConformanceTests {
     /// popup appears (with the title, where the server tells what it shows).
     func present(_ desktop: Desktop, _ record: ScenarioRecord) async throws {
         let capabilities = try await desktop.toasts.presenter.serverCapabilities()
-        ConformanceResults.shared.record(desktop.kind, capabilities: capabilities)
+        ConformanceResults.shared.record(desktop.server, capabilities: capabilities)
 
         desktop.toasts.center.present(
             ToastMessage(id: "present", status: .warning, title: "Poco espacio", message: "Libera espacio ahora."))
@@ -56,7 +56,7 @@ extension OneAtATime.ConformanceTests {
         try await expectShown(title: "Sincronizado", on: desktop, record, "after the replacement")
         let closed = desktop.bus.log.all.contains { $0.value.isClosed(first.id) }
         record.check(!closed, "the server closed the replaced notification instead of updating it")
-        _ = try await desktop.screenshot(named: "\(desktop.kind.rawValue)-replaced")
+        _ = try await desktop.screenshot(named: "\(desktop.server.name)-replaced")
     }
 
     /// "a < b & c" is sent escaped to a server with body-markup and shown literally; screenshot in
@@ -74,7 +74,7 @@ extension OneAtATime.ConformanceTests {
         guard let popups = try await expectShown(title: "Markup", on: desktop, record, "with the markup toast") else {
             return
         }
-        let path = try await desktop.screenshot(named: "\(desktop.kind.rawValue)-markup")
+        let path = try await desktop.screenshot(named: "\(desktop.server.name)-markup")
         expectPNG(at: path, record)
         if desktop.kind == .gnomeShell {
             record.equal(popups.first?.body, "a < b & c", "the text GNOME Shell's banner shows")
@@ -115,7 +115,7 @@ extension OneAtATime.ConformanceTests {
             serverID = notify.id
             guard let popups = try await expectShown(title: title, on: desktop, record, "with the \(status) toast")
             else { return }
-            expectPNG(at: try await desktop.screenshot(named: "\(desktop.kind.rawValue)-status-\(status)"), record)
+            expectPNG(at: try await desktop.screenshot(named: "\(desktop.server.name)-status-\(status)"), record)
             // Where the layout is known, look whether an icon was drawn (a plain area has one or two colours).
             if popups.last?.title == nil,
                 let region = desktop.environment.iconRegion(of: try await desktop.environment.newestPopup()),
@@ -148,7 +148,7 @@ extension OneAtATime.ConformanceTests {
         record.equal(notify.arguments.hints["image-path"], .string("dialog-warning"), "icon image-path")
         record.equal(notify.arguments.appIcon, "dialog-warning", "icon app_icon")
         guard try await expectShown(title: "Icono", on: desktop, record, "with the icon toast") != nil else { return }
-        expectPNG(at: try await desktop.screenshot(named: "\(desktop.kind.rawValue)-icon"), record)
+        expectPNG(at: try await desktop.screenshot(named: "\(desktop.server.name)-icon"), record)
         if desktop.kind == .dunst {
             desktop.toasts.center.dismiss(id: "status")
             _ = try await desktop.bus.nextClosed(of: notify.id)
@@ -208,7 +208,7 @@ extension OneAtATime.ConformanceTests {
             expectedDegradations += 1
         }
         _ = try await expectShown(title: "Capacidades", on: desktop, record, "with the capabilities toast")
-        _ = try await desktop.screenshot(named: "\(desktop.kind.rawValue)-capabilities")
+        _ = try await desktop.screenshot(named: "\(desktop.server.name)-capabilities")
         let degraded = toasts.events.all.filter {
             if case .degraded("caps", _) = $0.value { true } else { false }
         }
@@ -546,7 +546,7 @@ extension OneAtATime.ConformanceTests {
             record.quirk("draws no `value` bar under a message: the bar is text at the end of the message")
         }
         try await expectShown(title: "Copiando", on: desktop, record, "with the step")
-        let path = try await desktop.screenshot(named: "\(desktop.kind.rawValue)-progress")
+        let path = try await desktop.screenshot(named: "\(desktop.server.name)-progress")
         expectPNG(at: path, record)
 
         center.present(ToastMessage(id: "copy", status: .success, title: "Copiado", message: "fotos.tar"))
@@ -567,7 +567,7 @@ extension OneAtATime.ConformanceTests {
         }
         record.quirk("draws progress only in a view of its job service (org.kde.JobViewServer): ToastKit uses one")
         try await expectShown(title: "Copiando", on: desktop, record, "with the step")
-        let screenshot = try await desktop.screenshot(named: "\(desktop.kind.rawValue)-progress")
+        let screenshot = try await desktop.screenshot(named: "\(desktop.server.name)-progress")
         expectPNG(at: screenshot, record)
 
         let center = desktop.toasts.center
