@@ -15,6 +15,14 @@ public enum ModernServer: String, Sendable, CaseIterable, CustomStringConvertibl
     /// KDE Plasma 6.3's plasmashell under Xvfb, with kactivitymanagerd (xdotool clicks: its popups keep 5.27's
     /// layout).
     case plasma63 = "plasma-6.3"
+    /// xfce4-notifyd 0.9.7 under Xvfb (xdotool clicks).
+    case xfce4Notifyd097 = "xfce4-notifyd-0.9.7"
+    /// lxqt-notificationd 2.1 under Xvfb (xdotool clicks).
+    case lxqtNotificationd21 = "lxqt-notificationd-2.1"
+    /// mako 1.10 on a headless sway (its `fr.emersion.Mako` interface).
+    case mako110 = "mako-1.10"
+    /// SwayNotificationCenter 0.11 on a headless sway (its `org.erikreider.swaync.cc` interface).
+    case swaync011 = "swaync-0.11"
 
     /// The server's name in the matrix (with its version).
     public var description: String { rawValue }
@@ -24,18 +32,23 @@ public enum ModernServer: String, Sendable, CaseIterable, CustomStringConvertibl
         switch self {
         case .dunst112: .dunst
         case .plasma63: .plasma
+        case .xfce4Notifyd097: .xfce4Notifyd
+        case .lxqtNotificationd21: .lxqtNotificationd
+        case .mako110: .mako
+        case .swaync011: .swaync
         }
     }
 
     /// The tools the host needs to drive it (each with its Debian package): the display and the clicks stay on the
     /// host, only the server runs in the chroot.
     var hostRequirements: [(path: String, package: String)] {
-        var needs: [(path: String, package: String)] = [
-            ("unshare", "util-linux"), ("Xvfb", "xvfb"), ("import", "imagemagick"),
-        ]
+        var needs: [(path: String, package: String)] = [("unshare", "util-linux"), ("convert", "imagemagick")]
+        if kind.usesX11 { needs += [("Xvfb", "xvfb"), ("import", "imagemagick")] }
         switch self {
         case .dunst112: needs.append(("dunstctl", "dunst"))
         case .plasma63: needs += [("xdotool", "xdotool"), ("xprop", "x11-utils")]
+        case .xfce4Notifyd097, .lxqtNotificationd21: needs.append(("xdotool", "xdotool"))
+        case .mako110, .swaync011: needs += [("grim", "grim"), ("setpriv", "util-linux")]
         }
         return needs
     }

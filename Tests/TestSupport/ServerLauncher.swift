@@ -185,14 +185,14 @@ struct ServerLauncher: Sendable {
         try template.replacingOccurrences(of: "@RESOLUTION@", with: Self.resolution)
             .write(toFile: config, atomically: true, encoding: .utf8)
         chmod(config, 0o644)
-        var executable = try Tools.require("sway", package: "sway")
+        var executable = modern == nil ? try Tools.require("sway", package: "sway") : "/usr/bin/sway"
         var arguments = ["-c", config]
         if getuid() == 0 {
             let nobody: UInt32 = 65534
             chmod(directory, 0o711)
             chown(runtime, nobody, nobody)
             arguments = ["--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups", executable] + arguments
-            executable = try Tools.require("setpriv", package: "util-linux")
+            executable = modern == nil ? try Tools.require("setpriv", package: "util-linux") : "/usr/bin/setpriv"
         }
         chmod(runtime, 0o700)
         let environment = [
@@ -250,7 +250,9 @@ struct ServerLauncher: Sendable {
                 }
             env["GDK_BACKEND"] = "x11"
             server = try spawn(
-                kind.rawValue, NotificationServerKind.firstExecutable(paths) ?? kind.rawValue,
+                kind.rawValue,
+                (modern == nil ? NotificationServerKind.firstExecutable(paths) : ModernChroot.firstExisting(paths))
+                    ?? kind.rawValue,
                 kind == .xfce4Notifyd ? [] : ["--replace"], environment: env)
         case .lxqtNotificationd:
             env["HOME"] = try folder("lxqt-notificationd/home")
