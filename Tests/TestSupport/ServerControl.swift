@@ -157,6 +157,7 @@ extension NotificationEnvironment {
     /// - Throws: ``NotSupportedOnServer`` on swaync (no way to invoke an action from outside, and headless sway has
     ///   no pointer).
     public func invokeAction(_ key: String, serverID: UInt32, actionKeys: [String]) async throws {
+        if try await invokeOnModernServer(key, serverID: serverID, actionKeys: actionKeys) { return }
         switch server {
         case .dunst:
             if key == "default" {
@@ -224,6 +225,7 @@ extension NotificationEnvironment {
     /// Closes notification `serverID` as a person would, with the server's own close control ("x"; xfce4-notifyd has
     /// none: a click on the body). The server should then send `NotificationClosed(id, 2)` (mate sends 1).
     public func dismiss(serverID: UInt32) async throws {
+        if try await dismissOnModernServer(serverID: serverID) { return }
         switch server {
         case .dunst:
             let displayed = try await displayedCount()
@@ -277,6 +279,7 @@ extension NotificationEnvironment {
     }
 
     private func closeEverything() async throws {
+        if try await closeEverythingOnModernServer() { return }
         switch server {
         case .dunst:
             try await run("dunstctl", ["close-all"])
