@@ -23,6 +23,9 @@ public enum ModernServer: String, Sendable, CaseIterable, CustomStringConvertibl
     case mako110 = "mako-1.10"
     /// SwayNotificationCenter 0.11 on a headless sway (its `org.erikreider.swaync.cc` interface).
     case swaync011 = "swaync-0.11"
+    /// GNOME Shell 48, headless, with its `org.gnome.Shell.Notifications` proxy owning the name (driven through
+    /// `org.gnome.Shell.Eval`, which the project's ES-module test extension unlocks).
+    case gnomeShell48 = "gnome-shell-48"
 
     /// The server's name in the matrix (with its version).
     public var description: String { rawValue }
@@ -36,6 +39,7 @@ public enum ModernServer: String, Sendable, CaseIterable, CustomStringConvertibl
         case .lxqtNotificationd21: .lxqtNotificationd
         case .mako110: .mako
         case .swaync011: .swaync
+        case .gnomeShell48: .gnomeShell
         }
     }
 
@@ -49,6 +53,7 @@ public enum ModernServer: String, Sendable, CaseIterable, CustomStringConvertibl
         case .plasma63: needs += [("xdotool", "xdotool"), ("xprop", "x11-utils")]
         case .xfce4Notifyd097, .lxqtNotificationd21: needs.append(("xdotool", "xdotool"))
         case .mako110, .swaync011: needs += [("grim", "grim"), ("setpriv", "util-linux")]
+        case .gnomeShell48: break
         }
         return needs
     }

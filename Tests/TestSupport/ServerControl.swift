@@ -67,6 +67,7 @@ extension NotificationEnvironment {
 
     /// The notifications on screen now (see the table above for what each server lets the tests see).
     public func popups() async throws -> [Popup] {
+        if let popups = try await popupsOnModernServer() { return popups }
         switch server {
         case .dunst:
             let count = Int(try await run("dunstctl", ["count", "displayed"]).trimmed) ?? 0
@@ -430,8 +431,10 @@ extension NotificationEnvironment {
     /// GNOME Shell: the notifications the shell holds (banner or tray), by server id → title.
     public func gnomeNotifications() async throws -> [UInt32: String] {
         let json = try await gnomeEval(
-            "JSON.stringify(Object.entries(\(GnomeShell.daemon)._notifications)"
-                + ".filter(([, d]) => d.notification).map(([id, d]) => [Number(id), d.notification.title]))")
+            modern == .gnomeShell48
+                ? "JSON.stringify([...\(GnomeShell.daemon)._notifications].map(([id, n]) => [id, n.title]))"
+                : "JSON.stringify(Object.entries(\(GnomeShell.daemon)._notifications)"
+                    + ".filter(([, d]) => d.notification).map(([id, d]) => [Number(id), d.notification.title]))")
         let pairs = try JSON.decode([[JSONValue]].self, fromEvalResult: json)
         var result: [UInt32: String] = [:]
         for pair in pairs where pair.count == 2 {

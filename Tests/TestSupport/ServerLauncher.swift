@@ -166,8 +166,9 @@ struct ServerLauncher: Sendable {
         let uuid = GnomeShell.extensionUUID
         let target = try folder("gnome/data/gnome-shell/extensions/\(uuid)")
         for file in ["metadata.json", "extension.js"] {
-            try FileManager.default.copyItem(
-                atPath: "\(Self.harness)/gnome-shell-extension/\(file)", toPath: "\(target)/\(file)")
+            // GNOME 45+ loads only ES-module extensions.
+            let source = modern == nil ? "gnome-shell-extension" : "gnome-shell-extension-esm"
+            try FileManager.default.copyItem(atPath: "\(Self.harness)/\(source)/\(file)", toPath: "\(target)/\(file)")
         }
         let modes = try folder("gnome/system-data/gnome-shell/modes")
         try #"{ "parentMode": "user", "enabledExtensions": ["\#(uuid)"] }"#
@@ -375,7 +376,9 @@ struct ServerLauncher: Sendable {
         // The proxy owns org.freedesktop.Notifications first and exports its object only when it gets the bus for
         // org.gnome.Shell.Notifications: once that name is owned, Notify reaches it.
         var proxy = try spawn(
-            "gnome-shell-notifications", "gjs", [NotificationServerKind.gnomeNotificationsProxy], environment: env)
+            // GNOME 45+'s is an ES module.
+            "gnome-shell-notifications", "gjs",
+            (modern == nil ? [] : ["-m"]) + [NotificationServerKind.gnomeNotificationsProxy], environment: env)
         proxy.ownsNotifications = true
         record(proxy)
         _ = try await startAwaitingName(
