@@ -130,6 +130,10 @@ extension OneAtATime.ConformanceTests {
                 record.quirk(
                     "draws no icon for \(missingIcons.joined(separator: ", ")): its Breeze theme lacks that standard "
                         + "name (it has only `emblem-default-symbolic`)")
+            case .lxqtNotificationd where desktop.environment.modern != nil:
+                record.quirk(
+                    "draws no icon for \(missingIcons.joined(separator: ", ")): in the Debian 13 chroot it runs without "
+                        + "LXQt's platform theme (lxqt-qtplugin is not in the chroot), so Qt finds no icon theme")
             case .lxqtNotificationd:
                 record.quirk(
                     "draws no icon for \(missingIcons.joined(separator: ", ")): lxqt-notificationd 1.2 reads a theme "

@@ -1,7 +1,8 @@
 // Acting like a person on the modern servers (issue 41) where they differ from the Debian 12 server they are driven
 // like: mako 1.10's control interface (DismissNotifications with options, no DismissAllNotifications), swaync 0.11's
 // LatestInvokeAction (a button of the newest notification), and GNOME Shell 48's insides as Eval sees them (its
-// notifications in a Map by id, the banner's body label and buttons, no close button). ServerControl asks here first.
+// notifications in a Map by id, the banner's body label and buttons, no `_closeButton`). ServerControl asks here
+// first.
 import DBus
 import Foundation
 
@@ -79,7 +80,7 @@ extension NotificationEnvironment {
     func dismissOnModernServer(serverID: UInt32) async throws -> Bool {
         switch modern {
         case .gnomeShell48:
-            // GNOME 48's banner has no close button: what its close gesture does, with reason DISMISSED (2).
+            // GNOME 48's banner has no `_closeButton` any more: what its close button does, reason DISMISSED (2).
             try await gnomeEval("\(gnome48Banner(of: serverID)).notification.destroy(2); true")
             return true
         case .mako110:

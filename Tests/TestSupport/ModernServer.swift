@@ -71,6 +71,11 @@ public enum ModernServer: String, Sendable, CaseIterable, CustomStringConvertibl
 
     /// Fails, saying what to do, when the chroot is not made or the host lacks a tool.
     public func checkInstalled() throws {
+        guard getuid() == 0 else {
+            throw TestEnvironmentError(
+                "\(self) runs in a chroot with mount namespaces of its own: run the tests as root (scripts/test.sh does)"
+            )
+        }
         _ = try ModernChroot.root()
         var missing: [String] = []
         for (tool, package) in hostRequirements where (try? Tools.require(tool, package: package)) == nil {
