@@ -46,47 +46,17 @@ done
 grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || true
 grep -qw overlay /proc/filesystems || fail "the kernel has no overlayfs (each run mounts one over the cached chroot)"
 
-mirror=${TOASTKIT_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-cache=${TOASTKIT_CHROOT_CACHE:-/var/cache/toastkit-test/chroots}
+# shellcheck source=scripts/lib/chroot-cache.sh
+. scripts/lib/chroot-cache.sh
 chroot_packages="dbus-daemon dbus-bin libnotify-bin man-db bash-completion"
 recipe_version=1 # raise when the way a chroot is made changes
 
-# chroot_for SUITE: prints the pristine chroot's path, making it first when it is not in the cache.
+# chroot_for SUITE: prints the pristine chroot's path, making it first when it is not in the cache
+# (scripts/lib/chroot-cache.sh: SUITE-HASH, the hash of this recipe).
 chroot_for() {
-    local suite=$1 hash root tmp start
-    hash=$(printf '%s\n' "$recipe_version" "$suite" "$mirror" "$chroot_packages" | sha256sum | cut -c1-12)
-    root="$cache/$suite-$hash"
-    mkdir -p "$cache"
-    # One maker at a time (two test runs may start together); the tree appears under its name only when complete.
-    exec 9>"$cache/.lock"
-    flock 9
-    if [ ! -e "$root/.complete" ]; then
-        start=$SECONDS
-        tmp="$cache/.making-$suite-$hash"
-        rm -rf "$tmp"
-        echo "package-test: making the $suite chroot (once; cached in $root)" >&2
-        debootstrap --variant=minbase "$suite" "$tmp" "$mirror" >"$cache/$suite-$hash.debootstrap.log" 2>&1 ||
-            fail "debootstrap $suite failed: see $cache/$suite-$hash.debootstrap.log"
-        printf 'deb %s %s main\n' "$mirror" "$suite" >"$tmp/etc/apt/sources.list"
-        printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n' >"$tmp/etc/apt/apt.conf.d/99toastkit-test"
-        printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
-        chmod 0755 "$tmp/usr/sbin/policy-rc.d"
-        mount -t proc proc "$tmp/proc"
-        # shellcheck disable=SC2086 # the list is words
-        if ! chroot "$tmp" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-            sh -c "apt-get -q update && apt-get -q -y install $chroot_packages && apt-get clean" \
-            >"$cache/$suite-$hash.apt.log" 2>&1; then
-            umount "$tmp/proc"
-            fail "apt-get install in the $suite chroot failed: see $cache/$suite-$hash.apt.log"
-        fi
-        umount "$tmp/proc"
-        if chroot "$tmp" sh -c 'command -v swift swiftc' >/dev/null 2>&1; then fail "the $suite chroot has Swift"; fi
-        touch "$tmp/.complete"
-        rm -rf "$root"
-        mv "$tmp" "$root"
-        echo "package-test: made $root in $((SECONDS - start)) s, $(du -sh "$root" | cut -f1)" >&2
-    fi
-    exec 9>&-
+    local suite=$1 root
+    root=$(chroot_cache_make "$suite" "$suite" "$recipe_version" "$chroot_packages") || fail "the $suite chroot"
+    if chroot "$root" sh -c 'command -v swift swiftc' >/dev/null 2>&1; then fail "the $suite chroot has Swift"; fi
     echo "$root"
 }
 

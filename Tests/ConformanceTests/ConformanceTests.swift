@@ -7,9 +7,11 @@ import Testing
 import ToastModel
 
 extension OneAtATime {
-    /// The server conformance matrix (issues 6 and 11): one suite of scenarios run against the nine real servers —
-    /// dunst, notification-daemon, xfce4-notifyd, mate-notification-daemon, GNOME Shell, Plasma, mako, swaync and
-    /// lxqt-notificationd — each scenario on a fresh private desktop (bus, display, server).
+    /// The server conformance matrix (issues 6, 11 and 41): one suite of scenarios run against Debian 12's nine real
+    /// servers — dunst, notification-daemon, xfce4-notifyd, mate-notification-daemon, GNOME Shell, Plasma, mako, swaync
+    /// and lxqt-notificationd — and the newer ones of Debian 13 (``ModernServer``: dunst 1.12, GNOME Shell 48, Plasma
+    /// 6.3, xfce4-notifyd 0.9.7, lxqt-notificationd 2.1, mako 1.10, swaync 0.11) from the chroot that
+    /// `scripts/modern-chroot.sh` makes, each scenario on a fresh private desktop (bus, display, server).
     ///
     /// Every scenario asserts what a user would see — the `Notify`/`CloseNotification` calls and the server's signals
     /// on a bus monitor, the popup on screen, and the center's events. Where a server deviates, the scenario records a
@@ -18,8 +20,9 @@ extension OneAtATime {
     /// (`scripts/update-conformance-table.sh` copies them into the README); failed checks still fail the test.
     ///
     /// The servers run side by side, each on its own display and bus, at most ``DesktopSlots`` at a time (two
-    /// desktop shells and three light servers); a server's scenarios run one after another.
-    @Suite(.timeLimit(.minutes(6)))
+    /// desktop shells and three light servers); a server's scenarios run one after another. Debian 12's nine took 108 s,
+    /// with the seven modern ones (issue 41) 221 s, on 2 cores under other runs' load: the limit leaves room.
+    @Suite(.timeLimit(.minutes(9)))
     struct ConformanceTests {
         /// Every row of the matrix, the servers side by side. One test, not one per server: the suite sits under
         /// ``OneAtATime`` (no flood may run beside its real-time checks), which would run parameterized cases one
@@ -31,7 +34,7 @@ extension OneAtATime {
             let chosen = ProcessInfo.processInfo.environment["CONFORMANCE_SERVERS"].map {
                 Set($0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
             }
-            let servers = Scenario.startOrder.filter { chosen?.contains($0.rawValue) ?? true }
+            let servers = Scenario.startOrder.filter { chosen?.contains($0.name) ?? true }
             try #require(!servers.isEmpty, "CONFORMANCE_SERVERS names no server of \(Scenario.servers)")
             // Child tasks inherit the test's context: their issues are this test's.
             await withTaskGroup(of: Void.self) { group in
@@ -43,14 +46,14 @@ extension OneAtATime {
         }
 
         /// One server's scenarios, one after another, each on a fresh desktop.
-        private func row(of server: NotificationServerKind) async {
+        private func row(of server: ConformanceServer) async {
             let chosen = ProcessInfo.processInfo.environment["CONFORMANCE_SCENARIOS"].map {
                 Set($0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
             }
             for scenario in Scenario.allCases where chosen?.contains(String(describing: scenario)) ?? true {
                 let record = ScenarioRecord(server: server, scenario: scenario)
                 defer { ConformanceResults.shared.record(record) }
-                await DesktopSlots.shared.withSlot(for: server) {
+                await DesktopSlots.shared.withSlot(for: server.kind) {
                     let started = ContinuousClock.now
                     defer { ConformanceResults.shared.record(server, scenario, took: .now - started) }
                     let desktop: Desktop
@@ -206,7 +209,7 @@ extension OneAtATime {
                 return
             }
             // The barrier's own quirks belong to the dismissal scenario; its failures count here.
-            let barrierRecord = ScenarioRecord(server: desktop.kind, scenario: record.scenario, reportsIssues: false)
+            let barrierRecord = ScenarioRecord(server: desktop.server, scenario: record.scenario, reportsIssues: false)
             let outcome = try await desktop.dismissOnServer(barrier, barrierRecord)
             for failure in barrierRecord.failures { record.fail("barrier: \(failure)") }
             record.equal(try await desktop.toasts.outcome(of: "barrier").outcome, outcome, "barrier outcome")
@@ -215,7 +218,8 @@ extension OneAtATime {
         func expectPNG(at path: String, _ record: ScenarioRecord) {
             let data = FileManager.default.contents(atPath: path) ?? Data()
             record.check(
-                data.starts(with: [0x89, 0x50, 0x4E, 0x47]) && data.count > 2_000, "no PNG screenshot at \(path)")
+                // A plain region compresses to some 300 bytes; a popup's text and frame to over 1,500 (lxqt 2.1's).
+                data.starts(with: [0x89, 0x50, 0x4E, 0x47]) && data.count > 1_000, "no PNG screenshot at \(path)")
         }
 
         /// The text pango shows for markup: tags removed, the five entities decoded.

@@ -11,6 +11,8 @@ import ToastModel
 /// the next.
 final class Desktop: Sendable {
     let kind: NotificationServerKind
+    /// The matrix's column: the server and where its build comes from.
+    let server: ConformanceServer
     let environment: NotificationEnvironment
     let bus: BusTraffic
     let toasts: ToastHarness
@@ -18,13 +20,18 @@ final class Desktop: Sendable {
 
     private init(environment: NotificationEnvironment, bus: BusTraffic, toasts: ToastHarness) {
         kind = environment.server
+        server = environment.modern.map { .modern($0) } ?? .debian12(environment.server)
         self.environment = environment
         self.bus = bus
         self.toasts = toasts
     }
 
     static func start(_ kind: NotificationServerKind, maxVisible: Int = 1) async throws -> Desktop {
-        let environment = try await NotificationEnvironment.start(server: kind)
+        try await start(.debian12(kind), maxVisible: maxVisible)
+    }
+
+    static func start(_ server: ConformanceServer, maxVisible: Int = 1) async throws -> Desktop {
+        let environment = try await server.startEnvironment()
         do {
             let bus = try await BusTraffic(bus: environment.bus.address)
             return Desktop(
@@ -138,7 +145,7 @@ extension Desktop {
 
     /// Saves ``transcript`` as `.build/conformance/transcripts/<server>/<name>.txt`.
     func saveTranscript(named name: String) {
-        let folder = "\(NotificationEnvironment.repositoryRoot)/.build/conformance/transcripts/\(kind.rawValue)"
+        let folder = "\(NotificationEnvironment.repositoryRoot)/.build/conformance/transcripts/\(server.name)"
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try? transcript.write(toFile: "\(folder)/\(name).txt", atomically: true, encoding: .utf8)
     }

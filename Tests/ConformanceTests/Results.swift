@@ -7,10 +7,11 @@ import Testing
 /// The scenarios of the matrix, in table order.
 enum Scenario: String, CaseIterable, Sendable {
     /// The servers of the matrix, in column order.
-    static let servers = NotificationServerKind.allCases
+    static let servers = ConformanceServer.all
     /// The order the servers start in: the desktop shells first, whose rows take longest (Swift Testing runs a few
     /// test cases at a time, so the last ones started would otherwise finish last).
-    static let startOrder = servers.filter(\.isDesktopShell).reversed() + servers.filter { !$0.isDesktopShell }
+    static let startOrder =
+        servers.filter(\.kind.isDesktopShell).reversed() + servers.filter { !$0.kind.isDesktopShell }
 
     case present = "present"
     case replace = "replace by id"
@@ -32,7 +33,7 @@ enum Scenario: String, CaseIterable, Sendable {
 
 /// What one scenario on one server found: its failed checks (each also a test issue) and its quirks.
 final class ScenarioRecord: Sendable {
-    let server: NotificationServerKind
+    let server: ConformanceServer
     let scenario: Scenario
     /// Whether failures are also test issues (false for a helper record whose failures a scenario takes over).
     let reportsIssues: Bool
@@ -43,7 +44,7 @@ final class ScenarioRecord: Sendable {
     }
     private let state = Mutex(Findings())
 
-    init(server: NotificationServerKind, scenario: Scenario, reportsIssues: Bool = true) {
+    init(server: ConformanceServer, scenario: Scenario, reportsIssues: Bool = true) {
         self.server = server
         self.scenario = scenario
         self.reportsIssues = reportsIssues
@@ -109,8 +110,8 @@ final class ConformanceResults: Sendable {
     static let shared = ConformanceResults()
 
     private struct State {
-        var cells: [NotificationServerKind: [Scenario: ScenarioRecord.Cell]] = [:]
-        var servers: [NotificationServerKind: String] = [:]
+        var cells: [ConformanceServer: [Scenario: ScenarioRecord.Cell]] = [:]
+        var servers: [ConformanceServer: String] = [:]
         var timings: [String] = []
     }
 
@@ -123,12 +124,12 @@ final class ConformanceResults: Sendable {
     }
 
     /// Notes how long a scenario took, desktop start and stop included (`.build/conformance/timings.txt`).
-    func record(_ server: NotificationServerKind, _ scenario: Scenario, took duration: Duration) {
+    func record(_ server: ConformanceServer, _ scenario: Scenario, took duration: Duration) {
         let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        state.withLock { $0.timings.append("\(server.rawValue)\t\(scenario.rawValue)\t\(milliseconds) ms") }
+        state.withLock { $0.timings.append("\(server.name)\t\(scenario.rawValue)\t\(milliseconds) ms") }
     }
 
-    func record(_ server: NotificationServerKind, capabilities: ServerCapabilities) {
+    func record(_ server: ConformanceServer, capabilities: ServerCapabilities) {
         let info = capabilities.information
         let identity =
             info.map { "`\($0.name)` \($0.version) (\($0.vendor), spec \($0.specificationVersion))" } ?? "unknown"
@@ -142,7 +143,7 @@ final class ConformanceResults: Sendable {
         state.withLock { state in
             let servers = Scenario.servers
             var lines = [
-                "| scenario | " + servers.map(\.rawValue).joined(separator: " | ") + " |",
+                "| scenario | " + servers.map(\.name).joined(separator: " | ") + " |",
                 "|---|" + servers.map { _ in "---|" }.joined(),
             ]
             var notes: [String] = []
@@ -171,7 +172,7 @@ final class ConformanceResults: Sendable {
             lines.append("Servers (GetServerInformation; GetCapabilities):")
             lines.append("")
             for server in servers {
-                lines.append("- \(server.rawValue): \(state.servers[server] ?? "not run")")
+                lines.append("- \(server.name): \(state.servers[server] ?? "not run")")
             }
             return lines.joined(separator: "\n") + "\n"
         }

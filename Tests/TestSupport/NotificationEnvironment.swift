@@ -19,8 +19,10 @@ public final class NotificationEnvironment: Sendable {
     public let display: String?
     /// The run folder (configuration, logs, the dunst context-menu choice file).
     public let directory: String
-    /// Which server runs.
+    /// Which server runs (for a modern one: the Debian 12 server it is driven like).
     public let server: NotificationServerKind
+    /// The modern server (issue 41) that runs from the Debian 13 chroot, or nil for the host's Debian 12 ``server``.
+    public let modern: ModernServer?
     /// The screen size every desktop uses.
     public static let screen = (width: 1280, height: 800)
 
@@ -47,13 +49,14 @@ public final class NotificationEnvironment: Sendable {
     }
 
     private init(
-        bus: PrivateBus, display: String?, directory: String, server: NotificationServerKind,
+        bus: PrivateBus, display: String?, directory: String, server: NotificationServerKind, modern: ModernServer?,
         helpers: [StartedProcess], support: Support
     ) {
         self.bus = bus
         self.display = display
         self.directory = directory
         self.server = server
+        self.modern = modern
         self.support = support
         state = Mutex(RunState(helpers: helpers, serverGroup: []))
     }
@@ -118,7 +121,21 @@ public final class NotificationEnvironment: Sendable {
     /// - Throws: ``TestEnvironmentError`` naming the Debian packages to install when something is missing, or the
     ///   part that did not start (with the end of its log).
     public static func start(server kind: NotificationServerKind = .dunst) async throws -> NotificationEnvironment {
-        try kind.checkInstalled()
+        try await start(server: kind, modern: nil)
+    }
+
+    /// Starts a desktop with a modern server (issue 41) from the Debian 13 chroot, as ``start(server:)`` does with the
+    /// host's: the bus and the display are the host's, the server's processes run in the chroot.
+    ///
+    /// - Throws: ``TestEnvironmentError`` saying to run `scripts/modern-chroot.sh` when the chroot is not made.
+    public static func start(modern: ModernServer) async throws -> NotificationEnvironment {
+        try await start(server: modern.kind, modern: modern)
+    }
+
+    static func start(server kind: NotificationServerKind, modern: ModernServer?) async throws
+        -> NotificationEnvironment
+    {
+        if let modern { try modern.checkInstalled() } else { try kind.checkInstalled() }
         let bus = try await PrivateBus.start()
         let directory: String
         do {
@@ -132,7 +149,7 @@ public final class NotificationEnvironment: Sendable {
             bus.stop()
             throw error
         }
-        let launcher = ServerLauncher(kind: kind, directory: directory, busAddress: bus.address)
+        let launcher = ServerLauncher(kind: kind, directory: directory, busAddress: bus.address, modern: modern)
         var helpers: [StartedProcess] = []
         var systemBus: PrivateBus?
         var splash: SplashStandIn?
@@ -147,7 +164,8 @@ public final class NotificationEnvironment: Sendable {
                 display: display, systemBus: &systemBus, splash: &splash)
             helpers += more
             let environment = NotificationEnvironment(
-                bus: bus, display: display, directory: directory, server: kind, helpers: helpers, support: support)
+                bus: bus, display: display, directory: directory, server: kind, modern: modern, helpers: helpers,
+                support: support)
             do {
                 try await environment.startServerGroup(excludingOwners: [])
             } catch {
@@ -166,7 +184,7 @@ public final class NotificationEnvironment: Sendable {
     }
 
     private func startServerGroup(excludingOwners excluded: Set<String>) async throws {
-        let launcher = ServerLauncher(kind: server, directory: directory, busAddress: bus.address)
+        let launcher = ServerLauncher(kind: server, directory: directory, busAddress: bus.address, modern: modern)
         // Anything the launcher started before it failed is recorded, so stop() ends it.
         let record: @Sendable (StartedProcess) -> Void = { process in
             self.state.withLock { $0.serverGroup.append(process) }

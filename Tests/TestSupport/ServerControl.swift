@@ -67,6 +67,7 @@ extension NotificationEnvironment {
 
     /// The notifications on screen now (see the table above for what each server lets the tests see).
     public func popups() async throws -> [Popup] {
+        if let popups = try await popupsOnModernServer() { return popups }
         switch server {
         case .dunst:
             let count = Int(try await run("dunstctl", ["count", "displayed"]).trimmed) ?? 0
@@ -157,6 +158,7 @@ extension NotificationEnvironment {
     /// - Throws: ``NotSupportedOnServer`` on swaync (no way to invoke an action from outside, and headless sway has
     ///   no pointer).
     public func invokeAction(_ key: String, serverID: UInt32, actionKeys: [String]) async throws {
+        if try await invokeOnModernServer(key, serverID: serverID, actionKeys: actionKeys) { return }
         switch server {
         case .dunst:
             if key == "default" {
@@ -224,6 +226,7 @@ extension NotificationEnvironment {
     /// Closes notification `serverID` as a person would, with the server's own close control ("x"; xfce4-notifyd has
     /// none: a click on the body). The server should then send `NotificationClosed(id, 2)` (mate sends 1).
     public func dismiss(serverID: UInt32) async throws {
+        if try await dismissOnModernServer(serverID: serverID) { return }
         switch server {
         case .dunst:
             let displayed = try await displayedCount()
@@ -277,6 +280,7 @@ extension NotificationEnvironment {
     }
 
     private func closeEverything() async throws {
+        if try await closeEverythingOnModernServer() { return }
         switch server {
         case .dunst:
             try await run("dunstctl", ["close-all"])
@@ -427,8 +431,10 @@ extension NotificationEnvironment {
     /// GNOME Shell: the notifications the shell holds (banner or tray), by server id → title.
     public func gnomeNotifications() async throws -> [UInt32: String] {
         let json = try await gnomeEval(
-            "JSON.stringify(Object.entries(\(GnomeShell.daemon)._notifications)"
-                + ".filter(([, d]) => d.notification).map(([id, d]) => [Number(id), d.notification.title]))")
+            modern == .gnomeShell48
+                ? "JSON.stringify([...\(GnomeShell.daemon)._notifications].map(([id, n]) => [id, n.title]))"
+                : "JSON.stringify(Object.entries(\(GnomeShell.daemon)._notifications)"
+                    + ".filter(([, d]) => d.notification).map(([id, d]) => [Number(id), d.notification.title]))")
         let pairs = try JSON.decode([[JSONValue]].self, fromEvalResult: json)
         var result: [UInt32: String] = [:]
         for pair in pairs where pair.count == 2 {

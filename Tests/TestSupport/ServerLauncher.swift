@@ -11,6 +11,8 @@ struct ServerLauncher: Sendable {
     let kind: NotificationServerKind
     let directory: String
     let busAddress: String
+    /// The modern server (issue 41) whose processes run in the Debian 13 chroot, or nil for the host's Debian 12 one.
+    var modern: ModernServer? = nil
 
     static var harness: String { "\(NotificationEnvironment.repositoryRoot)/scripts/harness" }
     static var resolution: String { "\(NotificationEnvironment.screen.width)x\(NotificationEnvironment.screen.height)" }
@@ -44,8 +46,17 @@ struct ServerLauncher: Sendable {
         let fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw TestEnvironmentError("cannot open \(log): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        let path = executable.hasPrefix("/") ? executable : try Tools.require(executable, package: kind.package)
         let child: ChildProcess
+        if modern != nil {
+            let command = try ModernChroot.command(
+                executable, arguments, environment: environment,
+                scratch: "\(directory)/chroot/\(name)-\(UUID().uuidString)")
+            child = try ChildProcess.spawn(
+                command.executable, command.arguments, environment: command.environment,
+                fileDescriptors: [1: fd, 2: fd])
+            return StartedProcess(name: name, pid: child.pid, log: log)
+        }
+        let path = executable.hasPrefix("/") ? executable : try Tools.require(executable, package: kind.package)
         if noCoreDumps {
             child = try ChildProcess.spawn(
                 "/bin/sh", ["-c", "ulimit -c 0; exec \"$0\" \"$@\"", path] + arguments, environment: environment,
@@ -109,13 +120,17 @@ struct ServerLauncher: Sendable {
             support.systemBus = systemBus
             splash = try await SplashStandIn.start(busAddress: busAddress)
             support.splash = splash
-            try installPlasmaWallpaper()
+            // Plasma 6 draws its own wallpaper at once; the stand-in is a Plasma 5 (QtQuick 2) one, which it cannot load:
+            // its desktop would then never be ready.
+            if modern == nil { try installPlasmaWallpaper() }
             // plasmashell aborts without it ("The activity manager daemon (kactivitymanagerd) is not running").
             let kamd = try await startAwaitingName(
                 "org.kde.ActivityManager",
                 try spawn(
                     "kactivitymanagerd",
-                    NotificationServerKind.firstExecutable(NotificationServerKind.kactivitymanagerdPaths)
+                    (modern == nil
+                        ? NotificationServerKind.firstExecutable(NotificationServerKind.kactivitymanagerdPaths)
+                        : ModernChroot.firstExisting(NotificationServerKind.kactivitymanagerdPaths))
                         ?? "kactivitymanagerd", [], environment: plasmaEnvironment(display: display, support: support)))
             return ([kamd], support)
         case .mako, .swaync:
@@ -151,8 +166,9 @@ struct ServerLauncher: Sendable {
         let uuid = GnomeShell.extensionUUID
         let target = try folder("gnome/data/gnome-shell/extensions/\(uuid)")
         for file in ["metadata.json", "extension.js"] {
-            try FileManager.default.copyItem(
-                atPath: "\(Self.harness)/gnome-shell-extension/\(file)", toPath: "\(target)/\(file)")
+            // GNOME 45+ loads only ES-module extensions.
+            let source = modern == nil ? "gnome-shell-extension" : "gnome-shell-extension-esm"
+            try FileManager.default.copyItem(atPath: "\(Self.harness)/\(source)/\(file)", toPath: "\(target)/\(file)")
         }
         let modes = try folder("gnome/system-data/gnome-shell/modes")
         try #"{ "parentMode": "user", "enabledExtensions": ["\#(uuid)"] }"#
@@ -170,14 +186,14 @@ struct ServerLauncher: Sendable {
         try template.replacingOccurrences(of: "@RESOLUTION@", with: Self.resolution)
             .write(toFile: config, atomically: true, encoding: .utf8)
         chmod(config, 0o644)
-        var executable = try Tools.require("sway", package: "sway")
+        var executable = modern == nil ? try Tools.require("sway", package: "sway") : "/usr/bin/sway"
         var arguments = ["-c", config]
         if getuid() == 0 {
             let nobody: UInt32 = 65534
             chmod(directory, 0o711)
             chown(runtime, nobody, nobody)
             arguments = ["--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups", executable] + arguments
-            executable = try Tools.require("setpriv", package: "util-linux")
+            executable = modern == nil ? try Tools.require("setpriv", package: "util-linux") : "/usr/bin/setpriv"
         }
         chmod(runtime, 0o700)
         let environment = [
@@ -222,7 +238,8 @@ struct ServerLauncher: Sendable {
         switch kind {
         case .dunst:
             let template = try String(contentsOfFile: "\(Self.harness)/dunstrc", encoding: .utf8)
-            try template.replacingOccurrences(of: "@HARNESS_DIR@", with: Self.harness)
+            let config = template.replacingOccurrences(of: "@HARNESS_DIR@", with: Self.harness)
+            try (modern == nil ? config : ModernServer.dunstConfig(config))
                 .write(toFile: "\(directory)/dunstrc", atomically: true, encoding: .utf8)
             server = try spawn("dunst", "dunst", ["-config", "\(directory)/dunstrc"], environment: env)
         case .notificationDaemon, .mateNotificationDaemon, .xfce4Notifyd:
@@ -234,7 +251,9 @@ struct ServerLauncher: Sendable {
                 }
             env["GDK_BACKEND"] = "x11"
             server = try spawn(
-                kind.rawValue, NotificationServerKind.firstExecutable(paths) ?? kind.rawValue,
+                kind.rawValue,
+                (modern == nil ? NotificationServerKind.firstExecutable(paths) : ModernChroot.firstExisting(paths))
+                    ?? kind.rawValue,
                 kind == .xfce4Notifyd ? [] : ["--replace"], environment: env)
         case .lxqtNotificationd:
             env["HOME"] = try folder("lxqt-notificationd/home")
@@ -309,7 +328,7 @@ struct ServerLauncher: Sendable {
         env["XDG_DATA_HOME"] = "\(home)/.local/share"
         env["DBUS_SYSTEM_BUS_ADDRESS"] = support.systemBus?.address
         env["KDE_FULL_SESSION"] = "true"
-        env["KDE_SESSION_VERSION"] = "5"
+        env["KDE_SESSION_VERSION"] = modern == nil ? "5" : "6"
         env["XDG_CURRENT_DESKTOP"] = "KDE"
         env["XDG_SESSION_TYPE"] = "x11"
         env["QT_QPA_PLATFORM"] = "xcb"
@@ -357,7 +376,9 @@ struct ServerLauncher: Sendable {
         // The proxy owns org.freedesktop.Notifications first and exports its object only when it gets the bus for
         // org.gnome.Shell.Notifications: once that name is owned, Notify reaches it.
         var proxy = try spawn(
-            "gnome-shell-notifications", "gjs", [NotificationServerKind.gnomeNotificationsProxy], environment: env)
+            // GNOME 45+'s is an ES module.
+            "gnome-shell-notifications", "gjs",
+            (modern == nil ? [] : ["-m"]) + [NotificationServerKind.gnomeNotificationsProxy], environment: env)
         proxy.ownsNotifications = true
         record(proxy)
         _ = try await startAwaitingName(
