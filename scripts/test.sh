@@ -11,7 +11,9 @@ scripts/install-deps.sh test
 # The notification servers of 2025-2026 (issue 41) run from a Debian 13 chroot that the conformance suite needs: made
 # once from Debian's mirror (about 10 minutes, 2 GB), then reused from /var/cache/toastkit-test/chroots.
 echo "== scripts/modern-chroot.sh (the 2025-2026 servers' Debian 13 chroot, cached)"
-scripts/modern-chroot.sh >/dev/null
+modern_sudo=()
+[ "$(id -u)" -eq 0 ] || modern_sudo=(sudo)
+"${modern_sudo[@]}" scripts/modern-chroot.sh >/dev/null
 
 # Every private bus is a dbus-daemon, and each holds an inotify instance (it watches its service folders, even with
 # none); the suites start over a hundred at once, and the kernel's default of 128 instances per user then refuses the

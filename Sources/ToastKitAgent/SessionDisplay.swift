@@ -56,10 +56,10 @@ package enum SessionDisplay {
 
     /// The environment the notification server's process started with, when that process is this user's.
     private static func serverEnvironment(on connection: DBusConnection, timeout: Duration) async -> [String: String]? {
+        // The bus answers for a well-known name's owner: one question, within `timeout`.
         guard
-            let owner = try? await connection.bus.nameOwner(of: "org.freedesktop.Notifications"),
             let pid = try? await connection.call(
-                .bus("GetConnectionUnixProcessID", [.string(owner)]), timeout: timeout
+                .bus("GetConnectionUnixProcessID", [.string("org.freedesktop.Notifications")]), timeout: timeout
             ).arguments("u")[0].uint32Value
         else { return nil }
         let descriptor = open("/proc/\(pid)/environ", O_RDONLY | O_CLOEXEC)

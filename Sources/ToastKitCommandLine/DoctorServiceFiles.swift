@@ -84,7 +84,8 @@ struct ServiceFiles {
                     + problem,
                 fix: first.folder == overrideFolder
                     ? "install that server, or remove \(first.path)"
-                    : "install that server, or have the bus start another: \(choosing(desktopsFile))")
+                    : "install that server, or have the bus start another: "
+                        + choosing(desktopsFile.flatMap { $0.path == first.path ? nil : $0 }))
         } else if let expected = expectedServer,
             program(of: first.exec).split(separator: "/").last.map(String.init)
                 != expected
@@ -111,7 +112,7 @@ struct ServiceFiles {
     private func choosing(_ wanted: File?) -> String {
         let wins = "the bus reads \(overrideFolder) first, and a service file there wins over the others"
         guard let wanted else { return "copy the service file of the server you want into \(overrideFolder) (\(wins))" }
-        return "`mkdir -p \(overrideFolder) && cp \(wanted.path) \(overrideFolder)/` (\(wins))"
+        return "`mkdir -p '\(overrideFolder)' && cp '\(wanted.path)' '\(overrideFolder)/'` (\(wins))"
     }
 
     /// The service file of this desktop's own server (``expectedServer``), when one is installed.

@@ -40,11 +40,12 @@ enum GNOMEAppTie {
         capabilities.quirks.contains { $0.key == "closes-when-sender-leaves" }
     }
 
-    /// The warning for a toast shown without the agent that GNOME will close as `send` exits.
-    static func warning(app: String, _ capabilities: ServerCapabilities) -> String {
+    /// The warning for a toast shown without the agent that GNOME will close as `send` exits, with why the agent was
+    /// not used: `reason` (`--no-agent`, `TOASTKIT_NO_AGENT is set`, or that it could not be reached).
+    static func warning(app: String, _ capabilities: ServerCapabilities, reason: String) -> String {
         let server =
             capabilities.information.map { "GNOME \($0.majorVersion.map(String.init) ?? $0.version)" } ?? "GNOME"
-        return "\(server) ties this toast to the app \"\(app)\" and closes it as soon as toastkit exits (without "
-            + "--no-agent, the toast agent keeps it)"
+        return "\(server) ties this toast to the app \"\(app)\" and closes it as soon as toastkit exits (the toast "
+            + "agent, which would keep it, is not used: \(reason))"
     }
 }

@@ -43,10 +43,13 @@ struct SendCommand {
         if let app = GNOMEAppTie.app(of: options, environment: environment),
             GNOMEAppTie.closesOnExit(sender.capabilities)
         {
-            if !agentTried, AgentClient.bypassReason(options, environment: environment, serverTimed: false) == nil {
+            let bypass = AgentClient.bypassReason(options, environment: environment, serverTimed: false)
+            if !agentTried, bypass == nil {
                 return try runWithoutWaitingPreferringAgent(keepingAppTied: true)
             }
-            Output.error("warning: " + GNOMEAppTie.warning(app: app, sender.capabilities))
+            Output.error(
+                "warning: "
+                    + GNOMEAppTie.warning(app: app, sender.capabilities, reason: bypass ?? "it could not be reached"))
         }
         var quiet = false
         if configuration.followsDoNotDisturb {

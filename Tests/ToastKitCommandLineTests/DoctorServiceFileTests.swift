@@ -157,7 +157,7 @@ import Testing
         )
         #expect(
             run.lines[warning + 1]
-                == "    → `mkdir -p \(home) && cp \(system)/xfce4-notifyd.service \(home)/` (the bus reads \(home) "
+                == "    → `mkdir -p '\(home)' && cp '\(system)/xfce4-notifyd.service' '\(home)/'` (the bus reads \(home) "
                 + "first, and a service file there wins over the others)", "\(run.output)")
         #expect(!run.output.contains("remove"), "a package's file is not removed: \(run.output)")
     }

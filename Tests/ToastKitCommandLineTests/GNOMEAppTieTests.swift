@@ -68,7 +68,8 @@ import Testing
             #expect(
                 sent.error
                     == "toastkit: warning: GNOME 50 ties this toast to the app \"org.gnome.Settings\" and closes it as "
-                    + "soon as toastkit exits (without --no-agent, the toast agent keeps it)\n", "\(sent.error)")
+                    + "soon as toastkit exits (the toast agent, which would keep it, is not used: --no-agent)\n",
+                "\(sent.error)")
             _ = try await server.nextNotification(summary: "Ajustes")
             #expect(try await !agentRuns(on: environment))
         }

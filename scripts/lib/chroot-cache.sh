@@ -39,11 +39,16 @@ chroot_cache_make() {
             echo "chroot-cache: debootstrap $suite failed: see $log.debootstrap.log" >&2
             return 1
         fi
-        printf 'deb %s %s main\n' "$chroot_cache_mirror" "$suite" >"$tmp/etc/apt/sources.list"
-        printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n' \
-            >"$tmp/etc/apt/apt.conf.d/99toastkit-test"
-        printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
-        chmod 0755 "$tmp/usr/sbin/policy-rc.d"
+        # Each step checked: a caller's `|| fail` turns `set -e` off in here.
+        if ! { printf 'deb %s %s main\n' "$chroot_cache_mirror" "$suite" >"$tmp/etc/apt/sources.list" &&
+            printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n' \
+                >"$tmp/etc/apt/apt.conf.d/99toastkit-test" &&
+            printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d" &&
+            chmod 0755 "$tmp/usr/sbin/policy-rc.d"; }; then
+            exec 9>&-
+            echo "chroot-cache: cannot configure apt in $tmp" >&2
+            return 1
+        fi
         # The package scripts get /proc and /dev, in a mount namespace of their own: nothing stays mounted.
         # shellcheck disable=SC2016 # expanded by the inner shell
         if ! unshare --mount --propagation private -- sh -c '
@@ -55,9 +60,11 @@ chroot_cache_make() {
             echo "chroot-cache: apt-get install in the $suite chroot failed: see $log.apt.log" >&2
             return 1
         fi
-        touch "$tmp/.complete"
-        rm -rf "$root"
-        mv "$tmp" "$root"
+        if ! { touch "$tmp/.complete" && rm -rf "$root" && mv "$tmp" "$root"; }; then
+            exec 9>&-
+            echo "chroot-cache: cannot put the finished chroot at $root (disk full?)" >&2
+            return 1
+        fi
         echo "chroot-cache: made $root in $((SECONDS - start)) s, $(du -sh "$root" | cut -f1)" >&2
     fi
     exec 9>&-

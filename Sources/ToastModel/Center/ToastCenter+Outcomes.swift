@@ -151,7 +151,8 @@ extension ToastCenter {
     /// let outcome = try await toasts.presentAndWait(question, timeout: .seconds(60))
     /// ```
     /// The timeout counts from the moment the toast is handed to the presenter: a toast that waits behind the front
-    /// one (``maxVisible``) is not timed out before anyone could see it, however long it waits. When the toast ends
+    /// one (``maxVisible``), for a presenter to be attached, or while Do Not Disturb holds it, is not timed out before
+    /// anyone could see it, however long it waits (cancel the waiting task to give up on it). When the toast ends
     /// in time, its end is carried to the server within what is left of `timeout` (a close that takes longer is left
     /// on its way, and the outcome is still returned). Cancelling the waiting task dismisses the toast and returns
     /// that outcome, as ``presentAndWait(_:)`` does.
@@ -159,8 +160,6 @@ extension ToastCenter {
     ///   then dismissed (``ToastOutcome/closedByApp``), so it does not turn up later with nobody waiting for it.
     public func presentAndWait(_ message: ToastMessage, timeout: Duration) async throws -> ToastOutcome {
         let id = message.id
-        // Subscribed before the toast is presented, so its `shown` cannot be missed.
-        let events = self.events()
         let onScreenSince = Mutex<Duration?>(nil)
         // Presented here, before the race starts, so a cancel or a timeout that comes at once finds the toast to
         // dismiss; the waiter is queued behind the presentation's own work, so a presentation it replaced is not
@@ -171,7 +170,7 @@ extension ToastCenter {
             outcome = try await withTimeout(
                 timeout, waitingFor: "the end of toast \"\(id)\"",
                 startingWhen: {
-                    await self.onScreen(id, events)
+                    await self.onScreen(id)
                     onScreenSince.withLock { $0 = self.time.now() }
                 }
             ) {
@@ -193,13 +192,35 @@ extension ToastCenter {
         return outcome
     }
 
-    /// Returns once toast `id` is on the presenter: at once when it is, else at its `shown` in `events` (a stream
-    /// subscribed before it was presented); or when `events` ends or the task is cancelled.
-    private func onScreen(_ id: String, _ events: AsyncStream<ToastEvent>) async {
+    /// Returns once toast `id` is on the presenter: at once when it is, else at its ``ToastEvent/shown(id:)``; or when
+    /// the task is cancelled. Registered under the lock that tells whether it is on the presenter, so a `shown` that
+    /// comes meanwhile is not missed.
+    private func onScreen(_ id: String) async {
         await eventsDelivered()
-        if isOnPresenter(id) { return }
-        for await event in events {
-            if case .shown(id: id) = event { return }
+        let key = state.withLock { state in
+            state.nextShownWaiter &+= 1
+            return state.nextShownWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.cancelledShownWaiters.remove(key) != nil || state.stack.isOnPresenter(id) { return true }
+                    state.shownWaiters[id, default: []].append((key, continuation))
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let index = state.shownWaiters[id]?.firstIndex(where: { $0.key == key }) else {
+                    state.cancelledShownWaiters.insert(key)
+                    return nil
+                }
+                let waiter = state.shownWaiters[id]?.remove(at: index).continuation
+                if state.shownWaiters[id]?.isEmpty == true { state.shownWaiters[id] = nil }
+                return waiter
+            }
+            waiter?.resume()
         }
     }
 

@@ -25,7 +25,7 @@ extension ToastCenter {
                     if listeners == nil { listeners = currentListeners() }
                     listeners?.deliver(event)
                     if listeners?.isEmpty == true { diagnose(event) }
-                    if case .ended(let id, let outcome) = event { ended(id, outcome) }
+                    resumeWaiters(after: event)
                 } else {
                     perform(work)
                 }
@@ -94,7 +94,18 @@ extension ToastCenter {
         let listeners = currentListeners()
         listeners.deliver(event)
         if listeners.isEmpty { diagnose(event) }
-        if case .ended(let id, let outcome) = event { ended(id, outcome) }
+        resumeWaiters(after: event)
+    }
+
+    /// What `event`, once delivered, answers: the waiters for a toast's end, and those for its first moment on screen.
+    private func resumeWaiters(after event: ToastEvent) {
+        switch event {
+        case .ended(let id, let outcome): ended(id, outcome)
+        case .shown(let id):
+            let waiters = state.withLock { $0.shownWaiters.removeValue(forKey: id) ?? [] }
+            for waiter in waiters { waiter.continuation.resume() }
+        default: break
+        }
     }
 
     // MARK: - Outcomes

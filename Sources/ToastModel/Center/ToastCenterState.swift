@@ -31,6 +31,12 @@ struct ToastCenterState: Sendable {
     var cancelledOutcomeWaiters: Set<UInt64> = []
     /// How recently ended ids ended, for an ``ToastCenter/outcome(of:)`` that asks after the end (bounded).
     var recentOutcomes = Recents<ToastOutcome>()
+    /// Waiting for a toast to be on the presenter (the start of a ``ToastCenter/presentAndWait(_:timeout:)``'s
+    /// clock), by id; resumed by its ``ToastEvent/shown(id:)``.
+    var shownWaiters: [String: [(key: UInt64, continuation: CheckedContinuation<Void, Never>)]] = [:]
+    var nextShownWaiter: UInt64 = 0
+    /// Shown waiters cancelled before they were registered.
+    var cancelledShownWaiters: Set<UInt64> = []
     /// Waiting for the outbox to be carried out (``ToastCenter/flush()``).
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
     /// Waiting for the presenter's first Do Not Disturb report (``ToastCenter/doNotDisturbKnown()``).
