@@ -158,10 +158,15 @@ extension ToastAgent {
         defer { Glibc.close(descriptor) }
         var bytes = [UInt8](repeating: 0, count: 512)
         let count = read(descriptor, &bytes, bytes.count)
-        // `pid (comm) S …`: the state follows the last parenthesis.
+        // `pid (comm) S ppid pgrp session tty tpgid flags …`: the fields follow the last parenthesis.
         guard count > 0, let end = bytes[..<count].lastIndex(of: UInt8(ascii: ")")), end + 2 < count else {
             return false
         }
-        return bytes[end + 2] == UInt8(ascii: "Z") || bytes[end + 2] == UInt8(ascii: "X")
+        let fields = bytes[(end + 2)..<count].split(separator: UInt8(ascii: " "))
+        if let state = fields.first?.first, state == UInt8(ascii: "Z") || state == UInt8(ascii: "X") { return true }
+        // Still exiting (PF_EXITING, 0x4): a SIGKILLed agent has closed its files — its keeper's pipe, so the keeper
+        // starts the next agent at once — before it is a zombie, and the bus may not have freed its name yet.
+        guard fields.count > 6, let flags = UInt64(String(decoding: fields[6], as: UTF8.self)) else { return false }
+        return flags & 0x4 != 0
     }
 }
