@@ -40,8 +40,9 @@ struct SendCommand {
         } catch {
             throw BusAccess.failure(error)
         }
-        if let app = GNOMEAppTie.app(of: options, environment: environment),
-            GNOMEAppTie.closesOnExit(sender.capabilities)
+        // The server first: only GNOME 46+ costs a look for the app's .desktop file.
+        if GNOMEAppTie.closesOnExit(sender.capabilities),
+            let app = GNOMEAppTie.app(of: options, environment: environment)
         {
             let bypass = AgentClient.bypassReason(options, environment: environment, serverTimed: false)
             if !agentTried, bypass == nil {

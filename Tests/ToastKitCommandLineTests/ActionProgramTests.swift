@@ -70,17 +70,8 @@ import Testing
             let bus = try await environment.bus.connect()
             defer { bus.close() }
             try await bus.awaitAgent()
-            // A cron job: HOME, PATH, a shell; its bus found at the user's /run/user/UID/bus.
-            let root = "\(directory)/run-user"
-            try FileManager.default.createDirectory(
-                atPath: "\(root)/\(geteuid())", withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700])
-            #expect(link(try environment.bus.socketPath, "\(root)/\(geteuid())/bus") == 0)
+            let cron = try Self.cronJob(in: directory, busSocket: try environment.bus.socketPath)
             let out = "\(directory)/click.txt"
-            let cron = [
-                "HOME": directory, "PATH": "/usr/bin:/bin", "SHELL": "/bin/sh", "TOASTKIT_USER_RUNTIME_ROOT": root,
-                "XDG_STATE_HOME": "\(directory)/state", "LANGUAGE": "en",
-            ]
             let sent = try await toastkit(
                 [
                     "send", "--id", "backup", "-d", "indefinite", "-A", "open=Abrir", "--shell", "--on-action",
@@ -96,6 +87,7 @@ import Testing
             #expect(text == "[:42] [\(environment.bus.address)]\n", "\(text)")
         }
     }
+
     /// No agent runs in the session: a cron job's `send` starts one, with cron's environment (no display). A click's
     /// command still opens on the desktop: it gets the display the notification server draws on (a real dunst on its
     /// X display).
@@ -126,16 +118,8 @@ import Testing
     /// What the command of a click on a toast a cron job sent saw of `DISPLAY` and `WAYLAND_DISPLAY`, no agent
     /// running before the job (the job's `send` starts one, with the job's environment).
     private func clickFromCron(_ desktop: NotificationEnvironment, _ watcher: BusWatcher) async throws -> String {
-        let directory = desktop.directory
-        let root = "\(directory)/run-user"
-        try FileManager.default.createDirectory(
-            atPath: "\(root)/\(geteuid())", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        #expect(link(try desktop.bus.socketPath, "\(root)/\(geteuid())/bus") == 0)
-        let out = "\(directory)/click.txt"
-        let cron = [
-            "HOME": directory, "PATH": "/usr/bin:/bin", "SHELL": "/bin/sh", "TOASTKIT_USER_RUNTIME_ROOT": root,
-            "XDG_STATE_HOME": "\(directory)/state", "LANGUAGE": "en",
-        ]
+        let cron = try Self.cronJob(in: desktop.directory, busSocket: try desktop.bus.socketPath)
+        let out = "\(desktop.directory)/click.txt"
         let sent = try await toastkit(
             [
                 "send", "--id", "backup", "-d", "indefinite", "-A", "default=Abrir", "--shell", "--on-action",
@@ -146,5 +130,18 @@ import Testing
         let (_, id) = try await watcher.nextNotifyAndReply()
         try await desktop.invokeAction("default", serverID: id, actionKeys: ["default"])
         return try await writtenLine(of: out, within: 10, "the click's command")
+    }
+
+    /// A cron job's environment in `directory`: HOME, PATH, a shell, no display and no bus address; its bus found at
+    /// the user's /run/user/UID/bus (a link to `busSocket` under a runtime root of the test's own).
+    private static func cronJob(in directory: String, busSocket: String) throws -> [String: String] {
+        let root = "\(directory)/run-user"
+        try FileManager.default.createDirectory(
+            atPath: "\(root)/\(geteuid())", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        #expect(link(busSocket, "\(root)/\(geteuid())/bus") == 0)
+        return [
+            "HOME": directory, "PATH": "/usr/bin:/bin", "SHELL": "/bin/sh", "TOASTKIT_USER_RUNTIME_ROOT": root,
+            "XDG_STATE_HOME": "\(directory)/state", "LANGUAGE": "en",
+        ]
     }
 }

@@ -9,15 +9,6 @@ import Testing
 /// The service files: information while a server runs or the bus reads none; a warning only when no server runs and
 /// the file the bus would start cannot start, is not the desktop's, or is one of several in its folder (issue 43).
 @Suite(.timeLimit(.minutes(2))) struct DoctorServiceFileTests {
-    /// The report's JSON object.
-    private func report(_ output: String) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
-    }
-
-    private func findings(_ report: [String: Any], topic: String) -> [[String: Any]] {
-        ((report["findings"] as? [[String: Any]]) ?? []).filter { $0["topic"] as? String == topic }
-    }
-
     /// A desktop with several servers installed has several service files for the name: normal, and while a server
     /// runs the bus starts none of them, so doctor says it as information, not as a warning.
     @Test func serviceFilesWhileAServerRunsAreInformation() async throws {
@@ -37,9 +28,9 @@ import Testing
             env["XDG_DATA_DIRS"] = system
             // A player that plays (there is no sound card here, nor a sound server): no warning about the sound.
             env["TOASTKIT_SOUND_PLAYER"] = "/bin/true"
-            let one = try report(try await toastkit(["doctor", "--json"], environment: env).output)
+            let one = try doctorReport(try await toastkit(["doctor", "--json"], environment: env).output)
             #expect((one["service_files"] as? [[String: Any]])?.count == 1)
-            #expect(findings(one, topic: "service files").isEmpty, "one file competes with nothing")
+            #expect(doctorFindings(one, topic: "service files").isEmpty, "one file competes with nothing")
 
             try (name + "Exec=/usr/bin/dunst\n").write(
                 toFile: "\(system)/dbus-1/services/dunst.service", atomically: true, encoding: .utf8)
@@ -73,14 +64,14 @@ import Testing
         env["XDG_DATA_DIRS"] = system
         let run = try await toastkit(["doctor", "--json"], environment: env)
         #expect(run.status == 69)
-        let json = try report(run.output)
-        let server = try #require(findings(json, topic: "server").first)
+        let json = try doctorReport(run.output)
+        let server = try #require(doctorFindings(json, topic: "server").first)
         #expect(server["text"] as? String == "no notification server runs on this bus, and the bus cannot start one")
         #expect(
             server["fix"] as? String
                 == "start it yourself (`/usr/bin/mako &`, installed: \(home)/dbus-1/services/mako.service); this bus "
                 + "does not read the service files, so it starts no server on demand")
-        let files = try #require(findings(json, topic: "service files").first)
+        let files = try #require(doctorFindings(json, topic: "service files").first)
         #expect(files["level"] as? String == "note")
         #expect(
             (files["text"] as? String)?.hasSuffix("; this bus does not read them (it starts no server on demand)")
@@ -92,20 +83,8 @@ import Testing
     /// No server runs and the bus would start one from a service file whose program is not there: that one file
     /// matters, and doctor warns about it.
     @Test func noServerAndTheFileTheBusWouldStartCannotStartIsAWarning() async throws {
-        let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-doctor")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let services = "\(directory)/data-home/dbus-1/services"
-        try FileManager.default.createDirectory(atPath: services, withIntermediateDirectories: true)
-        try ("[D-BUS Service]\nName=org.freedesktop.Notifications\nExec=/nonexistent/notifyd\n").write(
-            toFile: "\(services)/gone.service", atomically: true, encoding: .utf8)
-        let bus = try await PrivateBus.start(serviceDirectory: services)
-        defer { bus.stop() }
-        var env = ProcessInfo.processInfo.environment
-        env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
-        env["XDG_DATA_HOME"] = "\(directory)/data-home"
-        env["XDG_DATA_DIRS"] = "\(directory)/none"
-        env["TOASTKIT_NO_AGENT"] = "1"
-        let run = try await toastkit(["doctor"], environment: env)
+        let (run, folders) = try await doctorWithoutAServer(servicesIn: "data-home", programs: ["gone": "notifyd"])
+        let services = folders.services
         #expect(run.status == 69, "\(run.output)")
         #expect(
             run.lines.contains(
@@ -130,23 +109,9 @@ import Testing
     /// the bus starts whichever it reads first, so doctor warns, and its fix is not to remove a package's file (the
     /// package puts it back) but a copy of the desktop's own in the folder the bus reads first, which wins.
     @Test func severalFilesTheBusCouldStartAreAWarningWithAFixThatHolds() async throws {
-        let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-doctor")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let system = "\(directory)/data-system/dbus-1/services", home = "\(directory)/data-home/dbus-1/services"
-        try FileManager.default.createDirectory(atPath: system, withIntermediateDirectories: true)
-        for server in ["mako", "xfce4-notifyd"] {
-            try ("[D-BUS Service]\nName=org.freedesktop.Notifications\nExec=/nonexistent/\(server)\n").write(
-                toFile: "\(system)/\(server).service", atomically: true, encoding: .utf8)
-        }
-        let bus = try await PrivateBus.start(serviceDirectory: system)
-        defer { bus.stop() }
-        var env = ProcessInfo.processInfo.environment
-        env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
-        env["XDG_DATA_HOME"] = "\(directory)/data-home"
-        env["XDG_DATA_DIRS"] = "\(directory)/data-system"
-        env["XDG_CURRENT_DESKTOP"] = "XFCE"
-        env["TOASTKIT_NO_AGENT"] = "1"
-        let run = try await toastkit(["doctor"], environment: env)
+        let (run, folders) = try await doctorWithoutAServer(
+            servicesIn: "data-system", programs: ["mako": "mako", "xfce4-notifyd": "xfce4-notifyd"], desktop: "XFCE")
+        let system = folders.services, home = folders.home
         #expect(run.status == 69, "\(run.output)")
         let warning = try #require(run.lines.firstIndex { $0.hasPrefix("[warning] service files:") }, "\(run.output)")
         #expect(
@@ -160,5 +125,31 @@ import Testing
                 == "    → `mkdir -p '\(home)' && cp '\(system)/xfce4-notifyd.service' '\(home)/'` (the bus reads \(home) "
                 + "first, and a service file there wins over the others)", "\(run.output)")
         #expect(!run.output.contains("remove"), "a package's file is not removed: \(run.output)")
+    }
+
+    /// `toastkit doctor` where no server runs, on a bus whose service folder is `FOLDER/dbus-1/services` (`data-home`,
+    /// the user's, which the bus reads first, or `data-system`) with one service file for the name per entry of
+    /// `programs` (file name → a program that does not exist), and `XDG_CURRENT_DESKTOP` set to `desktop`. Returns the
+    /// run, the service folder, and the user's folder (`data-home/dbus-1/services`).
+    private func doctorWithoutAServer(
+        servicesIn folder: String, programs: [String: String], desktop: String? = nil
+    ) async throws -> (run: ToolProcess.Result, folders: (services: String, home: String)) {
+        let directory = try Tools.makeTemporaryDirectory(prefix: "toastkit-doctor")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let services = "\(directory)/\(folder)/dbus-1/services", home = "\(directory)/data-home/dbus-1/services"
+        try FileManager.default.createDirectory(atPath: services, withIntermediateDirectories: true)
+        for (name, program) in programs {
+            try ("[D-BUS Service]\nName=org.freedesktop.Notifications\nExec=/nonexistent/\(program)\n").write(
+                toFile: "\(services)/\(name).service", atomically: true, encoding: .utf8)
+        }
+        let bus = try await PrivateBus.start(serviceDirectory: services)
+        defer { bus.stop() }
+        var env = ProcessInfo.processInfo.environment
+        env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        env["XDG_DATA_HOME"] = "\(directory)/data-home"
+        env["XDG_DATA_DIRS"] = folder == "data-home" ? "\(directory)/none" : "\(directory)/\(folder)"
+        env["XDG_CURRENT_DESKTOP"] = desktop
+        env["TOASTKIT_NO_AGENT"] = "1"
+        return (try await toastkit(["doctor"], environment: env), (services, home))
     }
 }

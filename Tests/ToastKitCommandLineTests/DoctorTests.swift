@@ -9,15 +9,6 @@ import Testing
 /// off, how it names the bus, and where no toast can be shown (no bus, no server, a server that does not answer).
 /// The service files are DoctorServiceFileTests'.
 @Suite(.timeLimit(.minutes(2))) struct DoctorTests {
-    /// The report's JSON object.
-    private func report(_ output: String) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
-    }
-
-    private func findings(_ report: [String: Any], topic: String) -> [[String: Any]] {
-        ((report["findings"] as? [[String: Any]]) ?? []).filter { $0["topic"] as? String == topic }
-    }
-
     @Test func onDunstItNamesTheServerItsQuirksAndDoNotDisturb() async throws {
         try await NotificationEnvironment.withWatched(.dunst) { desktop, _ in
             let env = desktop.toolEnvironment
@@ -47,7 +38,7 @@ import Testing
             _ = try await desktop.dunstctl("set-paused", "true")
             let paused = try await toastkit(["doctor", "--json"], environment: env)
             #expect(paused.status == 0, "Do Not Disturb holds toasts back, but they can be shown: \(paused.error)")
-            let json = try report(paused.output)
+            let json = try doctorReport(paused.output)
             #expect(json["can_show"] as? Bool == true)
             let server = try #require(json["server"] as? [String: Any])
             #expect(server["name"] as? String == "dunst")
@@ -56,7 +47,7 @@ import Testing
             let dnd = try #require(server["do_not_disturb"] as? [String: Any])
             #expect(dnd["state"] as? String == "on")
             #expect(dnd["critical_bypasses"] as? Bool == false)
-            let warning = try #require(findings(json, topic: "do not disturb").first)
+            let warning = try #require(doctorFindings(json, topic: "do not disturb").first)
             #expect(warning["level"] as? String == "warning")
             #expect((warning["text"] as? String)?.contains("dunstctl set-paused false") == true, "\(warning)")
             #expect((json["agent"] as? [String: Any])?["running"] as? Bool == false)
@@ -81,7 +72,7 @@ import Testing
                 failing.lines.contains(
                     "    → start the sound server, install libcanberra0, pipewire-bin or pulseaudio-utils, or set "
                         + "TOASTKIT_SOUND_PLAYER to a player that can"), "\(failing.output)")
-            let json = try report(try await toastkit(["doctor", "--json"], environment: env).output)
+            let json = try doctorReport(try await toastkit(["doctor", "--json"], environment: env).output)
             let sound = try #require((json["server"] as? [String: Any])?["sound"] as? [String: Any], "\(json)")
             #expect(sound["player"] is NSNull, "\(sound)")
             #expect(sound["error"] as? String == SoundEndToEndTests.failingPlayerWarning, "\(sound)")
@@ -167,9 +158,9 @@ import Testing
         defer { environment.stop() }
         let none = try await toastkit(["doctor", "--json"], environment: environment.environment)
         #expect(none.status == 69)
-        let json = try report(none.output)
+        let json = try doctorReport(none.output)
         #expect(json["can_show"] as? Bool == false)
-        let problem = try #require(findings(json, topic: "server").first)
+        let problem = try #require(doctorFindings(json, topic: "server").first)
         #expect(problem["level"] as? String == "problem")
         #expect(problem["text"] as? String == "no notification server runs on this bus, and the bus cannot start one")
 

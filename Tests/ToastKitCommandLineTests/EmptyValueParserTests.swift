@@ -16,20 +16,11 @@ import ToastKitAgent
     }
 
     private func options(_ program: String, _ arguments: [String]) throws -> SendOptions {
-        let invocation = try CommandLineParser.parse(arguments: arguments.map { Argument($0) }, program: program)
-        guard case .send(let options) = invocation else {
-            throw CommandFailure(.software, "not a send invocation: \(invocation)")
-        }
-        return options
+        try ParsedLine.sendOptions(program, arguments)
     }
 
     private func failure(_ program: String, _ arguments: String...) -> CommandFailure? {
-        do {
-            _ = try CommandLineParser.parse(arguments: arguments.map { Argument($0) }, program: program)
-            return nil
-        } catch {
-            return error
-        }
+        ParsedLine.failure(program, arguments)
     }
 
     /// Each of `toastkit send`'s decorations, empty: the toast without it, and the one warning that says so.

@@ -47,21 +47,10 @@ import ToastKitAgent
 
     @Test func throughTheAgentTheToastIsShownWithoutThem() async throws {
         try await withFakeServer { environment, server in
-            let env = environment.agentEnvironment
-            // No agent runs: this first `send` (an id: replaced across runs) shows its toast itself and starts one.
-            let first = try await toastkit(["send", "--id", "first", "Primero"], environment: env)
-            #expect(first.status == 0, "\(first.error)")
-            let bus = try await environment.bus.connect()
-            defer { bus.close() }
-            try await bus.awaitAgent()
-            let agent = try await bus.agentPID()
-            let run = try await toastkit(["send", "--id", "song"] + argv, environment: env)
+            let (run, shown) = try await environment.sendThroughRunningAgent(
+                ["--id", "song"] + argv, summary: "Now Playing", server: server)
             #expect(run.status == 0, "\(run.error)")
             #expect(run.error == warnings)
-            var shown = try await server.nextNotification()
-            while shown.summary != "Now Playing" { shown = try await server.nextNotification() }
-            let sender = try await bus.call(.bus("GetConnectionUnixProcessID", [.string(shown.sender)])).arguments("u")
-            #expect(sender.first?.uint32Value == UInt32(agent), "sent by the agent")
             #expect(shown.body == "Portishead - Roads")
             #expect(shown.appIcon == "")
             #expect(!decorations.contains { shown.hints[$0] != nil }, "\(shown.hints)")

@@ -114,6 +114,32 @@ extension DBusConnection {
             member: "GetInfo")
         return pid_t(try #require(info.arguments("a{sv}")[0].variantDictionaryValue?["pid"]?.uint32Value))
     }
+
+    /// Whether `sender` (a unique name) is a connection of the running agent's process: the agent talks to the server
+    /// on a connection of its own, not the one that owns its name.
+    func isAgentsConnection(_ sender: String) async throws -> Bool {
+        let pid = try await call(.bus("GetConnectionUnixProcessID", [.string(sender)])).arguments("u").first
+        return try await pid == .uint32(UInt32(agentPID()))
+    }
+}
+
+extension BusOnlyEnvironment {
+    /// Runs `send arguments` through an agent that runs already (a first `send` with an id starts one and shows its
+    /// toast itself, so the toast of `arguments` is the agent's own, never handed over), and returns the run and the
+    /// notification of `summary` the server got, once checked to come from the agent's process.
+    func sendThroughRunningAgent(
+        _ arguments: [String], summary: String, server: FakeNotificationServer
+    ) async throws -> (run: ToolProcess.Result, shown: FakeNotificationServer.Notification) {
+        let first = try await toastkit(["send", "--id", "first", "Primero"], environment: agentEnvironment)
+        #expect(first.status == 0, "\(first.error)")
+        let bus = try await self.bus.connect()
+        defer { bus.close() }
+        try await bus.awaitAgent()
+        let run = try await toastkit(["send"] + arguments, environment: agentEnvironment)
+        let shown = try await server.nextNotification(summary: summary)
+        #expect(try await bus.isAgentsConnection(shown.sender), "sent by the agent")
+        return (run, shown)
+    }
 }
 
 /// Makes every scheduled toast in the state folder `state` due a second ago, as if its time had come while no agent

@@ -29,8 +29,7 @@ import Testing
     private func isTheAgents(_ sender: String, on environment: BusOnlyEnvironment) async throws -> Bool {
         let bus = try await environment.bus.connect()
         defer { bus.close() }
-        let pid = try await bus.call(.bus("GetConnectionUnixProcessID", [.string(sender)])).arguments("u")[0]
-        return try await pid == .uint32(UInt32(bus.agentPID()))
+        return try await bus.isAgentsConnection(sender)
     }
 
     @Test func onGNOME48AToastTiedToAnAppByItsDesktopEntryIsKeptByTheAgent() async throws {

@@ -143,15 +143,10 @@ import ToastKitAgent
     /// What "one place" is: a terminal opened twice (two descriptors of one pty) and /dev/null twice are; a pipe and
     /// a terminal are not.
     @Test func aTerminalOrAFileGivenTwiceIsOnePlace() throws {
-        let master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        try #require(master >= 0, "\(String(cString: strerror(errno)))")
-        defer { close(master) }
-        var unlock: Int32 = 0
-        var number: UInt32 = 0
-        try #require(ioctl(master, 0x4004_5431 /* TIOCSPTLCK */, &unlock) == 0)
-        try #require(ioctl(master, 0x8004_5430 /* TIOCGPTN */, &number) == 0)
-        let first = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        let second = open("/dev/pts/\(number)", O_WRONLY | O_NOCTTY | O_CLOEXEC)
+        let terminal = try openPseudoTerminal()
+        defer { close(terminal.master) }
+        let first = open(terminal.path, O_RDWR | O_NOCTTY | O_CLOEXEC)
+        let second = open(terminal.path, O_WRONLY | O_NOCTTY | O_CLOEXEC)
         let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
         let otherNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
         defer { for descriptor in [first, second, null, otherNull] { close(descriptor) } }

@@ -74,15 +74,8 @@ import ToastKitAgent
     private func onTerminal(
         _ arguments: [String], environment: [String: String]
     ) async throws -> (terminal: [UInt8], output: String, status: Int32) {
-        // posix_openpt and ptsname need _XOPEN_SOURCE, which the Glibc module leaves out: the same, by hand.
-        let master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        try #require(master >= 0, "\(String(cString: strerror(errno)))")
+        let (master, name) = try openPseudoTerminal()
         defer { close(master) }
-        var unlock: Int32 = 0
-        var number: UInt32 = 0
-        try #require(ioctl(master, 0x4004_5431 /* TIOCSPTLCK */, &unlock) == 0)
-        try #require(ioctl(master, 0x8004_5430 /* TIOCGPTN */, &number) == 0)
-        let name = "/dev/pts/\(number)"
         let slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)
         try #require(slave >= 0)
         // Raw: the bytes arrive as written (no "\n" → "\r\n").
