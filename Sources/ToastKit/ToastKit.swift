@@ -36,7 +36,7 @@ extension ToastCenter {
     public convenience init(
         desktop configuration: PresenterConfiguration,
         defaultDuration: ToastDuration = ToastDuration.standardDefault,
-        maxVisible: Int = 1,
+        maxVisible: Int = ToastStack.Configuration.standardMaxVisible,
         overflow: ToastOverflowPolicy = .queue,
         labels: ToastLabels = .current,
         confirmationDuration: Duration = .milliseconds(1500)
@@ -52,7 +52,7 @@ extension ToastCenter {
     public convenience init(
         desktop configuration: PresenterConfiguration,
         defaultDuration: ToastDuration = ToastDuration.standardDefault,
-        maxVisible: Int = 1,
+        maxVisible: Int = ToastStack.Configuration.standardMaxVisible,
         overflow: ToastOverflowPolicy = .queue,
         laterStore: (any LaterStore)?,
         labels: ToastLabels = .current,

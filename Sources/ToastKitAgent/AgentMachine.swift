@@ -33,8 +33,8 @@ package struct AgentToastTraits: Sendable, Hashable {
 /// Which queue a script's toast joins in the agent (docs/decisions/0006-agent-lanes-and-sessions.md):
 ///
 /// - **An application's lane** for a toast that only informs: timed, no buttons, no tap, nobody waiting for it, no
-///   `-r`. Within one application the model's rules hold — one front toast whose timer alone runs, the rest behind
-///   it keeping their time, `max-visible` at once — so a script's burst of messages reads in turn.
+///   `-r`. Within one application the model's rules hold — `max-visible` (3) on screen at once, the newest in front
+///   with the only running timer, the rest keeping their time — so a script's burst of messages stays readable.
 /// - **A lane of its own** for everything else, shown at once whatever else is on screen: an indefinite toast, a
 ///   question (buttons or a tap), a toast its sender waits for (`--wait`, `-p`, `--json`), a `-r N` replacement.
 ///   None of them ever holds another toast back, and none waits behind one.

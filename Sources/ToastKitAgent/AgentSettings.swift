@@ -16,13 +16,16 @@ package struct AgentSettingsError: Error, Sendable, Equatable {
 package struct AgentSettings: Sendable, Equatable {
     /// How long the agent stays with no live toast and no call being served; nil: until stopped.
     package var idleTimeout: Duration? = .seconds(60)
-    /// How many toasts are on screen at most.
-    package var maxVisible = 1
+    /// How many toasts of one application are on screen at most.
+    package var maxVisible = ToastStack.Configuration.standardMaxVisible
     /// Take the name from a running agent.
     package var replace = false
 
-    /// The defaults: 60 s idle, one toast of an application at once, no take-over.
-    package init(idleTimeout: Duration? = .seconds(60), maxVisible: Int = 1, replace: Bool = false) {
+    /// The defaults: 60 s idle, three toasts of an application at once (the library's default), no take-over.
+    package init(
+        idleTimeout: Duration? = .seconds(60), maxVisible: Int = ToastStack.Configuration.standardMaxVisible,
+        replace: Bool = false
+    ) {
         self.idleTimeout = idleTimeout
         self.maxVisible = maxVisible
         self.replace = replace

@@ -438,7 +438,7 @@ enum HelpText {
     static let agent = """
         OVERVIEW: The per-user toast agent: one connection to the notification server for every `toastkit
         send` of this user, as org.toastkit.Agent1 on the session bus (docs/agent.md). An application's informing
-        toasts take turns; questions, indefinite toasts and toasts someone waits for are shown at once. `send`
+        toasts stack, three at most, the newest in front with the only running timer; questions, indefinite toasts and toasts someone waits for are shown at once. `send`
         starts it on demand (D-Bus activation, or detached); it exits after its idle time with no live toast.
         Live toasts are saved in $XDG_RUNTIME_DIR/toastkit/agent-<bus id>.json before `send` returns: the next
         agent on the same bus adopts them with the time they had left. SIGINT, SIGTERM and SIGHUP save and exit.
@@ -451,8 +451,8 @@ enum HelpText {
         OPTIONS:
           --idle-timeout SECONDS
                             Exit after this long with no live toast and no caller (default 60; 0: never).
-          --max-visible N   How many toasts of one application are on screen at once, 1 to 10 (default 1:
-                            one front toast, a queue behind it).
+          --max-visible N   How many toasts of one application are on screen at once, 1 to 10 (default 3;
+                            1: one front toast, a queue behind it).
           --replace         Take over from a running agent (it exits; its toasts are adopted).
           --if-scheduled    Start only when you have scheduled toasts, else exit 0 at once (the login's
                             autostart entry, /etc/xdg/autostart/toastkit-reminders.desktop).

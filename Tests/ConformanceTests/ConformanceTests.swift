@@ -58,7 +58,7 @@ extension OneAtATime {
                     defer { ConformanceResults.shared.record(server, scenario, took: .now - started) }
                     let desktop: Desktop
                     do {
-                        desktop = try await Desktop.start(server)
+                        desktop = try await Desktop.start(server, maxVisible: scenario == .stack ? 3 : 1)
                     } catch {
                         // A missing server fails (with the packages to install), it is never skipped.
                         record.fail("cannot start \(server): \(error)")
@@ -97,6 +97,7 @@ extension OneAtATime {
             case .doNotDisturb: try await doNotDisturb(desktop, record)
             case .sound: try await sound(desktop, record)
             case .reply: try await reply(desktop, record)
+            case .stack: try await stack(desktop, record)
             }
         }
 

@@ -29,6 +29,7 @@ enum Scenario: String, CaseIterable, Sendable {
     case doNotDisturb = "Do Not Disturb holds a toast"
     case sound = "sound, played once"
     case reply = "inline reply"
+    case stack = "three at once, newest in front"
 }
 
 /// What one scenario on one server found: its failed checks (each also a test issue) and its quirks.

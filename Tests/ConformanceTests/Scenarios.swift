@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 import ToastModel
 
-/// The fifteen scenarios of the matrix. Each runs on a fresh desktop and records into its ``ScenarioRecord``.
+/// The scenarios of the matrix. Each runs on a fresh desktop and records into its ``ScenarioRecord``.
 extension OneAtATime.ConformanceTests {
     // MARK: - Content
 
@@ -424,6 +424,50 @@ extension OneAtATime.ConformanceTests {
             try await expectPopups(0, on: desktop, record, "after closing the probe")
             return (false, hidden)
         }
+    }
+
+    /// Three toasts of one center at once (issue 43, `maxVisible` 3): all three reach the server and stay there;
+    /// the newest is in front with the only running time, and the covered ones are closed neither by the server nor by
+    /// ToastKit before their turn, so they end newest first, each after its own full 1.5 s.
+    func stack(_ desktop: Desktop, _ record: ScenarioRecord) async throws {
+        let start = ContinuousClock.now
+        let toasts = [("uno", "Uno"), ("dos", "Dos"), ("tres", "Tres")]
+        for (id, title) in toasts {
+            desktop.toasts.center.present(ToastMessage(id: id, title: title, duration: 1.5))
+        }
+        // Each is shown once; a covered one may be sent again in place (told never to expire).
+        var serverIDs: [String: UInt32] = [:]
+        while serverIDs.count < 3 {
+            let notify = try await desktop.bus.nextNotify()
+            if let known = serverIDs[notify.arguments.summary] {
+                record.equal(notify.arguments.replacesID, known, "\(notify.arguments.summary) sent again in place")
+            } else {
+                record.equal(notify.arguments.replacesID, 0, "\(notify.arguments.summary)'s first replaces_id")
+                serverIDs[notify.arguments.summary] = notify.id
+            }
+        }
+        if try await desktop.waitForPopups(3, within: .seconds(1)) == nil {
+            let visible = try await desktop.visiblePopups()
+            record.quirk("shows \(visible.count) of three notifications at once; the others are in its list")
+        }
+        _ = try await desktop.screenshot(named: "\(desktop.server.name)-stack")
+        var previous = start
+        for (id, title) in toasts.reversed() {
+            let (outcome, endedAt) = try await desktop.toasts.outcome(of: id, within: .seconds(10))
+            record.equal(outcome, .expired, "\(id)'s outcome")
+            let turn = endedAt - previous
+            // A correctness check with a wide tolerance (two cores shared by several desktops), not a benchmark.
+            record.check(
+                turn >= .milliseconds(1200) && turn <= .milliseconds(4000),
+                "\(id) ended \(turn) after the one in front of it, not 1.2…4 s (its own 1.5 s once in front)")
+            previous = endedAt
+            guard let serverID = serverIDs[title] else { continue }
+            let closed = try await desktop.bus.nextClosed(of: serverID)
+            record.check(
+                closed.at >= endedAt - .milliseconds(300),
+                "\(id) was closed on the server (reason \(closed.reason)) \(endedAt - closed.at) before its turn ended")
+        }
+        try await expectPopups(0, on: desktop, record, "after all three ended")
     }
 
     /// The server stops (SIGTERM) while a toast is on screen and a new one starts on the same bus: ToastKit reports

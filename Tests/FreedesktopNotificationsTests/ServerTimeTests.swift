@@ -91,35 +91,48 @@ extension OneAtATime {
             }
         }
 
+        /// Two on screen (issue 43's stack): the newer is in front and runs; the older, covered, is told never to
+        /// expire and gets all its time back once the newer ends.
         @Test(arguments: servers)
-        func aCoveredToastKeepsItsTimeUntilItReachesTheFront(server: NotificationServerKind) async throws {
+        func aCoveredToastKeepsItsTimeUntilItIsInFrontAgain(server: NotificationServerKind) async throws {
             try await withDesktop(server, maxVisible: 2) { desktop, harness, watcher, helper in
                 let start = ContinuousClock.now
-                harness.center.present(ToastMessage(id: "first", title: "Primero", duration: 2))
-                harness.center.present(ToastMessage(id: "second", title: "Segundo", duration: 5))
-                let (first, firstID) = try await watcher.nextNotifyAndReply()
-                let (second, secondID) = try await watcher.nextNotifyAndReply()
-                #expect(first.summary == "Primero" && first.expireTimeout == wire(2000, server))
-                #expect(
-                    second.summary == "Segundo" && second.expireTimeout == never(server), "covered: it must not run out"
-                )
+                harness.center.present(ToastMessage(id: "first", title: "Primero", duration: 5))
+                harness.center.present(ToastMessage(id: "second", title: "Segundo", duration: 2))
+                // The first may go out running and then be re-sent stopped, or go out stopped at once when the
+                // second came before its Notify did: either way the last word for it is "never", the second runs.
+                var firstID: UInt32?
+                var firstStopped = false
+                var second: NotifyCall?
+                for _ in 0..<3 where second == nil || !firstStopped {
+                    let (notify, id) = try await watcher.nextNotifyAndReply()
+                    if notify.summary == "Segundo" {
+                        second = notify
+                    } else {
+                        #expect(notify.summary == "Primero" && (firstID == nil || notify.replacesID == firstID))
+                        firstID = id
+                        firstStopped = notify.expireTimeout == never(server)
+                    }
+                }
+                #expect(second?.expireTimeout == wire(2000, server), "the newest is in front and runs")
+                #expect(firstStopped, "covered: the first must not run out on the server")
+                let firstOnServer = try #require(firstID)
 
-                #expect(try await harness.outcome(of: "first") == .expired)
+                #expect(try await harness.outcome(of: "second") == .expired)
                 let (front, frontID) = try await watcher.nextNotifyAndReply()
-                #expect(front.replacesID == secondID && frontID == secondID)
-                #expect(
-                    front.expireTimeout == wire(5000, server), "its full time once in front: \(front.expireTimeout)")
+                #expect(front.replacesID == firstOnServer && frontID == firstOnServer, "in front again, in place")
+                let (told, agrees) = remaining(told: front, server, left: .seconds(5), slack: .milliseconds(300))
+                #expect(agrees, "its full time once in front again: \(told)")
 
                 // Past the 5 s it would have had if its time had run while covered.
                 try await Task.sleep(until: start + .milliseconds(5600))
                 try await watcher.sync(from: helper)
-                #expect(closes(of: secondID, watcher).isEmpty, "the server kept the covered toast past 5 s")
-                _ = firstID
+                #expect(closes(of: firstOnServer, watcher).isEmpty, "the server kept the covered toast past 5 s")
 
-                #expect(try await harness.outcome(of: "second") == .expired)
+                #expect(try await harness.outcome(of: "first") == .expired)
                 let took = ContinuousClock.now - start
-                #expect(took >= .milliseconds(7000) && took < .milliseconds(8500), "the covered toast ended at \(took)")
-                _ = try await watcher.nextClosed(secondID)
+                #expect(took >= .milliseconds(6700) && took < .milliseconds(8500), "the covered toast ended at \(took)")
+                _ = try await watcher.nextClosed(firstOnServer)
                 #expect(try await desktop.waitForPopups(0) != nil, "gone from the screen")
             }
         }

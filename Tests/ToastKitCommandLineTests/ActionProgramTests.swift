@@ -35,7 +35,7 @@ import Testing
                 ["send", "--id", "b", "-d", "indefinite", "-A", "go=Ir", "--on-action", "go=hello", "De B"],
                 environment: scriptB)
             #expect(second.status == 0, "\(second.error)")
-            // B's toast waits behind A's (one application's toasts take turns): A's is dismissed.
+            // A person dismisses A's toast (B's, a question, is on screen beside it in a lane of its own).
             try server.emitClosed(id: shownA.id, reason: 2)
             var shown = try await server.nextNotification()
             while shown.summary != "De B" { shown = try await server.nextNotification() }

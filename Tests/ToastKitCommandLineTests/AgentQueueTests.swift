@@ -10,12 +10,15 @@ import ToastKitAgent
 /// replaces at once and, aimed at a toast the agent shows, updates it with its actions and waiters; `-p` answers
 /// within one round trip of the server. Each test checks what reached the server by the time the last `send`
 /// returned (the bus monitor synced), not after a wait; the toasts that must stay in front have a minute, so none
-/// ends by itself before the check however loaded the machine.
+/// ends by itself before the check however loaded the machine. The agent shows one toast of an application at a time
+/// here (`max-visible = 1`), so an application's queue is there to be seen behind a single toast; the stack of three
+/// that is the default is `AgentStackTests`'.
 @Suite(.timeLimit(.minutes(2))) struct AgentQueueTests {
     private func withDesktop(_ body: (NotificationEnvironment, BusWatcher, DBusConnection) async throws -> Void)
         async throws
     {
         try await NotificationEnvironment.withWatched(.dunst) { desktop, watcher in
+            try desktop.configureAgent("max-visible = 1\n")
             let bus = try await desktop.bus.connect()
             defer { bus.close() }
             try await body(desktop, watcher, bus)

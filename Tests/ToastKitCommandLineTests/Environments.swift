@@ -44,6 +44,14 @@ struct BusOnlyEnvironment {
     }
 }
 
+/// Writes the agent's config file (`$XDG_CONFIG_HOME/toastkit/agent.conf` of `environment`) before an agent starts:
+/// a test about an application's queue asks for `max-visible = 1`, so the queue is there to be seen behind one toast.
+func configureAgent(_ settings: String, environment: [String: String]) throws {
+    let config = try #require(environment["XDG_CONFIG_HOME"], "the environment has no XDG_CONFIG_HOME")
+    try FileManager.default.createDirectory(atPath: "\(config)/toastkit", withIntermediateDirectories: true)
+    try settings.write(toFile: "\(config)/toastkit/agent.conf", atomically: true, encoding: .utf8)
+}
+
 /// Runs `body` on a bus of its own with a fake notification server on it (`options`), and stops both.
 func withFakeServer(
     _ options: FakeNotificationServer.Options = .init(),
@@ -73,6 +81,11 @@ extension NotificationEnvironment {
         // As for BusOnlyEnvironment: the tests check the agent's path, however slowly it starts on a loaded machine.
         environment["TOASTKIT_AGENT_START_TIMEOUT"] = "30"
         return environment
+    }
+
+    /// Writes the agent's config file on this desktop before an agent starts (``configureAgent(_:environment:)``).
+    func configureAgent(_ settings: String) throws {
+        try ToastKitCommandLineTests.configureAgent(settings, environment: agentEnvironment)
     }
 
     /// The agent's saved toasts on this desktop's bus (`runtime/toastkit/agent-<bus id>.json`), or nil when there

@@ -115,9 +115,11 @@ import ToastKitAgent
     }
 
     /// A hand-over that no agent took (the agent was never started, or failed to) is taken by the next agent of
-    /// the bus; a toast of the same application sent meanwhile goes through that agent and queues behind it.
+    /// the bus; a toast of the same application sent meanwhile goes through that agent and queues behind it (one
+    /// toast of an application at a time here, `max-visible = 1`, so the queue is there to be seen).
     @Test func aHandOverNoAgentTookIsTakenByTheNextOneAndAToastQueuesBehindIt() async throws {
         try await withFakeServer { environment, server in
+            try configureAgent("max-visible = 1\n", environment: environment.agentEnvironment)
             let (shown, _) = try await handOverNobodyTakes("a", "Primero", environment, server)
             // The hand-over still waits: this toast is not shown beside it but goes through the agent it starts.
             let second = try await toastkit(

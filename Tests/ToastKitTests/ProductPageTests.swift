@@ -86,7 +86,9 @@ private final class Router: Sendable {
             ))
         toasts.toastStyle(.plain)
 
-        #expect(recording.onScreen.map(\.toast.title) == ["Cambios guardados"])
+        // Three on screen at once, stacked; the newest is in front, the only one whose time runs; the fourth waits.
+        #expect(recording.onScreen.map(\.toast.title) == ["Cambios guardados", "Poco espacio", "Fotos nuevas"])
+        #expect(recording.onScreen.filter(\.toast.isTimerRunning).map(\.toast.title) == ["Fotos nuevas"])
         #expect(toasts.liveToastIDs.count == 4)
         toasts.dismissAll()
     }

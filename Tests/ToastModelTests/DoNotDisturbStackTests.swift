@@ -59,7 +59,7 @@ struct DoNotDisturbStackTests {
 
     @Test("toasts waiting behind the front are held or dropped when it comes on; the one on screen stays")
     func waitingOnesAreHeld() {
-        var stack = ToastStack()
+        var stack = ToastStack(configuration: .init(maxVisible: 1))
         _ = stack.attachPresenter(now: .zero)
         _ = stack.present(ToastMessage(id: "A", title: "A"), now: .zero)
         _ = stack.present(ToastMessage(id: "B", title: "B"), now: .zero)
@@ -89,9 +89,10 @@ struct DoNotDisturbStackTests {
     func withheldToasts() {
         var stack = ToastStack(configuration: .init(defaultDuration: 4, maxVisible: 3))
         _ = stack.attachPresenter(now: .zero)
-        _ = stack.present(ToastMessage(id: "A", title: "A"), now: .zero)
-        _ = stack.present(ToastMessage(id: "B", title: "B", doNotDisturb: .drop), now: .zero)
+        // The newest is in front: A, presented last, is the one whose time runs.
         _ = stack.present(ToastMessage(id: "C", title: "C", doNotDisturb: .show), now: .zero)
+        _ = stack.present(ToastMessage(id: "B", title: "B", doNotDisturb: .drop), now: .zero)
+        _ = stack.present(ToastMessage(id: "A", title: "A"), now: .zero)
         #expect(stack.idsOnPresenter == ["A", "B", "C"])
         // The presenter tells the state first, then what it did not send.
         _ = stack.handle(.doNotDisturbChanged(Self.on), now: .seconds(1))

@@ -21,8 +21,9 @@ struct ToastPresenterTests {
         h.center.present(ToastMessage(id: "A", title: "Copiado", duration: 2))
         h.center.present(ToastMessage(id: "B", title: "", message: "Solo el mensaje"))
         h.center.dismiss(id: "A")
-        _ = try await h.presenter.commands(count: 3)
-        #expect(h.presenter.commandSummaries.prefix(3) == ["show A", "show B", "close A closedByApp"])
+        _ = try await h.presenter.commands(count: 4)
+        #expect(
+            h.presenter.commandSummaries.prefix(4) == ["show A", "show B", "timer A stopped", "close A closedByApp"])
         #expect(h.presenter.shownTitles == ["Copiado", ""])
     }
 
@@ -114,9 +115,10 @@ struct ToastPresenterTests {
         try await h.clock.sleepers(count: 1)
         await h.advance(to: 2.5)
         h.presenter.requestReshow()
-        #expect(h.presenter.commandSummaries == ["show A", "show B", "show A", "show B"])
-        #expect(h.presenter.presentation(of: "A")?.toast.remaining == seconds(1.5))
-        #expect(h.presenter.presentation(of: "B")?.toast.remaining == seconds(10))
+        // B is the newest, in front: its time ran; A, covered, kept all of its own.
+        #expect(h.presenter.commandSummaries == ["show A", "show B", "timer A stopped", "show B", "show A"])
+        #expect(h.presenter.presentation(of: "B")?.toast.remaining == seconds(7.5))
+        #expect(h.presenter.presentation(of: "A")?.toast.remaining == seconds(4))
     }
 
     @Test("degraded features are reported as informational events")

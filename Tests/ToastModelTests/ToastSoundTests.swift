@@ -56,9 +56,10 @@ import ToastModel
         #expect(toast?.sound == .named("complete"))
     }
 
-    /// A toast that comes back to the front (it was covered by another) comes with `soundHasPlayed`, so its sound
-    /// plays once; an update with the same sound says so too, one with another sound does not.
-    @Test func aToastThatComesBackToTheFrontSaysItsSoundHasPlayed() {
+    /// A toast shown again (the server restarted, so the presenter asks for everything again) comes with
+    /// `soundHasPlayed`, so its sound plays once; an update with the same sound says so too, one with another sound
+    /// does not. A covered toast never leaves the presenter, so coming back to the front shows nothing again.
+    @Test func aToastShownAgainSaysItsSoundHasPlayed() {
         func shown(_ outputs: [ToastStack.Output], _ id: String) -> PresentedToast? {
             outputs.lazy.compactMap { output -> PresentedToast? in
                 switch output {
@@ -71,12 +72,12 @@ import ToastModel
         _ = stack.attachPresenter(now: .zero)
         let first = shown(stack.present(ToastMessage(id: "a", title: "Copia", sound: .named("bell")), now: .zero), "a")
         #expect(first?.soundHasPlayed == false, "first shown")
-        // B waits behind A; presented again, it moves to the front and covers A (closed on the presenter).
-        _ = stack.present(ToastMessage(id: "b", title: "Otra", duration: .indefinite), now: .seconds(1))
+        // B covers A: A stays on the presenter, stopped, and is not shown again when B goes.
         let covering = stack.present(ToastMessage(id: "b", title: "Otra", duration: .indefinite), now: .seconds(1))
-        #expect(covering.contains { if case .close(id: "a", _) = $0 { true } else { false } }, "\(covering)")
-        let back = shown(stack.dismiss(id: "b", now: .seconds(2)), "a")
-        #expect(back?.soundHasPlayed == true, "back in front after it was covered")
+        #expect(shown(covering, "a") == nil && !covering.contains { if case .close = $0 { true } else { false } })
+        #expect(shown(stack.dismiss(id: "b", now: .seconds(2)), "a") == nil)
+        let back = shown(stack.handle(.reshowRequested, now: .seconds(2)), "a")
+        #expect(back?.soundHasPlayed == true, "shown again after a restart")
         let same = shown(
             stack.present(ToastMessage(id: "a", title: "Copia 2", sound: .named("bell")), now: .seconds(3)), "a")
         #expect(same?.soundHasPlayed == true, "an update with the same sound")

@@ -33,7 +33,7 @@ struct ToastStackTests {
 
     @Test("advance catches up over several deadlines, starting each front when it is reached")
     func catchUp() {
-        var stack = ToastStack(configuration: .init(defaultDuration: 2))
+        var stack = ToastStack(configuration: .init(defaultDuration: 2, maxVisible: 1))
         _ = stack.attachPresenter(now: .zero)
         for id in ["A", "B", "C"] { _ = stack.present(ToastMessage(id: id, title: id), now: .zero) }
         let out = stack.advance(to: .seconds(5))
@@ -49,8 +49,9 @@ struct ToastStackTests {
     func entryStates() {
         var stack = ToastStack(configuration: .init(maxVisible: 2))
         _ = stack.attachPresenter(now: .zero)
-        _ = stack.present(ToastMessage(id: "A", title: "A"), now: .zero)
+        // The newest on screen is in front: B (indefinite) first, A over it, C waits for a room.
         _ = stack.present(ToastMessage(id: "B", title: "B", duration: .indefinite), now: .zero)
+        _ = stack.present(ToastMessage(id: "A", title: "A"), now: .zero)
         _ = stack.present(ToastMessage(id: "C", title: "C", duration: 9), now: .zero)
         let states = stack.entryStates(now: .seconds(1))
         #expect(states.map(\.id) == ["A", "B", "C"])
@@ -59,8 +60,9 @@ struct ToastStackTests {
         #expect(states.map(\.isOnPresenter) == [true, true, false])
         #expect(stack.idsOnPresenter == ["A", "B"])
         #expect(["A", "B", "C", "nobody"].map(stack.isOnPresenter) == [true, true, false, false])
-        // The front ends: the next in line is on the presenter now, as its state says.
+        // The front ends: the next in line takes its room, in front, as its state says.
         _ = stack.advance(to: .seconds(4))
+        #expect(stack.entryStates(now: .seconds(4)).map(\.id) == ["C", "B"])
         #expect(stack.entryStates(now: .seconds(4)).map(\.isOnPresenter) == [true, true])
         #expect(["A", "B", "C"].map(stack.isOnPresenter) == [false, true, true])
     }

@@ -58,31 +58,31 @@ struct ToastStackTimerTests {
         #expect(Self.commands(stack.resume(now: .seconds(4))) == ["timer A 1s running"])
     }
 
-    @Test("maxVisible 2: the covered toast is shown stopped, and runs with its full time once in front")
+    @Test("maxVisible 2: the newest is in front and runs; the covered one keeps its time and runs once in front again")
     func coveredToastKeepsItsTime() {
         var stack = Self.stack(maxVisible: 2)
         _ = stack.present(ToastMessage(id: "A", title: "A", duration: 2), now: .zero)
         #expect(
             Self.commands(stack.present(ToastMessage(id: "B", title: "B", duration: 5), now: .zero)) == [
-                "show B 5s stopped"
+                "show B 5s running", "timer A 2s stopped",
             ])
-        #expect(Self.commands(stack.advance(to: .seconds(2))) == ["close A expired", "timer B 5s running"])
+        #expect(Self.commands(stack.advance(to: .seconds(5))) == ["close B expired", "timer A 2s running"])
         #expect(stack.nextDeadline == .seconds(7))
     }
 
-    @Test("a toast moved in front of a running one stops it on the presenter, and the old front runs again after")
+    @Test("an update of a covered toast updates it where it is, in front; the old front stops and runs again after")
     func frontChanges() {
         var stack = Self.stack(maxVisible: 2)
         _ = stack.present(ToastMessage(id: "A", title: "A", duration: 3), now: .zero)
         _ = stack.present(ToastMessage(id: "B", title: "B", duration: 5), now: .zero)
-        // Re-presenting B brings it to the front: it is updated (running), and A stops with what it has left.
+        // Re-presenting A (covered by B) updates it on screen and puts it in front: B stops with what it has left.
         #expect(
-            Self.commands(stack.present(ToastMessage(id: "B", title: "B2", duration: 5), now: .seconds(1))) == [
-                "update B 5s running", "timer A 2s stopped",
+            Self.commands(stack.present(ToastMessage(id: "A", title: "A2", duration: 3), now: .seconds(1))) == [
+                "update A 3s running", "timer B 4s stopped",
             ])
         #expect(
-            Self.commands(stack.dismiss(id: "B", now: .seconds(2))) == ["close B closedByApp", "timer A 2s running"])
-        #expect(stack.nextDeadline == .seconds(4))
+            Self.commands(stack.dismiss(id: "A", now: .seconds(2))) == ["close A closedByApp", "timer B 4s running"])
+        #expect(stack.nextDeadline == .seconds(6))
     }
 
     @Test("replacing the running front toast is one update that carries the new timer, no separate timer call")
@@ -119,9 +119,9 @@ struct ToastStackTimerTests {
         #expect(stack.nextDeadline == nil)
         #expect(
             Self.commands(stack.handle(.reshowRequested, now: .seconds(4))) == [
-                "show A 2s running", "show B 5s stopped",
+                "show B 4s running", "show A 3s stopped",
             ])
-        #expect(stack.nextDeadline == .seconds(6))
+        #expect(stack.nextDeadline == .seconds(8))
     }
 
     @Test("an indefinite front toast is never told to run; a detached presenter hears nothing about timers")

@@ -38,8 +38,8 @@ struct ToastTimingTests {
         #expect(h.log.terminal.count == 3)
     }
 
-    @Test("replacing a covered toast brings it to the front with its new duration; the covered one keeps its time")
-    func replaceCoveredToast() async throws {
+    @Test("an update of a waiting toast changes it where it waits: the toast on screen is not closed for it")
+    func replaceWaitingToast() async throws {
         let h = Harness()
         h.center.present(ToastMessage(id: "A", title: "A"))
         h.center.present(ToastMessage(id: "B", title: "Sincronizando…", duration: .indefinite))
@@ -47,8 +47,32 @@ struct ToastTimingTests {
         await h.advance(to: 1)
         h.center.present(ToastMessage(id: "B", status: .success, title: "Sincronizado", duration: 6))
 
-        #expect(h.presenter.commandSummaries == ["show A", "close A covered", "show B"])
+        #expect(h.presenter.commandSummaries == ["show A"])
+        #expect(h.log.terminal == [.ended(id: "B", outcome: .replaced)])
+        #expect(h.center.liveToastIDs == ["A", "B"])
+
+        await h.advance(to: 4)
+        await h.log.waitFor(.ended(id: "A", outcome: .expired))
+        await h.log.waitFor(.shown(id: "B"))
         #expect(h.presenter.presentation(of: "B")?.toast.title == "Sincronizado")
+        #expect(h.presenter.presentation(of: "B")?.toast.remaining == seconds(6))
+        try await h.clock.sleepers(count: 1)
+        await h.advance(to: 10)
+        await h.log.waitFor(.ended(id: "B", outcome: .expired))
+        #expect(h.presenter.commandSummaries == ["show A", "close A expired", "show B", "close B expired"])
+        #expect(h.log.terminal.count == 3)
+    }
+
+    @Test("an update of a covered toast updates it on screen and puts it in front; nothing is closed for it")
+    func replaceCoveredToast() async throws {
+        let h = Harness(maxVisible: 3)
+        h.center.present(ToastMessage(id: "B", title: "Sincronizando…", duration: .indefinite))
+        h.center.present(ToastMessage(id: "A", title: "A"))
+        try await h.clock.sleepers(count: 1)
+        await h.advance(to: 1)
+        h.center.present(ToastMessage(id: "B", status: .success, title: "Sincronizado", duration: 6))
+
+        #expect(h.presenter.commandSummaries == ["show B", "show A", "update B", "timer A stopped"])
         #expect(h.presenter.presentation(of: "B")?.toast.remaining == seconds(6))
         #expect(h.log.terminal == [.ended(id: "B", outcome: .replaced)])
         #expect(h.center.liveToastIDs == ["B", "A"])
@@ -56,9 +80,9 @@ struct ToastTimingTests {
         try await h.clock.sleepers(count: 1)
         await h.advance(to: 7)
         await h.log.waitFor(.ended(id: "B", outcome: .expired))
-        await h.log.waitFor(.shown(id: "A"))
-        #expect(h.presenter.presentation(of: "A")?.toast.remaining == seconds(3))
         try await h.clock.sleepers(count: 1)
+        #expect(h.presenter.commandSummaries.last == "timer A running")
+        #expect(h.presenter.presentation(of: "A")?.toast.remaining == seconds(3))
         await h.advance(to: 10)
         await h.log.waitFor(.ended(id: "A", outcome: .expired))
         #expect(h.log.terminal.count == 3)
@@ -150,17 +174,19 @@ struct ToastTimingTests {
         #expect(h.presenter.onScreen.map(\.id) == ["N"])
     }
 
-    @Test("maxVisible 2: two on screen, only the front's time runs")
+    @Test("maxVisible 2: the newest on screen is in front and only its time runs; a waiting toast comes in front")
     func maxVisibleTwo() async throws {
         let h = Harness(maxVisible: 2)
         h.center.present(ToastMessage(id: "A", title: "A"))
         h.center.present(ToastMessage(id: "B", title: "B"))
         h.center.present(ToastMessage(id: "C", title: "C"))
-        #expect(h.presenter.commandSummaries == ["show A", "show B"])
+        #expect(h.presenter.commandSummaries == ["show A", "show B", "timer A stopped"])
+        #expect(h.presenter.presentation(of: "B")?.toast.isTimerRunning == true)
         try await h.clock.sleepers(count: 1)
         await h.advance(to: 4)
         await h.log.waitFor(.shown(id: "C"))
-        #expect(h.presenter.presentation(of: "B")?.toast.remaining == seconds(4))
+        #expect(h.center.liveToastIDs == ["C", "A"])
+        #expect(h.presenter.presentation(of: "A")?.toast.remaining == seconds(4))
         try await h.clock.sleepers(count: 1)
         #expect(h.clock.nextDeadline == ManualClock.Instant(offset: seconds(8)))
     }
@@ -171,10 +197,13 @@ struct ToastTimingTests {
         h.center.present(ToastMessage(id: "A", title: "A"))
         h.center.present(ToastMessage(id: "B", title: "B"))
         h.center.present(ToastMessage(id: "C", title: "C"))
-        // B moves to the front: its timer starts there, so the presenter hears it.
-        #expect(h.presenter.commandSummaries == ["show A", "show B", "close A replaced", "show C", "timer B running"])
+        // C takes A's room, in front: B stops there.
+        #expect(
+            h.presenter.commandSummaries == [
+                "show A", "show B", "timer A stopped", "close A replaced", "show C", "timer B stopped",
+            ])
         #expect(h.log.terminal == [.ended(id: "A", outcome: .replaced)])
-        #expect(h.center.liveToastIDs == ["B", "C"])
+        #expect(h.center.liveToastIDs == ["C", "B"])
     }
 
     @Test("dismissAll ends every toast, shown or waiting, once")

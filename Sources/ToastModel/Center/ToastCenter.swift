@@ -39,8 +39,9 @@ public final class ToastCenter: Sendable {
     /// module's `ToastCenter()` — which attaches the desktop presenter — is never ambiguous with this one.
     /// - Parameters:
     ///   - defaultDuration: The duration of `.automatic` toasts (4 seconds by default).
-    ///   - maxVisible: How many toasts are handed to the presenter at most (the product's single front toast by
-    ///     default); values below 1 are taken as 1.
+    ///   - maxVisible: How many toasts are on screen at once (three by default, stacked as the desktop draws them,
+    ///     the newest in front: only its time runs); values below 1 are taken as 1. Pass 1 for the product's single
+    ///     front toast with the rest waiting in turn.
     ///   - overflow: What happens to toasts beyond `maxVisible`.
     ///   - presenter: Where toasts are shown, or `nil` to attach one later.
     ///   - clock: The clock timers run on; tests pass a manual clock.
@@ -51,7 +52,7 @@ public final class ToastCenter: Sendable {
     ///   - confirmationDuration: How long an action's confirmation text stays.
     public init(
         defaultDuration: ToastDuration = ToastDuration.standardDefault,
-        maxVisible: Int = 1,
+        maxVisible: Int = ToastStack.Configuration.standardMaxVisible,
         overflow: ToastOverflowPolicy = .queue,
         presenter: (any ToastPresenter)?,
         clock: some Clock<Duration> = ContinuousClock(),

@@ -6,10 +6,13 @@
 /// ``advance(to:)`` next. Nothing here sleeps, locks or calls out, so every rule is tested deterministically.
 ///
 /// The rules:
-/// - **Order.** Entries are front first. New toasts join at the back (FIFO); at most
-///   ``Configuration/maxVisible`` entries are handed to the presenter; the rest wait (M4).
-/// - **Replace by id (M2).** Presenting a live id ends the old presentation with ``ToastOutcome/replaced``,
-///   puts the new content in front with its full duration, and updates it in place if it is on the presenter.
+/// - **Order (M4).** Entries are front first, and the front is the newest toast on screen: the first
+///   ``Configuration/maxVisible`` entries are handed to the presenter, the rest wait in arrival order. A new toast
+///   goes in front while there is room on screen, and joins the back of the wait otherwise; when a toast on screen
+///   ends, the oldest waiting one comes in, in front. Nothing on screen is ever closed to make room.
+/// - **Replace by id (M2).** Presenting a live id ends the old presentation with ``ToastOutcome/replaced`` and gives
+///   the toast the new content with its full duration where it is: on screen it is updated in place and becomes the
+///   front (no other toast leaves the screen); waiting, it keeps its place in the wait.
 /// - **Only the front counts (M4).** Only the front entry's timer runs, and only while it is on the presenter,
 ///   nothing paused it and no action is in flight. Everyone else keeps their remaining time.
 /// - **Durations (M3).** `.automatic` resolves to ``Configuration/defaultDuration``; `.indefinite` never runs out.
@@ -38,10 +41,14 @@ public struct ToastStack: Sendable {
         /// its time runs on, and when it is up the prompt is closed and the toast expires.
         public var replyAllowance: Duration
 
+        /// How many toasts of one center are on screen at once unless the app says otherwise: three, stacked as
+        /// the desktop draws them, the newest in front.
+        public static let standardMaxVisible = 3
+
         /// Creates a configuration. `maxVisible` below 1 is taken as 1.
         public init(
             defaultDuration: ToastDuration = ToastDuration.standardDefault,
-            maxVisible: Int = 1,
+            maxVisible: Int = Configuration.standardMaxVisible,
             overflow: ToastOverflowPolicy = .queue,
             confirmationDuration: Duration = .milliseconds(1500),
             labels: ToastLabels = ToastLabels(language: .english),
@@ -193,6 +200,9 @@ public struct ToastStack: Sendable {
     private var lastVisibleCount = 0
     /// Entries removed since the last reconcile: each lets one waiting entry slide into the visible part.
     private var removedSinceReconcile = 0
+    /// Entries put in front since the last reconcile (new toasts while there was room, updated ones, ones taking a
+    /// freed room): each may be new to the presenter, and each pushes a running timer one place back.
+    private var movedToFrontSinceReconcile = 0
     private var nextSerial: UInt64 = 0
     /// The front entry got new content while on the presenter: the next reconcile sends it as an update (after the
     /// timers are settled, so the snapshot carries the timer state the presenter should follow). `announces`
@@ -300,7 +310,14 @@ public struct ToastStack: Sendable {
             entry.isPrompting = false
             entry.toldSentAnyway = false
             if entry.presenter == .gone { entry.presenter = .off }
-            entries.insert(entry, at: 0)
+            if index < configuration.maxVisible {
+                // On screen (or about to be): updated where it is, and the front; the visible set stays the same.
+                entries.insert(entry, at: 0)
+                movedToFrontSinceReconcile += 1
+            } else {
+                // Waiting: new content, same place in the wait; nothing on screen is closed for it.
+                entries.insert(entry, at: index)
+            }
             out.append(.event(.presented(id: message.id)))
             if entry.presenter == .shown { pendingUpdate = (entry.serial, true) }
         } else {
@@ -313,7 +330,13 @@ public struct ToastStack: Sendable {
             if doNotDisturb.isOn, message.doNotDisturb != .show {
                 holdOrDrop(entry, policy: message.doNotDisturb, into: &out)
             } else {
-                entries.append(entry)
+                if entries.count < configuration.maxVisible {
+                    // Room on screen: it is the newest there, so the front (the former front is covered).
+                    entries.insert(entry, at: 0)
+                    movedToFrontSinceReconcile += 1
+                } else {
+                    entries.append(entry)
+                }
                 entryIDs.insert(message.id)
                 out.append(.event(.presented(id: message.id)))
                 trimOverflow(into: &out)
@@ -398,7 +421,7 @@ public struct ToastStack: Sendable {
             reshowVisible = true
             return
         }
-        takeBack(entries.remove(at: index), policy: message.doNotDisturb, into: &out)
+        takeBack(removeEntry(at: index), policy: message.doNotDisturb, into: &out)
     }
 
     /// A toast taken out of the order because Do Not Disturb is on (`policy` is `.hold` or `.drop`): it was announced
@@ -562,6 +585,7 @@ public struct ToastStack: Sendable {
                 entry.runningSince = nil
                 if entry.presenter == .gone { entry.presenter = .off }
                 entries.insert(entry, at: 0)
+                movedToFrontSinceReconcile += 1
                 if entry.presenter == .shown { pendingUpdate = (entry.serial, false) }
             } else {
                 end(at: index, outcome: .actionInvoked(actionID: actionID), closeReason: .actionCompleted, into: &out)
@@ -743,10 +767,22 @@ public struct ToastStack: Sendable {
     private mutating func end(
         at index: Int, outcome: ToastOutcome, closeReason: ToastCloseReason?, into out: inout [Output]
     ) {
-        let entry = entries.remove(at: index)
+        let entry = removeEntry(at: index)
         entryIDs.remove(entry.id)
         removedSinceReconcile += 1
         finish(entry, outcome: outcome, closeReason: closeReason, into: &out)
+    }
+
+    /// Takes the entry at `index` out of the order. When it was among the visible ones and a toast waits, the oldest
+    /// waiting entry takes the room, in front: it is the newest on screen (M4).
+    private mutating func removeEntry(at index: Int) -> Entry {
+        let entry = entries.remove(at: index)
+        let room = configuration.maxVisible - 1
+        if index <= room, entries.count > room, room > 0 {
+            entries.insert(entries.remove(at: room), at: 0)
+            movedToFrontSinceReconcile += 1
+        }
+        return entry
     }
 
     /// Closes a removed entry on the presenter (when `closeReason` is given and it is shown) and reports its end.
@@ -780,11 +816,13 @@ public struct ToastStack: Sendable {
     /// effect ends or replaces the toast right after, and most servers close a toast themselves after an action;
     /// a re-send then would put it back on screen for a moment.
     ///
-    /// Every operation changes the order by at most one move to the front, one append and removals, and reconciles
-    /// right after; so only the entries up to one past the previously visible part can be on the presenter, and
-    /// only the first two can have a running timer. The scans are bounded by that, which keeps an operation cheap
-    /// with thousands of toasts waiting. Debug builds check that invariant with a full scan
-    /// (``checkInvariants()``).
+    /// Every operation changes the order by moves to the front (counted), one append and removals, and reconciles
+    /// right after. A move to the front never takes an entry from beyond the visible part past one that is on the
+    /// presenter, except for the oldest waiting one taking a room a removal freed; so only the entries up to one past
+    /// the previously visible part can be on the presenter, entries that are new to the visible part are among the
+    /// moved ones at the front or at its end, and only the first two plus one per move can have a running timer. The
+    /// scans are bounded by that, which keeps an operation cheap with thousands of toasts waiting. Debug builds check
+    /// that invariant with a full scan (``checkInvariants()``).
     private mutating func reconcile(now: Duration, into out: inout [Output]) {
         let visibleCount = self.visibleCount
         let mayBeShown = min(entries.count, max(lastVisibleCount, visibleCount) + 1)
@@ -798,16 +836,18 @@ public struct ToastStack: Sendable {
         // (after removals) or were appended; after a reshow request, all of them.
         let firstNew =
             reshowVisible ? 1 : max(0, min(lastVisibleCount, entries.count) - removedSinceReconcile - 1)
-        let candidates = [0] + Array(max(1, firstNew)..<max(1, visibleCount))
+        let moved = min(visibleCount, movedToFrontSinceReconcile + 1)
+        let candidates = Array(0..<max(1, moved)) + Array(max(moved, firstNew, 1)..<max(1, visibleCount))
+        let timed = min(entries.count, 2 + movedToFrontSinceReconcile)
         lastVisibleCount = visibleCount
         removedSinceReconcile = 0
+        movedToFrontSinceReconcile = 0
         reshowVisible = false
         var newlyShown: [Int] = []
         for index in candidates where index < visibleCount && entries[index].presenter == .off {
             entries[index].presenter = .shown
             newlyShown.append(index)
         }
-        let timed = min(2, entries.count)
         for index in 0..<timed {
             // An action in flight stops the clock; a reply prompt does not (``Configuration/replyAllowance``).
             let shouldRun =
