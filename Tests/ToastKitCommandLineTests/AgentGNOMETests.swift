@@ -106,10 +106,12 @@ extension OneAtATime {
 
         /// Before: a toast presented after a dismissed one could stay in GNOME's queue and never pop up. Now the
         /// next toast's banner is on screen: sent after the dismissal, or waiting in its application's lane and sent
-        /// the moment the first one is dismissed (by its close button, or by a click on it).
+        /// the moment the first one is dismissed (by its close button, or by a click on it). One toast of an
+        /// application at a time here (`max-visible = 1`), so that the lane's queue is there to be seen.
         @Test func aToastAfterADismissedOnePopsUp() async throws {
             try await NotificationEnvironment.withWatched(.gnomeShell) { desktop, watcher in
                 let env = desktop.agentEnvironment
+                try desktop.configureAgent("max-visible = 1\n")
                 for round in 0..<4 {
                     let queued = round >= 2
                     let byClick = round % 2 == 1

@@ -116,7 +116,7 @@ struct ToastPresenterTests {
         await h.advance(to: 2.5)
         h.presenter.requestReshow()
         // B is the newest, in front: its time ran; A, covered, kept all of its own.
-        #expect(h.presenter.commandSummaries == ["show A", "show B", "timer A stopped", "show B", "show A"])
+        #expect(h.presenter.commandSummaries == ["show A", "show B", "timer A stopped", "show A", "show B"])
         #expect(h.presenter.presentation(of: "B")?.toast.remaining == seconds(7.5))
         #expect(h.presenter.presentation(of: "A")?.toast.remaining == seconds(4))
     }

@@ -119,7 +119,7 @@ struct ToastStackTimerTests {
         #expect(stack.nextDeadline == nil)
         #expect(
             Self.commands(stack.handle(.reshowRequested, now: .seconds(4))) == [
-                "show B 4s running", "show A 3s stopped",
+                "show A 3s stopped", "show B 4s running",
             ])
         #expect(stack.nextDeadline == .seconds(8))
     }

@@ -9,7 +9,8 @@
 /// - **Order (M4).** Entries are front first, and the front is the newest toast on screen: the first
 ///   ``Configuration/maxVisible`` entries are handed to the presenter, the rest wait in arrival order. A new toast
 ///   goes in front while there is room on screen, and joins the back of the wait otherwise; when a toast on screen
-///   ends, the oldest waiting one comes in, in front. Nothing on screen is ever closed to make room.
+///   ends, the oldest waiting one comes in, in front. Nothing on screen is ever closed to make room. An indefinite
+///   toast never covers a timed one: the newest timed toast on screen stays in front of it.
 /// - **Replace by id (M2).** Presenting a live id ends the old presentation with ``ToastOutcome/replaced`` and gives
 ///   the toast the new content with its full duration where it is: on screen it is updated in place and becomes the
 ///   front (no other toast leaves the screen); waiting, it keeps its place in the wait.
@@ -824,6 +825,7 @@ public struct ToastStack: Sendable {
     /// scans are bounded by that, which keeps an operation cheap with thousands of toasts waiting. Debug builds check
     /// that invariant with a full scan (``checkInvariants()``).
     private mutating func reconcile(now: Duration, into out: inout [Output]) {
+        keepATimedToastInFront()
         let visibleCount = self.visibleCount
         let mayBeShown = min(entries.count, max(lastVisibleCount, visibleCount) + 1)
         for index in visibleCount..<max(visibleCount, mayBeShown) {
@@ -863,15 +865,20 @@ public struct ToastStack: Sendable {
         var told: Set<Int> = []
         if let update = pendingUpdate {
             pendingUpdate = nil
-            if entries.first?.serial == update.serial, entries[0].presenter == .shown, !newlyShown.contains(0) {
-                entries[0].toldRunning = tellsRunning(0, visibleCount: visibleCount)
-                out.append(.update(snapshot(entries[0], now: now)))
-                entries[0].handedSound = .some(entries[0].sound)
-                if update.announces { out.append(.event(.updated(id: entries[0].id))) }
-                told.insert(0)
+            // Put in front by the update, or right behind the front when it is indefinite and a timed toast is on
+            // screen (``keepATimedToastInFront()``).
+            if let index = entries.indices.prefix(timed).first(where: { entries[$0].serial == update.serial }),
+                entries[index].presenter == .shown, !newlyShown.contains(index)
+            {
+                entries[index].toldRunning = tellsRunning(index, visibleCount: visibleCount)
+                out.append(.update(snapshot(entries[index], now: now)))
+                entries[index].handedSound = .some(entries[index].sound)
+                if update.announces { out.append(.event(.updated(id: entries[index].id))) }
+                told.insert(index)
             }
         }
-        for index in newlyShown {
+        // Back to front: a server that stacks its popups draws the last one on top, and the front is the newest.
+        for index in newlyShown.reversed() {
             entries[index].toldRunning = tellsRunning(index, visibleCount: visibleCount)
             out.append(.show(snapshot(entries[index], now: now)))
             entries[index].handedSound = .some(entries[index].sound)
@@ -900,6 +907,17 @@ public struct ToastStack: Sendable {
             reconciles &+= 1
             if InvariantScan.isDue(step: reconciles, count: entries.count) { checkInvariants() }
         #endif
+    }
+
+    /// An indefinite toast never covers a timed one (decision 0010): in front, it would stop the covered toast's time
+    /// for good. When the front is indefinite, the newest timed entry of the visible part takes the front. Only then
+    /// is the visible part scanned, so a stack of timed toasts pays nothing.
+    private mutating func keepATimedToastInFront() {
+        guard entries.first?.remaining == nil, entries.count > 1 else { return }
+        let visible = entries.indices.prefix(configuration.maxVisible).dropFirst()
+        guard let timed = visible.first(where: { entries[$0].remaining != nil }) else { return }
+        entries.insert(entries.remove(at: timed), at: 0)
+        movedToFrontSinceReconcile += 1
     }
 
     /// How many entries the presenter is to show: none without a presenter, or before its first Do Not Disturb
