@@ -158,14 +158,18 @@ extension ToastAgent {
         defer { Glibc.close(descriptor) }
         var bytes = [UInt8](repeating: 0, count: 512)
         let count = read(descriptor, &bytes, bytes.count)
+        return count > 0 && isEnding(stat: bytes[..<count])
+    }
+
+    /// Whether a `/proc/PID/stat` line says its process is gone or going: a zombie or dead (`Z`, `X`), or still
+    /// exiting (PF_EXITING, 0x4). A SIGKILLed agent has closed its files — its keeper's pipe, so the keeper starts the
+    /// next agent at once — before it is a zombie, and the bus may not have freed its name yet. A line that cannot be
+    /// read says nothing (false).
+    package static func isEnding(stat bytes: ArraySlice<UInt8>) -> Bool {
         // `pid (comm) S ppid pgrp session tty tpgid flags …`: the fields follow the last parenthesis.
-        guard count > 0, let end = bytes[..<count].lastIndex(of: UInt8(ascii: ")")), end + 2 < count else {
-            return false
-        }
-        let fields = bytes[(end + 2)..<count].split(separator: UInt8(ascii: " "))
+        guard let end = bytes.lastIndex(of: UInt8(ascii: ")")), end + 2 < bytes.endIndex else { return false }
+        let fields = bytes[(end + 2)...].split(separator: UInt8(ascii: " "))
         if let state = fields.first?.first, state == UInt8(ascii: "Z") || state == UInt8(ascii: "X") { return true }
-        // Still exiting (PF_EXITING, 0x4): a SIGKILLed agent has closed its files — its keeper's pipe, so the keeper
-        // starts the next agent at once — before it is a zombie, and the bus may not have freed its name yet.
         guard fields.count > 6, let flags = UInt64(String(decoding: fields[6], as: UTF8.self)) else { return false }
         return flags & 0x4 != 0
     }

@@ -86,9 +86,13 @@ private final class Router: Sendable {
             ))
         toasts.toastStyle(.plain)
 
-        // Three on screen at once, stacked; the newest is in front, the only one whose time runs; the fourth waits.
-        #expect(recording.onScreen.map(\.toast.title) == ["Cambios guardados", "Poco espacio", "Fotos nuevas"])
-        #expect(recording.onScreen.filter(\.toast.isTimerRunning).map(\.toast.title) == ["Fotos nuevas"])
+        // Three on screen at once, stacked, the newest in front; Ana's message asks something (a tap, buttons), so it
+        // does not wait for a room: it is shown at once, in front, the only one whose time runs.
+        #expect(
+            recording.onScreen.map(\.toast.title) == [
+                "Cambios guardados", "Poco espacio", "Fotos nuevas", "Mensaje de Ana",
+            ])
+        #expect(recording.onScreen.filter(\.toast.isTimerRunning).map(\.toast.title) == ["Mensaje de Ana"])
         #expect(toasts.liveToastIDs.count == 4)
         toasts.dismissAll()
     }

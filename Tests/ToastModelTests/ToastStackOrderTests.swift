@@ -108,4 +108,51 @@ struct ToastStackOrderTests {
         #expect(
             out == ["show A 2s stopped", "show B 2s stopped", "show C 2s running"], "back to front: the front on top")
     }
+    private static func question(_ id: String, duration: ToastDuration = 5) -> ToastMessage {
+        ToastMessage(
+            id: id, title: "¿Borrar?", duration: duration,
+            swipeActions: ToastSwipeActions(leading: ToastAction(id: "yes", title: "Sí")))
+    }
+
+    @Test("a question never waits: with every room taken it is shown at once, in front, in a room of its own")
+    func aQuestionNeverWaits() {
+        var stack = Self.stack()
+        for id in ["A", "B", "C"] { _ = Self.present(id, &stack) }
+        let asked = Self.commands(stack.present(Self.question("Q"), now: .seconds(1)))
+        #expect(asked == ["show Q 5s running", "timer C 1s stopped"])
+        #expect(stack.idsOnPresenter == ["Q", "C", "B", "A"])
+        #expect(Self.present("D", &stack, at: 1).isEmpty, "an informing toast still waits for a room")
+        // Its room goes with it: the screen is back to three, and D still waits.
+        #expect(Self.commands(stack.advance(to: .seconds(6))) == ["close Q expired", "timer C 1s running"])
+        #expect(stack.idsOnPresenter == ["C", "B", "A"])
+        #expect(Self.commands(stack.advance(to: .seconds(7))) == ["close C expired", "show D 2s running"])
+    }
+
+    @Test("a room that frees goes to a question in a room of its own before a waiting toast")
+    func aFreedRoomGoesToTheQuestion() {
+        var stack = Self.stack()
+        for id in ["A", "B", "C"] { _ = Self.present(id, &stack) }
+        // Indefinite: the newest timed toast stays in front of it.
+        _ = stack.present(Self.question("Q", duration: .indefinite), now: .zero)
+        #expect(stack.idsOnPresenter == ["C", "Q", "B", "A"])
+        #expect(Self.present("D", &stack).isEmpty)
+        #expect(Self.commands(stack.advance(to: .seconds(2))) == ["close C expired", "timer B 2s running"])
+        #expect(stack.idsOnPresenter == ["B", "Q", "A"], "three on screen again; D waits")
+        #expect(
+            Self.commands(stack.dismiss(id: "Q", now: .seconds(3))) == [
+                "close Q closedByApp", "show D 2s running", "timer B 1s stopped",
+            ])
+        #expect(stack.idsOnPresenter == ["D", "B", "A"])
+    }
+
+    @Test("a waiting toast made a question by an update comes in front at once")
+    func aWaitingToastBecomesAQuestion() {
+        var stack = Self.stack(maxVisible: 1)
+        for id in ["A", "B"] { _ = Self.present(id, &stack) }
+        let out = Self.commands(stack.present(Self.question("B"), now: .seconds(1)))
+        #expect(out == ["show B 5s running", "timer A 1s stopped"])
+        #expect(stack.idsOnPresenter == ["B", "A"])
+        #expect(
+            Self.commands(stack.dismiss(id: "B", now: .seconds(2))) == ["close B closedByApp", "timer A 1s running"])
+    }
 }

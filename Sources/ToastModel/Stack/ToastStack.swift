@@ -10,7 +10,9 @@
 ///   ``Configuration/maxVisible`` entries are handed to the presenter, the rest wait in arrival order. A new toast
 ///   goes in front while there is room on screen, and joins the back of the wait otherwise; when a toast on screen
 ///   ends, the oldest waiting one comes in, in front. Nothing on screen is ever closed to make room. An indefinite
-///   toast never covers a timed one: the newest timed toast on screen stays in front of it.
+///   toast never covers a timed one: the newest timed toast on screen stays in front of it. A question (a toast with
+///   a tap or buttons) never waits: when there is no room, it goes in front in a room of its own, which it keeps
+///   until it ends or one of the `maxVisible` rooms frees.
 /// - **Replace by id (M2).** Presenting a live id ends the old presentation with ``ToastOutcome/replaced`` and gives
 ///   the toast the new content with its full duration where it is: on screen it is updated in place and becomes the
 ///   front (no other toast leaves the screen); waiting, it keeps its place in the wait.
@@ -114,6 +116,9 @@ public struct ToastStack: Sendable {
         public var isRunning: Bool
         /// Whether it is on the presenter.
         public var isOnPresenter: Bool
+        /// Whether it has a room of its own beyond ``Configuration/maxVisible``: a question that came when every room
+        /// was taken.
+        public var hasRoomOfItsOwn = false
     }
 
     enum Content: Sendable {
@@ -152,6 +157,15 @@ public struct ToastStack: Sendable {
         /// The sound of the content the presenter was last handed (shown or updated), once it was: a toast that comes
         /// back with the same sound does not play it again.
         var handedSound: ToastSound?? = nil
+        /// Whether it is on screen in a room of its own beyond ``Configuration/maxVisible``: a question that came when
+        /// there was none (``ToastStack/questionRooms``).
+        var hasExtraRoom = false
+
+        /// Whether it asks something of the person (a tap or buttons): it never waits for a room.
+        var isQuestion: Bool {
+            if case .toast(let message) = content { return !message.actions.isEmpty }
+            return false
+        }
 
         var isToast: Bool {
             if case .toast = content { return true }
@@ -167,7 +181,7 @@ public struct ToastStack: Sendable {
         func state(at now: Duration) -> EntryState {
             EntryState(
                 id: id, isConfirmation: !isToast, remaining: remaining(at: now), isRunning: runningSince != nil,
-                isOnPresenter: presenter == .shown)
+                isOnPresenter: presenter == .shown, hasRoomOfItsOwn: hasExtraRoom)
         }
 
         func remaining(at now: Duration) -> Duration? {
@@ -201,6 +215,8 @@ public struct ToastStack: Sendable {
     private var lastVisibleCount = 0
     /// Entries removed since the last reconcile: each lets one waiting entry slide into the visible part.
     private var removedSinceReconcile = 0
+    /// Entries on screen in a room of their own (``Entry/hasExtraRoom``): the visible part is ``capacity`` long.
+    private var questionRooms = 0
     /// Entries put in front since the last reconcile (new toasts while there was room, updated ones, ones taking a
     /// freed room): each may be new to the presenter, and each pushes a running timer one place back.
     private var movedToFrontSinceReconcile = 0
@@ -267,7 +283,7 @@ public struct ToastStack: Sendable {
     /// Whether toast `id` is on the presenter. Only the visible part is looked at (the presenter never holds more than
     /// ``Configuration/maxVisible`` entries): a toast waiting behind a long queue costs no scan of it.
     public func isOnPresenter(_ id: String) -> Bool {
-        entries.prefix(configuration.maxVisible).contains { $0.id == id && $0.isToast && $0.presenter == .shown }
+        entries.prefix(capacity).contains { $0.id == id && $0.isToast && $0.presenter == .shown }
     }
 
     /// Whether timers are paused by the app or the presenter.
@@ -311,8 +327,14 @@ public struct ToastStack: Sendable {
             entry.isPrompting = false
             entry.toldSentAnyway = false
             if entry.presenter == .gone { entry.presenter = .off }
-            if index < configuration.maxVisible {
+            if index < capacity {
                 // On screen (or about to be): updated where it is, and the front; the visible set stays the same.
+                entries.insert(entry, at: 0)
+                movedToFrontSinceReconcile += 1
+            } else if entry.isQuestion {
+                // Waiting, and now a question: it never waits for a room (M4), so it takes one of its own, in front.
+                entry.hasExtraRoom = true
+                questionRooms += 1
                 entries.insert(entry, at: 0)
                 movedToFrontSinceReconcile += 1
             } else {
@@ -331,13 +353,7 @@ public struct ToastStack: Sendable {
             if doNotDisturb.isOn, message.doNotDisturb != .show {
                 holdOrDrop(entry, policy: message.doNotDisturb, into: &out)
             } else {
-                if entries.count < configuration.maxVisible {
-                    // Room on screen: it is the newest there, so the front (the former front is covered).
-                    entries.insert(entry, at: 0)
-                    movedToFrontSinceReconcile += 1
-                } else {
-                    entries.append(entry)
-                }
+                place(entry)
                 entryIDs.insert(message.id)
                 out.append(.event(.presented(id: message.id)))
                 trimOverflow(into: &out)
@@ -347,11 +363,31 @@ public struct ToastStack: Sendable {
         return out
     }
 
-    /// Ends the oldest entries beyond the visible part when the overflow policy says so.
+    /// Puts a new toast in the order (M4): in front while there is room on screen (the former front is covered); a
+    /// question in front in a room of its own when there is none; otherwise at the back of the wait.
+    private mutating func place(_ entry: Entry) {
+        var entry = entry
+        entry.hasExtraRoom = false
+        if entries.count >= capacity {
+            guard entry.isQuestion else {
+                entries.append(entry)
+                return
+            }
+            entry.hasExtraRoom = true
+            questionRooms += 1
+        }
+        entries.insert(entry, at: 0)
+        movedToFrontSinceReconcile += 1
+    }
+
+    /// Ends the oldest entries beyond the visible part when the overflow policy says so (never one in a room of its
+    /// own).
     private mutating func trimOverflow(into out: inout [Output]) {
         guard configuration.overflow == .replaceOldest else { return }
-        while entries.count > configuration.maxVisible {
-            let oldest = entries.dropLast().indices.min { entries[$0].serial < entries[$1].serial }!
+        while entries.count > capacity {
+            let oldest = entries.dropLast().indices.filter { !entries[$0].hasExtraRoom }.min {
+                entries[$0].serial < entries[$1].serial
+            }!
             end(at: oldest, outcome: .replaced, closeReason: .replaced, into: &out)
         }
     }
@@ -375,7 +411,7 @@ public struct ToastStack: Sendable {
 
     /// The presenter's Do Not Disturb state changed (or was reported for the first time). Coming on, toasts not on
     /// the presenter (waiting behind the visible part, or not shown yet before the first report) are held or dropped
-    /// by their policy; going off, the held toasts join the back in arrival order.
+    /// by their policy; going off, the held toasts are put in the order in arrival order, as new ones are.
     private mutating func doNotDisturbChanged(to state: ToastDoNotDisturb, into out: inout [Output]) {
         let wasOn = doNotDisturb.isOn
         doNotDisturb = state
@@ -392,7 +428,12 @@ public struct ToastStack: Sendable {
                     staying.append(entry)
                     continue
                 }
-                takeBack(entry, policy: message.doNotDisturb, into: &out)
+                var taken = entry
+                if taken.hasExtraRoom {
+                    taken.hasExtraRoom = false
+                    questionRooms -= 1
+                }
+                takeBack(taken, policy: message.doNotDisturb, into: &out)
             }
             entries = staying
         } else if !state.isOn {
@@ -438,10 +479,10 @@ public struct ToastStack: Sendable {
         }
     }
 
-    /// Puts the held toasts at the back of the order, in arrival order.
+    /// Puts the held toasts in the order, in arrival order, as new ones are put (``place(_:)``).
     private mutating func releaseHeld(into out: inout [Output]) {
         guard !held.isEmpty else { return }
-        entries.append(contentsOf: held)
+        for entry in held { place(entry) }
         held.removeAll()
         trimOverflow(into: &out)
     }
@@ -470,6 +511,7 @@ public struct ToastStack: Sendable {
         entries.removeAll()
         held.removeAll()
         entryIDs.removeAll()
+        questionRooms = 0
         removedSinceReconcile += all.count
         for entry in all { finish(entry, outcome: .closedByApp, closeReason: .closedByApp, into: &out) }
         return out
@@ -738,7 +780,7 @@ public struct ToastStack: Sendable {
         guard isPresenterAttached else { return }
         // Taken off here and shown again by the reconcile that follows, after the timers are settled, so each
         // snapshot says whether its timer runs.
-        for index in entries.indices.prefix(configuration.maxVisible)
+        for index in entries.indices.prefix(capacity)
         where entries[index].presenter == .shown || entries[index].presenter == .failed {
             entries[index].presenter = .off
         }
@@ -774,12 +816,22 @@ public struct ToastStack: Sendable {
         finish(entry, outcome: outcome, closeReason: closeReason, into: &out)
     }
 
-    /// Takes the entry at `index` out of the order. When it was among the visible ones and a toast waits, the oldest
-    /// waiting entry takes the room, in front: it is the newest on screen (M4).
+    /// Takes the entry at `index` out of the order. A room of its own goes with it. A room it frees on screen goes to a
+    /// question in a room of its own, if one is on screen (fewer toasts beyond `maxVisible`), else to the oldest
+    /// waiting entry, in front: it is the newest on screen (M4).
     private mutating func removeEntry(at index: Int) -> Entry {
-        let entry = entries.remove(at: index)
-        let room = configuration.maxVisible - 1
-        if index <= room, entries.count > room, room > 0 {
+        let room = capacity - 1
+        var entry = entries.remove(at: index)
+        if entry.hasExtraRoom {
+            entry.hasExtraRoom = false
+            questionRooms -= 1
+            return entry
+        }
+        guard index <= room else { return entry }
+        if questionRooms > 0, let extra = entries.indices.prefix(room).first(where: { entries[$0].hasExtraRoom }) {
+            entries[extra].hasExtraRoom = false
+            questionRooms -= 1
+        } else if entries.count > room, room > 0 {
             entries.insert(entries.remove(at: room), at: 0)
             movedToFrontSinceReconcile += 1
         }
@@ -825,6 +877,7 @@ public struct ToastStack: Sendable {
     /// scans are bounded by that, which keeps an operation cheap with thousands of toasts waiting. Debug builds check
     /// that invariant with a full scan (``checkInvariants()``).
     private mutating func reconcile(now: Duration, into out: inout [Output]) {
+        settleRooms()
         keepATimedToastInFront()
         let visibleCount = self.visibleCount
         let mayBeShown = min(entries.count, max(lastVisibleCount, visibleCount) + 1)
@@ -909,12 +962,24 @@ public struct ToastStack: Sendable {
         #endif
     }
 
+    /// A question keeps a room of its own only while every room of the `maxVisible` is taken: once one is free (the
+    /// order got shorter than the visible part), it has that one. Only looked at while there are such rooms.
+    private mutating func settleRooms() {
+        while questionRooms > 0, entries.count < capacity {
+            guard let extra = entries.indices.prefix(capacity).first(where: { entries[$0].hasExtraRoom }) else {
+                preconditionFailure("\(questionRooms) rooms of their own, none in the visible part")
+            }
+            entries[extra].hasExtraRoom = false
+            questionRooms -= 1
+        }
+    }
+
     /// An indefinite toast never covers a timed one (decision 0010): in front, it would stop the covered toast's time
     /// for good. When the front is indefinite, the newest timed entry of the visible part takes the front. Only then
     /// is the visible part scanned, so a stack of timed toasts pays nothing.
     private mutating func keepATimedToastInFront() {
         guard entries.first?.remaining == nil, entries.count > 1 else { return }
-        let visible = entries.indices.prefix(configuration.maxVisible).dropFirst()
+        let visible = entries.indices.prefix(capacity).dropFirst()
         guard let timed = visible.first(where: { entries[$0].remaining != nil }) else { return }
         entries.insert(entries.remove(at: timed), at: 0)
         movedToFrontSinceReconcile += 1
@@ -923,8 +988,12 @@ public struct ToastStack: Sendable {
     /// How many entries the presenter is to show: none without a presenter, or before its first Do Not Disturb
     /// report when it makes them.
     private var visibleCount: Int {
-        isPresenterAttached && !isAwaitingDoNotDisturb ? min(configuration.maxVisible, entries.count) : 0
+        isPresenterAttached && !isAwaitingDoNotDisturb ? min(capacity, entries.count) : 0
     }
+
+    /// How long the visible part of the order is: ``Configuration/maxVisible``, and a room for each question that
+    /// came when there was none.
+    private var capacity: Int { configuration.maxVisible + questionRooms }
 
     /// Whether the presenter should let the entry at `index` run out on its own: it is the visible front entry,
     /// on the presenter, timed, and nothing paused the center.
@@ -945,8 +1014,14 @@ public struct ToastStack: Sendable {
                 entryIDs.count == entries.count + held.count,
                 "entryIDs has \(entryIDs.count) ids, entries \(entries.count), held \(held.count)")
             precondition(held.isEmpty || doNotDisturb.isOn, "\(held.count) toasts held while Do Not Disturb is off")
+            let extraRooms = entries.indices.filter { entries[$0].hasExtraRoom }
+            precondition(
+                extraRooms.count == questionRooms, "\(extraRooms.count) rooms of their own, \(questionRooms) counted")
+            precondition(
+                extraRooms.allSatisfy { $0 < capacity }, "a room of its own beyond the visible part: \(extraRooms)")
             for entry in held {
                 precondition(entryIDs.contains(entry.id), "held toast \(entry.id) is missing from entryIDs")
+                precondition(!entry.hasExtraRoom, "held toast \(entry.id) keeps a room of its own")
                 precondition(
                     entry.presenter == .off && entry.runningSince == nil && entry.isToast,
                     "held toast \(entry.id) is \(entry.presenter), running: \(entry.runningSince != nil)")
