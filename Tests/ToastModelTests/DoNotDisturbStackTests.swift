@@ -169,6 +169,44 @@ struct DoNotDisturbStackTests {
         #expect(Self.summary(out) == ["show A 4.0 seconds", "event shown(id: \"A\")"])
     }
 
+    @Test("detached with toasts on screen and several held: every toast on screen is closed, and shown again later")
+    func detachWithSeveralHeld() {
+        for questions in [false, true] {
+            var stack = ToastStack()
+            _ = stack.attachPresenter(now: .zero)
+            let tap = questions ? ToastAction(title: "Abrir") : nil
+            for id in questions ? ["A", "B", "C"] : ["A"] {
+                _ = stack.present(ToastMessage(id: id, title: id), now: .zero)
+            }
+            _ = stack.handle(.doNotDisturbChanged(Self.on), now: .zero)
+            for id in ["H1", "H2"] { _ = stack.present(ToastMessage(id: id, title: id, tapAction: tap), now: .zero) }
+            #expect(stack.heldToastIDs == ["H1", "H2"])
+            let detached = stack.detachPresenter(now: .zero)
+            let closed = detached.compactMap { if case .close(let id, _) = $0 { id } else { nil } }
+            #expect(Set(closed) == Set(questions ? ["A", "B", "C"] : ["A"]), "questions \(questions): \(closed)")
+            #expect(stack.idsOnPresenter.isEmpty)
+            let shown = stack.attachPresenter(now: .seconds(1)).compactMap {
+                if case .show(let toast) = $0 { toast.id } else { nil }
+            }
+            #expect(Set(shown) == Set(stack.liveToastIDs), "everything is shown again: \(shown)")
+        }
+    }
+
+    @Test("a room freed when Do Not Disturb takes a toast back goes to a question in a room of its own")
+    func takeBackFreesARoomForTheQuestion() {
+        var stack = ToastStack(configuration: .init(maxVisible: 1))
+        _ = stack.attachPresenter(now: .zero, awaitingDoNotDisturb: true)
+        _ = stack.present(ToastMessage(id: "A", title: "A"), now: .zero)
+        _ = stack.present(
+            ToastMessage(id: "Q", title: "Q", tapAction: ToastAction(title: "Abrir"), doNotDisturb: .show), now: .zero)
+        _ = stack.present(ToastMessage(id: "N", title: "N", doNotDisturb: .show), now: .zero)
+        #expect(stack.entryStates(now: .zero).map(\.hasRoomOfItsOwn) == [true, false, false])
+        _ = stack.handle(.doNotDisturbChanged(Self.on), now: .zero)
+        #expect(stack.heldToastIDs == ["A"])
+        #expect(stack.idsOnPresenter == ["Q"], "one room: the question has A's, N waits")
+        #expect(stack.entryStates(now: .zero).map(\.hasRoomOfItsOwn) == [false, false, false], "Q, N, then held A")
+    }
+
     @Test("dismissAll ends held toasts too, and a dropped toast never counts as live")
     func dismissAllHeld() {
         var stack = ToastStack()

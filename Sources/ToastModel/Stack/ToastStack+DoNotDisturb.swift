@@ -31,7 +31,9 @@ extension ToastStack {
             // One pass (a long queue is not shifted once per toast taken out).
             var staying: [Entry] = []
             staying.reserveCapacity(entries.count)
-            for entry in entries {
+            let visibleRooms = capacity
+            var freedRooms = 0
+            for (position, entry) in entries.enumerated() {
                 guard entry.presenter == .off, entry.pendingAction == nil, case .toast(let message) = entry.content,
                     message.doNotDisturb != .show
                 else {
@@ -42,10 +44,18 @@ extension ToastStack {
                 if taken.hasExtraRoom {
                     taken.hasExtraRoom = false
                     questionRooms -= 1
+                } else if position < visibleRooms {
+                    freedRooms += 1
                 }
                 takeBack(taken, policy: message.doNotDisturb, into: &out)
             }
             entries = staying
+            // A room freed in the visible part goes to a question in a room of its own first, as in removeEntry(at:).
+            for index in entries.indices.prefix(capacity) where freedRooms > 0 && entries[index].hasExtraRoom {
+                entries[index].hasExtraRoom = false
+                questionRooms -= 1
+                freedRooms -= 1
+            }
         } else if !state.isOn {
             releaseHeld(into: &out)
         }

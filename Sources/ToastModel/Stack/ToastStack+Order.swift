@@ -73,10 +73,10 @@ extension ToastStack {
         out.append(.event(.replyCancelled(id: entry.id, actionID: actionID)))
     }
 
-    /// Brings presenter and timers in line with the order: entries beyond the visible part are closed first
-    /// (so the presenter never holds more than `maxVisible`), then only the front timer may run, then the
-    /// presenter hears what changed: the pending update, the new visible entries, and timers that started or
-    /// stopped on entries it already shows. Timers are settled before any snapshot is taken, so every snapshot
+    /// Brings presenter and timers in line with the order: entries beyond the visible part (`maxVisible` and the
+    /// questions' rooms of their own) are closed first, so the presenter never holds more, then only the front timer
+    /// may run, then the presenter hears what changed: the pending update, the new visible entries, and timers that
+    /// started or stopped on entries it already shows. Timers are settled before any snapshot is taken, so every snapshot
     /// says whether its timer runs, and a toast shown or updated needs no separate timer call.
     ///
     /// What the presenter is told about a timer differs from the center's own clock in one case: an action in
@@ -85,17 +85,19 @@ extension ToastStack {
     /// a re-send then would put it back on screen for a moment.
     ///
     /// Every operation changes the order by moves to the front (counted), one append and removals, and reconciles
-    /// right after. A move to the front never takes an entry from beyond the visible part past one that is on the
-    /// presenter, except for the oldest waiting one taking a room a removal freed; so only the entries up to one past
-    /// the previously visible part can be on the presenter, entries that are new to the visible part are among the
-    /// moved ones at the front or at its end, and only the first two plus one per move can have a running timer. The
+    /// right after. Each move pushes what was on the presenter at most one place back (held toasts put back in the
+    /// order while the presenter is detached may be several), so only the entries up to one plus one per move past
+    /// the previously visible part can be on the presenter; entries that are new to the visible part are among the
+    /// moved ones at the front or at its end; and only the first two plus one per move can have a running timer. The
     /// scans are bounded by that, which keeps an operation cheap with thousands of toasts waiting. Debug builds check
     /// that invariant with a full scan (``checkInvariants()``).
     mutating func reconcile(now: Duration, into out: inout [Output]) {
         settleRooms()
         keepATimedToastInFront()
         let visibleCount = self.visibleCount
-        let mayBeShown = min(entries.count, max(lastVisibleCount, visibleCount) + 1)
+        // Each move to the front since the last reconcile pushed what was on the presenter one place back.
+        let mayBeShown = min(
+            entries.count, max(lastVisibleCount, visibleCount) + 1 + movedToFrontSinceReconcile)
         for index in visibleCount..<max(visibleCount, mayBeShown) {
             if entries[index].presenter == .shown {
                 out.append(.close(id: entries[index].id, reason: isPresenterAttached ? .covered : .detached))
@@ -107,7 +109,8 @@ extension ToastStack {
         let firstNew =
             reshowVisible ? 1 : max(0, min(lastVisibleCount, entries.count) - removedSinceReconcile - 1)
         let moved = min(visibleCount, movedToFrontSinceReconcile + 1)
-        let candidates = Array(0..<max(1, moved)) + Array(max(moved, firstNew, 1)..<max(1, visibleCount))
+        let tail = max(moved, firstNew, 1)
+        let candidates = Array(0..<max(1, moved)) + Array(tail..<max(tail, visibleCount))
         let timed = min(entries.count, 2 + movedToFrontSinceReconcile)
         lastVisibleCount = visibleCount
         removedSinceReconcile = 0

@@ -6,7 +6,8 @@ extension ToastStack {
     public struct Configuration: Sendable, Hashable {
         /// The duration of `.automatic` toasts.
         public var defaultDuration: ToastDuration
-        /// How many toasts are handed to the presenter at most (at least 1).
+        /// How many toasts are handed to the presenter at most (at least 1), besides questions in rooms of their own
+        /// (a question never waits for a room).
         public var maxVisible: Int
         /// What happens to toasts beyond ``maxVisible``.
         public var overflow: ToastOverflowPolicy

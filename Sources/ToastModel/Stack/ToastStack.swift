@@ -12,7 +12,8 @@
 /// - **Order (M4).** Entries are front first, and the front is the newest toast on screen: the first
 ///   ``Configuration/maxVisible`` entries are handed to the presenter, the rest wait in arrival order. A new toast
 ///   goes in front while there is room on screen, and joins the back of the wait otherwise; when a toast on screen
-///   ends, the oldest waiting one comes in, in front. Nothing on screen is ever closed to make room. An indefinite
+///   ends, the oldest waiting one comes in, in front. Nothing on screen is closed to make room (but with
+///   ``ToastOverflowPolicy/replaceOldest``, which ends the oldest toast for the new one). An indefinite
 ///   toast never covers a timed one: the newest timed toast on screen stays in front of it. A question (a toast with
 ///   a tap or buttons) never waits: when there is no room, it goes in front in a room of its own, which it keeps
 ///   until it ends or one of the `maxVisible` rooms frees.
@@ -121,7 +122,8 @@ public struct ToastStack: Sendable {
     }
 
     /// Whether toast `id` is on the presenter. Only the visible part is looked at (the presenter never holds more than
-    /// ``Configuration/maxVisible`` entries): a toast waiting behind a long queue costs no scan of it.
+    /// ``Configuration/maxVisible`` entries and the questions in rooms of their own): a toast waiting behind a long
+    /// queue costs no scan of it.
     public func isOnPresenter(_ id: String) -> Bool {
         entries.prefix(capacity).contains { $0.id == id && $0.isToast && $0.presenter == .shown }
     }
@@ -220,8 +222,8 @@ public struct ToastStack: Sendable {
         movedToFrontSinceReconcile += 1
     }
 
-    /// Ends the oldest entries beyond the visible part when the overflow policy says so (never one in a room of its
-    /// own).
+    /// With ``ToastOverflowPolicy/replaceOldest``, ends the oldest toasts (never one in a room of its own) while the order
+    /// is longer than the visible part, so the new one is shown at once.
     mutating func trimOverflow(into out: inout [Output]) {
         guard configuration.overflow == .replaceOldest else { return }
         while entries.count > capacity {
