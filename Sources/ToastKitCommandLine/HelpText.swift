@@ -438,10 +438,11 @@ enum HelpText {
     static let agent = """
         OVERVIEW: The per-user toast agent: one connection to the notification server for every `toastkit
         send` of this user, as org.toastkit.Agent1 on the session bus (docs/agent.md). An application's informing
-        toasts stack, three at most, the newest in front with the only running timer; questions, indefinite toasts and toasts someone waits for are shown at once. `send`
-        starts it on demand (D-Bus activation, or detached); it exits after its idle time with no live toast.
-        Live toasts are saved in $XDG_RUNTIME_DIR/toastkit/agent-<bus id>.json before `send` returns: the next
-        agent on the same bus adopts them with the time they had left. SIGINT, SIGTERM and SIGHUP save and exit.
+        toasts stack, three at most, the newest in front with the only running timer; questions, indefinite
+        toasts and toasts someone waits for are shown at once. `send` starts it on demand (D-Bus activation, or
+        detached); it exits after its idle time with no live toast. Live toasts are saved in
+        $XDG_RUNTIME_DIR/toastkit/agent-<bus id>.json before `send` returns: the next agent on the same bus adopts
+        them with the time they had left. SIGINT, SIGTERM and SIGHUP save and exit.
 
         USAGE: toastkit agent [--idle-timeout SECONDS] [--max-visible N] [--replace] [--if-scheduled]
 

@@ -430,7 +430,6 @@ extension OneAtATime.ConformanceTests {
     /// the newest is in front with the only running time, and the covered ones are closed neither by the server nor by
     /// ToastKit before their turn, so they end newest first, each after its own full 1.5 s.
     func stack(_ desktop: Desktop, _ record: ScenarioRecord) async throws {
-        let start = ContinuousClock.now
         let toasts = [("uno", "Uno"), ("dos", "Dos"), ("tres", "Tres")]
         for (id, title) in toasts {
             desktop.toasts.center.present(ToastMessage(id: id, title: title, duration: 1.5))
@@ -451,7 +450,8 @@ extension OneAtATime.ConformanceTests {
             record.quirk("shows \(visible.count) of three notifications at once; the others are in its list")
         }
         _ = try await desktop.screenshot(named: "\(desktop.server.name)-stack")
-        var previous = start
+        // The front's turn counts from its own `shown` (the presenter's link is not the toast's time).
+        var previous = try await desktop.toasts.events.next("\"tres\" shown") { $0 == .shown(id: "tres") }.at
         for (id, title) in toasts.reversed() {
             let (outcome, endedAt) = try await desktop.toasts.outcome(of: id, within: .seconds(10))
             record.equal(outcome, .expired, "\(id)'s outcome")

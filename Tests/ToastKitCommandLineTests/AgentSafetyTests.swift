@@ -96,9 +96,7 @@ import ToastKitAgent
     @Test func sendsThatRaceTheIdleExitAreAllAnswered() async throws {
         try await withDesktop { desktop, _ in
             let env = desktop.agentEnvironment
-            let config = "\(desktop.directory)/config/toastkit"
-            try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
-            try "idle-timeout = 0.001\n".write(toFile: "\(config)/agent.conf", atomically: true, encoding: .utf8)
+            try desktop.configureAgent("idle-timeout = 0.001\n")
             let results = try await withThrowingTaskGroup(of: [ToolProcess.Result].self) { group in
                 for stream in 0..<4 {
                     group.addTask {

@@ -41,21 +41,12 @@ extension ToastStack {
                     continue
                 }
                 var taken = entry
-                if taken.hasExtraRoom {
-                    taken.hasExtraRoom = false
-                    questionRooms -= 1
-                } else if position < visibleRooms {
-                    freedRooms += 1
-                }
+                if !giveUpRoomOfItsOwn(&taken), position < visibleRooms { freedRooms += 1 }
                 takeBack(taken, policy: message.doNotDisturb, into: &out)
             }
             entries = staying
             // A room freed in the visible part goes to a question in a room of its own first, as in removeEntry(at:).
-            for index in entries.indices.prefix(capacity) where freedRooms > 0 && entries[index].hasExtraRoom {
-                entries[index].hasExtraRoom = false
-                questionRooms -= 1
-                freedRooms -= 1
-            }
+            while freedRooms > 0, giveFreedRoomToAQuestion() { freedRooms -= 1 }
         } else if !state.isOn {
             releaseHeld(into: &out)
         }

@@ -37,20 +37,32 @@ extension ToastStack {
     mutating func removeEntry(at index: Int) -> Entry {
         let room = capacity - 1
         var entry = entries.remove(at: index)
-        if entry.hasExtraRoom {
-            entry.hasExtraRoom = false
-            questionRooms -= 1
-            return entry
-        }
-        guard index <= room else { return entry }
-        if questionRooms > 0, let extra = entries.indices.prefix(room).first(where: { entries[$0].hasExtraRoom }) {
-            entries[extra].hasExtraRoom = false
-            questionRooms -= 1
-        } else if entries.count > room, room > 0 {
+        if giveUpRoomOfItsOwn(&entry) || index > room || giveFreedRoomToAQuestion() { return entry }
+        if entries.count > room, room > 0 {
             entries.insert(entries.remove(at: room), at: 0)
             movedToFrontSinceReconcile += 1
         }
         return entry
+    }
+
+    /// Takes `entry` (out of the order) out of its room of its own, if it has one: the visible part is one shorter.
+    /// Returns whether it had one.
+    mutating func giveUpRoomOfItsOwn(_ entry: inout Entry) -> Bool {
+        guard entry.hasExtraRoom else { return false }
+        entry.hasExtraRoom = false
+        questionRooms -= 1
+        return true
+    }
+
+    /// A room of the `maxVisible` that was freed on screen goes to a question in a room of its own, if one is there
+    /// (the screen gets back to `maxVisible` as soon as it can). Returns whether one took it.
+    mutating func giveFreedRoomToAQuestion() -> Bool {
+        guard questionRooms > 0,
+            let extra = entries.indices.prefix(capacity).first(where: { entries[$0].hasExtraRoom })
+        else { return false }
+        entries[extra].hasExtraRoom = false
+        questionRooms -= 1
+        return true
     }
 
     /// Closes a removed entry on the presenter (when `closeReason` is given and it is shown) and reports its end.
@@ -184,11 +196,9 @@ extension ToastStack {
     /// order got shorter than the visible part), it has that one. Only looked at while there are such rooms.
     mutating func settleRooms() {
         while questionRooms > 0, entries.count < capacity {
-            guard let extra = entries.indices.prefix(capacity).first(where: { entries[$0].hasExtraRoom }) else {
+            guard giveFreedRoomToAQuestion() else {
                 preconditionFailure("\(questionRooms) rooms of their own, none in the visible part")
             }
-            entries[extra].hasExtraRoom = false
-            questionRooms -= 1
         }
     }
 

@@ -174,11 +174,9 @@ public struct ToastStack: Sendable {
                 entries.insert(entry, at: 0)
                 movedToFrontSinceReconcile += 1
             } else if entry.isQuestion {
-                // Waiting, and now a question: it never waits for a room (M4), so it takes one of its own, in front.
-                entry.hasExtraRoom = true
-                questionRooms += 1
-                entries.insert(entry, at: 0)
-                movedToFrontSinceReconcile += 1
+                // Waiting, and now a question: it never waits for a room (M4); every room is taken (it waited), so
+                // it is placed as a new question is, in a room of its own, in front.
+                place(entry)
             } else {
                 // Waiting: new content, same place in the wait; nothing on screen is closed for it.
                 entries.insert(entry, at: index)
@@ -209,7 +207,6 @@ public struct ToastStack: Sendable {
     /// question in front in a room of its own when there is none; otherwise at the back of the wait.
     mutating func place(_ entry: Entry) {
         var entry = entry
-        entry.hasExtraRoom = false
         if entries.count >= capacity {
             guard entry.isQuestion else {
                 entries.append(entry)
