@@ -52,6 +52,36 @@ func configureAgent(_ settings: String, environment: [String: String]) throws {
     try settings.write(toFile: "\(config)/toastkit/agent.conf", atomically: true, encoding: .utf8)
 }
 
+/// How to measure a tool's own peak memory: run it under GNU time (`time`, then ``PeakMemory/arguments``), then read
+/// ``PeakMemory/kibibytes``. Not `wait4`'s `ru_maxrss` of a child this process spawns: Linux carries the high-water
+/// mark of the spawning process's memory over the child's `exec` (a vfork child shares it until then), so that figure
+/// is this test runner's peak (123 MiB in the full suite's runs 36 and 42; 421 MiB in fresh run 34), and it moves
+/// with whatever other tests do meanwhile.
+struct PeakMemory {
+    /// GNU time.
+    let time: String
+    /// Where GNU time writes the peak.
+    let file: String
+
+    /// Fails, saying what to install, without GNU time.
+    init(file: String) throws {
+        time = try Tools.require("time", package: "time")
+        self.file = file
+    }
+
+    /// GNU time's arguments before the command.
+    var arguments: [String] { ["-f", "%M", "-o", file] }
+
+    /// The peak resident memory GNU time wrote, in KiB (its last line: it may say first that the command failed).
+    var kibibytes: Int {
+        get throws {
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            let last = text.split(separator: "\n").last.map(String.init) ?? ""
+            return try #require(Int(last), "GNU time wrote \(text)")
+        }
+    }
+}
+
 /// Runs `body` on a bus of its own with a fake notification server on it (`options`), and stops both.
 func withFakeServer(
     _ options: FakeNotificationServer.Options = .init(),

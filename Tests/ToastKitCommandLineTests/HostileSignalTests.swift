@@ -20,16 +20,12 @@ import ToastKitAgent
         let stranger = try await environment.bus.connect()
         defer { stranger.close() }
 
-        // The tool's own peak, as GNU time reads it from a child it forks. Not `wait4`'s `ru_maxrss` of a child this
-        // process spawns: Linux carries the high-water mark of the spawning process's memory over the child's
-        // `exec` (a vfork child shares it until then), so that figure was this test runner's peak (123 MiB in the
-        // full suite's runs 36 and 42), not the tool's.
-        let time = try Tools.require("time", package: "time")
-        let peakFile = "\(environment.directory)/peak-kib"
+        // The tool's own peak, as GNU time reads it from a child it forks (``PeakMemory``).
+        let peakMemory = try PeakMemory(file: "\(environment.directory)/peak-kib")
         let process = try ToolProcess.start(
-            (["-f", "%M", "-o", peakFile, ToolProcess.binary]
+            (peakMemory.arguments + [ToolProcess.binary]
                 + ["send", "--wait", "--json", "-d", "indefinite", "Esperando"]).map { Array($0.utf8) },
-            environment: environment.environment, executable: time)
+            environment: environment.environment, executable: peakMemory.time)
         let notification = try await server.nextNotification()
         _ = await process.nextLine()  // presented: its subscription is in place
         let tool = try BusName(validating: notification.sender)
@@ -55,10 +51,7 @@ import ToastKitAgent
         #expect(!result.output.contains("\"action\""), "the forged action changed nothing: \(result.output)")
         // The three messages alone are 72 MiB on the wire; libdbus holds one at a time while reading it. Decoding
         // them would have cost several times that (one Swift value per string: over 1 GiB before the fix).
-        // The last line (GNU time says first that the command exited with 2).
-        let text = try String(contentsOfFile: peakFile, encoding: .utf8)
-        let last = text.split(separator: "\n").last.map(String.init) ?? ""
-        let peak = try #require(Int(last), "GNU time wrote \(text)") / 1024
+        let peak = try peakMemory.kibibytes / 1024
         #expect(peak < 120, "peak RSS \(peak) MiB for three 24 MiB signals from a stranger")
     }
 }

@@ -110,21 +110,20 @@ import ToastKitAgent
     @Test func aChattyCommandsOutputGoesToTheLogNotIntoMemory() async throws {
         try await withFakeServer { environment, _ in
             let runs = "\(environment.directory)/state/toastkit/runs"
-            /// run's peak resident memory (KiB) and the size of its log, for `size` bytes of output.
+            /// run's peak resident memory (KiB, its own: ``PeakMemory``) and the size of its log, for `size` bytes of
+            /// output.
             func run(writing size: Int) async throws -> (peak: Int, logged: Int) {
                 let before = Set((try? FileManager.default.contentsOfDirectory(atPath: runs)) ?? [])
                 let script = "head -c \(size) /dev/zero | tr '\\0' x; echo; echo last line"
+                let peakMemory = try PeakMemory(file: "\(environment.directory)/peak-\(size)")
                 // Output and errors to /dev/null (ChildProcess's default), as a cron job's `> /dev/null 2>&1`.
                 let child = try ChildProcess.spawn(
-                    ToolProcess.binary, ["run", "--min-seconds", "100000", "--", "sh", "-c", script],
+                    peakMemory.time,
+                    peakMemory.arguments + [ToolProcess.binary]
+                        + ["run", "--min-seconds", "100000", "--", "sh", "-c", script],
                     environment: environment.agentEnvironment)
-                let (status, peak) = try await onOwnThread { () -> (Int32, Int) in
-                    var status: Int32 = 0
-                    var usage = rusage()
-                    while wait4(child.pid, &status, 0, &usage) < 0 && errno == EINTR {}
-                    return (status, usage.ru_maxrss)
-                }
-                #expect(status == 0)
+                #expect(try await onOwnThread { child.wait() } == 0)
+                let peak = try peakMemory.kibibytes
                 let logs = try FileManager.default.contentsOfDirectory(atPath: runs).filter { !before.contains($0) }
                 try #require(logs.count == 1)
                 var info = stat()
