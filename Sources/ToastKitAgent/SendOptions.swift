@@ -5,7 +5,7 @@ package import ToastKit
 // `SavedRequest`).
 
 /// Where the message comes from.
-package enum MessageSource: Sendable, Equatable, Codable {
+package enum MessageSource: Sendable, Equatable {
     /// The argument itself.
     case text(String)
     /// Standard input (`-`).
@@ -13,7 +13,7 @@ package enum MessageSource: Sendable, Equatable, Codable {
 }
 
 /// How long the toast stays, as given on the command line.
-package enum DurationOption: Sendable, Equatable, Codable {
+package enum DurationOption: Sendable, Equatable {
     /// `-d SECONDS|auto|indefinite`.
     case duration(ToastDuration)
     /// `-t MS` (notify-send's milliseconds; -1 the server's default, 0 never).
@@ -41,7 +41,7 @@ package enum DurationOption: Sendable, Equatable, Codable {
 /// called by that tool's name (a link named `notify-send` or `dunstify`, or `toastkit notify-send …`). The dialect
 /// decides the parsing, the default app name, what is printed and the exit codes; what the server receives is
 /// built the same way for all three (``ToastOptions``).
-package enum CommandDialect: String, Sendable, Equatable, Codable, CaseIterable {
+package enum CommandDialect: String, Sendable, Equatable, CaseIterable {
     /// `toastkit send`: notify-send's command line plus toastkit's options, toastkit's exit codes.
     case toastkit
     /// libnotify's `notify-send` (0.7 and 0.8): exit 0 for every ending, 1 for every failure.
@@ -60,7 +60,7 @@ package enum CommandDialect: String, Sendable, Equatable, Codable, CaseIterable 
 }
 
 /// One action from `-A`/`--tap`.
-package struct ActionOption: Sendable, Equatable, Codable {
+package struct ActionOption: Sendable, Equatable {
     /// The id printed when it is invoked.
     package var id: String
     /// The label; `nil` uses the built-in label (`later`, `dismiss`, or "Open" for `--tap`).
@@ -80,7 +80,7 @@ package struct ActionOption: Sendable, Equatable, Codable {
 }
 
 /// The icon, as given: a theme name or a file.
-package enum IconOption: Sendable, Equatable, Codable {
+package enum IconOption: Sendable, Equatable {
     /// A theme icon name (SF Symbol names are mapped).
     case name(String)
     /// A file path, as given (checked and made absolute when the command runs).
@@ -166,7 +166,7 @@ package struct SendOptions: Sendable, Equatable {
 }
 
 /// One `-h TYPE:NAME:VALUE`.
-package struct Hint: Sendable, Equatable, Codable {
+package struct Hint: Sendable, Equatable {
     package var name: String
     package var value: ToastHintValue
 

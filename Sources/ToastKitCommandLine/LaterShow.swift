@@ -123,7 +123,7 @@ struct LaterShow {
                     if case .failed = outcome, code == .success { code = ended }
                 }
                 if waiting.isEmpty {
-                    _ = await Waiter.wait(until: ContinuousClock.now + Waiter.closeGrace) { await presenter.flush() }
+                    _ = await FirstOf.value(orAfter: Waiter.closeGrace) { await presenter.flush() }
                     return code
                 }
             default:
@@ -142,6 +142,6 @@ struct LaterShow {
         }
         if case .failure(let problem) = restored { Output.error("warning: \(problem)") }
         for record in kept { center.dismiss(id: record.id) }
-        _ = await Waiter.wait(until: ContinuousClock.now + Waiter.closeGrace) { await presenter.flush() }
+        _ = await FirstOf.value(orAfter: Waiter.closeGrace) { await presenter.flush() }
     }
 }

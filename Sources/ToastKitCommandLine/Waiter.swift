@@ -3,116 +3,6 @@ import Synchronization
 import ToastKit
 import ToastKitAgent
 
-/// The tool's own limits for a waited toast, as a plain state machine over "now" (time since the wait began):
-/// when the wait must end whatever the server does.
-///
-/// - **The duration holds.** A toast with a duration ends at most ``slack`` after its time has run, even when the
-///   server is gone, hung, or slower than the duration (the center stops a toast's clock while no server shows
-///   it; this clock does not). It stops only while the screen is locked (the center's pause), while the center
-///   holds the toast for Do Not Disturb, and once an action is invoked (the action decides the outcome).
-/// - **A server that leaves** is waited for at most ``serverAbsence``: the toast comes back on a new server (the
-///   center shows it again), or the wait ends with exit 69.
-struct WaitLimits: Sendable, Equatable {
-    /// How long the tool waits for a new notification server after the current one left the bus.
-    static let serverAbsence: Duration = .seconds(10)
-    /// How much later than the center's own expiry the tool's limit falls, so that with a working server the center
-    /// ends the toast itself.
-    static let slack: Duration = .milliseconds(100)
-
-    /// Why the wait must end now.
-    enum Reason: Sendable, Equatable {
-        /// The toast's time is up.
-        case expired
-        /// The server left and no other came within ``WaitLimits/serverAbsence``.
-        case serverGone
-    }
-
-    /// The toast's time left (while not running), or nil for an indefinite toast or once an action was invoked.
-    private var remaining: Duration?
-    /// When the toast's time started running, or nil while paused.
-    private var runningSince: Duration?
-    /// When the server left, while no server shows the toast.
-    private var serverGoneSince: Duration?
-    /// What stops the toast's time now.
-    private var stops: Set<Stop> = []
-
-    /// What stops a toast's time.
-    enum Stop: Sendable, Hashable {
-        /// The screen is locked.
-        case screenLocked
-        /// The center holds the toast until Do Not Disturb ends.
-        case heldForDoNotDisturb
-    }
-
-    /// Limits for a toast of `duration` (nil: indefinite) whose time starts at `now`.
-    init(duration: Duration?, now: Duration) {
-        remaining = duration.map { $0 + Self.slack }
-        runningSince = now
-    }
-
-    /// The screen was locked: the toast's time stops.
-    mutating func pause(now: Duration) {
-        stop(.screenLocked, now: now)
-    }
-
-    /// The screen was unlocked.
-    mutating func resume(now: Duration) {
-        go(.screenLocked, now: now)
-    }
-
-    /// `stop` begins: the toast's time stops until every stop has ended.
-    mutating func stop(_ stop: Stop, now: Duration) {
-        stops.insert(stop)
-        guard let since = runningSince else { return }
-        if let remaining { self.remaining = max(.zero, remaining - (now - since)) }
-        runningSince = nil
-    }
-
-    /// `stop` ended: the toast's time runs again unless something else stops it.
-    mutating func go(_ stop: Stop, now: Duration) {
-        stops.remove(stop)
-        if stops.isEmpty, runningSince == nil { runningSince = now }
-    }
-
-    /// The server left the bus (or failed in a way a new server can fix).
-    mutating func serverLeft(now: Duration) {
-        if serverGoneSince == nil { serverGoneSince = now }
-    }
-
-    /// A server appeared and was asked to show the toast again.
-    mutating func serverReturned() {
-        serverGoneSince = nil
-    }
-
-    /// A reply prompt opened (`--reply` on a server without a reply field): the toast's time runs on, with at least
-    /// ``ToastReplyPrompt/allowance`` left, as the center's does; when it is up, the center closes the prompt.
-    mutating func replyAsked(now: Duration) {
-        guard let remaining else { return }
-        let left = runningSince.map { max(.zero, remaining - (now - $0)) } ?? remaining
-        self.remaining = max(left, ToastReplyPrompt.allowance + Self.slack)
-        if runningSince != nil { runningSince = now }
-    }
-
-    /// An action was invoked: its outcome is fixed, the toast's time no longer matters.
-    mutating func actionInvoked() {
-        remaining = nil
-    }
-
-    /// The next moment the wait must end, and why; nil when nothing limits it.
-    var next: (at: Duration, reason: Reason)? {
-        var candidates: [(at: Duration, reason: Reason)] = []
-        if let remaining, let runningSince { candidates.append((runningSince + remaining, .expired)) }
-        if let serverGoneSince { candidates.append((serverGoneSince + Self.serverAbsence, .serverGone)) }
-        return candidates.min { $0.at < $1.at }
-    }
-
-    /// Why the wait must end at `now`, if it must.
-    func due(at now: Duration) -> Reason? {
-        guard let next, next.at <= now else { return nil }
-        return next.reason
-    }
-}
-
 /// Stays with a sent toast until it ends (`--wait`), printing the invoked action and turning the outcome into the
 /// exit code. Every wait has an end: the toast's own duration (``WaitLimits``), ``WaitLimits/serverAbsence`` after
 /// the server left, or a signal — SIGINT or SIGTERM close the toast on the server (waiting at most ``closeGrace``
@@ -187,23 +77,7 @@ struct Waiter {
             acceptance?.cancel()
         }
 
-        var limits = WaitLimits(duration: duration, now: now())
-        var armed: (limits: WaitLimits, serial: UInt64)?
-        var serial: UInt64 = 0
-        /// Starts a timer for the limits' next deadline, if it changed.
-        func arm() {
-            guard armed?.limits != limits || armed == nil else { return }
-            timer?.cancel()
-            serial &+= 1
-            armed = (limits, serial)
-            guard let next = limits.next else { return }
-            let fire = serial
-            timer = Task {
-                guard (try? await clock.sleep(until: origin + next.at)) != nil else { return }
-                continuation.yield(.timer(fire))
-            }
-        }
-        arm()
+        var machine = WaitMachine(duration: duration, now: now())
 
         var serviceID: ServiceID?
         func accepted(_ id: ServiceID) {
@@ -216,9 +90,9 @@ struct Waiter {
         func settle() async -> Result<ServiceID, PresentationError>? {
             let deadline = clock.now + Self.closeGrace
             let presenter = self.presenter
-            await Self.wait(until: deadline) { await presenter.flush() }
+            await FirstOf.value(until: deadline) { await presenter.flush() }
             guard let acceptance else { return nil }
-            let first = await Self.wait(until: deadline) { await acceptance.value }
+            let first = await FirstOf.value(until: deadline) { await acceptance.value }
             if case .success(let id)? = first { accepted(id) }
             return first
         }
@@ -231,6 +105,33 @@ struct Waiter {
             Output.json(object)
         }
         func ending(_ code: ExitCode) -> Ending { Ending(code: code, serviceID: serviceID) }
+        /// Carries out what the machine decided; the exit code when the wait is over.
+        func perform(_ actions: [WaitMachine.Action]) async -> ExitCode? {
+            for action in actions {
+                switch action {
+                case .arm(let at, let armed):
+                    timer?.cancel()
+                    guard let at else { continue }
+                    timer = Task {
+                        guard (try? await clock.sleep(until: origin + at)) != nil else { return }
+                        continuation.yield(.timer(armed))
+                    }
+                case .close:
+                    center.dismiss(id: id)
+                    _ = await settle()
+                case .replyCancelled(let action):
+                    emit("reply_cancelled", ["action": .string(action)])
+                case .end(let end):
+                    return end.report(emit: emit)
+                }
+            }
+            return nil
+        }
+        /// Gives `event` to the machine and carries out its answer.
+        func handle(_ event: WaitMachine.Event) async -> ExitCode? {
+            await perform(machine.handle(event, now: now()))
+        }
+        _ = await perform(machine.start())
 
         // A Later store problem that left the toast unsaved (the center keeps it in memory only, which ends with
         // this process): "deferred" would then be a lie.
@@ -250,56 +151,36 @@ struct Waiter {
                 Output.error(failure.message)
                 return ending(failure.code)
             case .signal(let signal):
-                center.dismiss(id: id)
-                _ = await settle()
-                emit("closed", ["reason": .string("interrupted"), "signal": .string(SignalWatcher.name(of: signal))])
-                return ending(signal == SIGINT ? .interrupted : .terminated)
+                if let code = await handle(.signal(signal)) { return ending(code) }
             case .timer(let fired):
-                guard fired == serial, let reason = limits.due(at: now()) else { continue }
-                center.dismiss(id: id)
-                _ = await settle()
-                switch reason {
-                case .expired:
-                    emit("closed", ["reason": .string("expired")])
-                    return ending(.expired)
-                case .serverGone:
-                    let message =
-                        "the notification server left the bus and no other server started within "
-                        + "\(WaitLimits.serverAbsence.components.seconds) s"
-                    emit("failed", ["reason": .string(message)])
-                    Output.error(message)
-                    return ending(.unavailable)
-                }
+                if let code = await handle(.timerFired(serial: fired)) { return ending(code) }
             case .report(let report):
+                let event: WaitMachine.Event
                 switch report {
-                case .failed(_, _, recoverable: true): limits.serverLeft(now: now())
-                case .reshowRequested: limits.serverReturned()
-                case .pauseRequested: limits.pause(now: now())
-                case .resumeRequested: limits.resume(now: now())
-                default: break
+                case .failed(_, _, recoverable: true): event = .serverLeft
+                case .reshowRequested: event = .serverBack
+                case .pauseRequested: event = .screenLocked
+                case .resumeRequested: event = .screenUnlocked
+                default: continue
                 }
-                arm()
-            case .event(.replyAsked(let toast, _)) where toast == id:
-                limits.replyAsked(now: now())
-                arm()
+                _ = await handle(event)
+            case .event(.replyAsked(let toast, let actionID)) where toast == id:
+                _ = await handle(.replyAsked(action: actionID))
             case .event(.replyCancelled(let toast, let actionID)) where toast == id:
-                emit("reply_cancelled", ["action": .string(actionID)])
+                _ = await handle(.replyCancelled(action: actionID))
             case .event(.replied(let toast, _, let text)) where toast == id:
                 reply = text
             case .event(.actionInvoked(let toast, let actionID, let token)) where toast == id:
-                limits.actionInvoked()
-                arm()
+                _ = await handle(.actionInvoked)
                 Self.tellAction(actionID, token: token, reply: reply, json: json, emit: emit)
             case .event(.suppressed(let toast, let suppression)) where toast == id:
                 Self.tell(suppression, emit: emit)
                 if suppression.kind == .held {
-                    limits.stop(.heldForDoNotDisturb, now: now())
-                    arm()
+                    _ = await handle(.held)
                     onHeld()
                 }
             case .event(.shown(let toast)) where toast == id:
-                limits.go(.heldForDoNotDisturb, now: now())
-                arm()
+                _ = await handle(.shown)
                 if acceptance == nil {
                     let started = Task { await accept() }
                     acceptance = started
@@ -310,6 +191,9 @@ struct Waiter {
             case .event(.laterStoreProblem(let problem)):
                 Self.note(problem, unsaved: &unsaved)
             case .event(.ended(let toast, let outcome)) where toast == id:
+                var byAction = false
+                if case .actionInvoked = outcome { byAction = true }
+                _ = await handle(.toastEnded(byAction: byAction))
                 if case .actionInvoked(let actionID) = outcome, confirmingActions.contains(actionID) {
                     await presenter.waitForClose(of: id, limit: .seconds(5))
                 }
@@ -430,34 +314,6 @@ struct Waiter {
                 "effect": .optional(suppression.serverEffect),
             ])
         Output.error("note: \(suppression.line)")
-    }
-
-    /// Runs `work` and returns its result, or nil once `deadline` has passed (the work then goes on unobserved;
-    /// the command is about to exit).
-    static func wait<T: Sendable>(
-        until deadline: ContinuousClock.Instant, _ work: @escaping @Sendable () async -> T
-    ) async -> T? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
-            let once = FirstAnswer(continuation)
-            Task { once.resume(returning: await work()) }
-            Task {
-                try? await Task.sleep(until: deadline, clock: .continuous)
-                once.resume(returning: nil)
-            }
-        }
-    }
-}
-
-/// A continuation resumed by whichever answer comes first.
-private final class FirstAnswer<T: Sendable>: Sendable {
-    private let continuation: Mutex<CheckedContinuation<T?, Never>?>
-
-    init(_ continuation: CheckedContinuation<T?, Never>) {
-        self.continuation = Mutex(continuation)
-    }
-
-    func resume(returning value: T?) {
-        continuation.withLock { $0.take() }?.resume(returning: value)
     }
 }
 

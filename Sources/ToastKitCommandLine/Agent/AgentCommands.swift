@@ -271,22 +271,7 @@ struct AgentWaiting {
             call(waitCall, timeout: Self.waitCallTimeout) { .answer($0) }
         }
 
-        var limits = WaitLimits(duration: duration, now: now())
-        var armed: (limits: WaitLimits, serial: UInt64)?
-        var serial: UInt64 = 0
-        func arm() {
-            guard armed?.limits != limits || armed == nil else { return }
-            serial &+= 1
-            armed = (limits, serial)
-            guard let next = limits.next else { return }
-            let fire = serial
-            tasks.append(
-                Task {
-                    guard (try? await clock.sleep(until: origin + next.at)) != nil else { return }
-                    continuation.yield(.timer(fire))
-                })
-        }
-        arm()
+        var machine = WaitMachine(duration: duration, now: now())
 
         var state = Reporter(id: id, json: json)
         // Whether the agent has announced the toast (an `Event` with its id): a `Close` it answers with false then
@@ -311,14 +296,30 @@ struct AgentWaiting {
                 }, orAfter: Waiter.closeGrace)
         }
         var failures = 0
-        // The reply action whose prompt is open, as the agent's events said: an end that comes first on this side
-        // (the Wait answer, or the limit) closed it, and the script hears `reply_cancelled` before `closed`.
-        var prompting: String?
-        func promptClosed() {
-            guard let action = prompting else { return }
-            prompting = nil
-            state.emit("reply_cancelled", ["action": .string(action)])
+        /// Carries out what the machine decided; the exit code when the wait is over.
+        func perform(_ actions: [WaitMachine.Action]) async -> ExitCode? {
+            for action in actions {
+                switch action {
+                case .arm(let at, let armed):
+                    // an earlier timer, when it fires, is stale: the machine knows its serial
+                    guard let at else { continue }
+                    tasks.append(
+                        Task {
+                            guard (try? await clock.sleep(until: origin + at)) != nil else { return }
+                            continuation.yield(.timer(armed))
+                        })
+                case .close: await close()
+                case .replyCancelled(let action): state.emit("reply_cancelled", ["action": .string(action)])
+                case .end(let end): return end.report(emit: state.emit)
+                }
+            }
+            return nil
         }
+        /// Gives `event` to the machine and carries out its answer.
+        func handle(_ event: WaitMachine.Event) async -> ExitCode? {
+            await perform(machine.handle(event, now: now()))
+        }
+        _ = await perform(machine.start())
         for await input in inputs {
             switch input {
             case .presented(.success(let reply)):
@@ -347,66 +348,46 @@ struct AgentWaiting {
                     return .ended(state.fail(failure))
                 }
             case .signal(let signal):
-                await close()
-                state.emit(
-                    "closed", ["reason": .string("interrupted"), "signal": .string(SignalWatcher.name(of: signal))])
-                return .ended(signal == SIGINT ? .interrupted : .terminated)
+                if let code = await handle(.signal(signal)) { return .ended(code) }
             case .timer(let fired):
-                guard fired == serial, let reason = limits.due(at: now()) else { continue }
-                await close()
-                promptClosed()
-                switch reason {
-                case .expired:
-                    state.emit("closed", ["reason": .string("expired")])
-                    return .ended(.expired)
-                case .serverGone:
-                    return .ended(
-                        state.fail(
-                            .unavailable(
-                                "the notification server left the bus and no other server started within "
-                                    + "\(WaitLimits.serverAbsence.components.seconds) s")))
-                }
+                if let code = await handle(.timerFired(serial: fired)) { return .ended(code) }
             case .event(let kind, let toast, let details):
                 if toast == id { agentKnows = true }
+                let event: WaitMachine.Event?
                 switch kind {
                 case .serverLeft:
-                    limits.serverLeft(now: now())
+                    event = .serverLeft
                     if let reason = details["reason"]?.stringValue, toast.isEmpty || toast == id {
                         Output.error("warning: \(reason)")
                     }
-                case .serverBack: limits.serverReturned()
+                case .serverBack: event = .serverBack
                 case .warning where toast == id:
                     // Later than `Present`'s answer (a sound that failed after it): said as the answer's warnings are.
                     if let reason = details["reason"]?.stringValue { SendCommand.warn(reason, id: id, json: json) }
+                    event = nil
                 case .suppressed where toast == id:
-                    if let suppression = AgentInterface.suppression(in: details) {
-                        Waiter.tell(suppression, emit: state.emit)
-                        if suppression.kind == .held { limits.stop(.heldForDoNotDisturb, now: now()) }
-                    }
+                    let suppression = AgentInterface.suppression(in: details)
+                    if let suppression { Waiter.tell(suppression, emit: state.emit) }
+                    event = suppression?.kind == .held ? .held : nil
                 case .shown where toast == id:
-                    limits.go(.heldForDoNotDisturb, now: now())
                     if state.serverID == nil, let serverID = details["server_id"]?.uint32Value {
                         state.serverID = serverID
                         announce(serverID)
                     }
-                case .paused: limits.pause(now: now())
-                case .resumed: limits.resume(now: now())
-                case .action where toast == id:
-                    prompting = nil
-                    limits.actionInvoked()
-                case .replyAsked where toast == id:
-                    prompting = details["action"]?.stringValue ?? ""
-                    limits.replyAsked(now: now())
+                    event = .shown
+                case .paused: event = .screenLocked
+                case .resumed: event = .screenUnlocked
+                case .action where toast == id: event = .actionInvoked
+                case .replyAsked where toast == id: event = .replyAsked(action: details["action"]?.stringValue ?? "")
                 case .replyCancelled where toast == id:
-                    prompting = details["action"]?.stringValue ?? ""
-                    promptClosed()
-                default: break
+                    event = .replyCancelled(action: details["action"]?.stringValue ?? "")
+                default: event = nil
                 }
-                arm()
+                if let event { _ = await handle(event) }
             case .answer(.success(let reply)):
                 do {
                     let outcome = try AgentOutcome(reply: reply)
-                    if outcome.name != "action" { promptClosed() }
+                    _ = await handle(.toastEnded(byAction: outcome.name == "action"))
                     return .ended(state.report(outcome))
                 } catch {
                     return .ended(
