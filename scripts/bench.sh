@@ -7,8 +7,8 @@
 #
 #   P1 one toast from a script, whole process: toastkit send vs notify-send vs gdbus call vs a raw C one-shot (hyperfine)
 #   P2 N Notify calls, sequential and pipelined (≤ W in flight): the library (ToastCenter + desktop presenter), the
-#      raw wire (NotificationsClient), desktop-notifier (PyPI, in a virtual environment under .build/), python3-dbus
-#      and a raw C libdbus loop; R rounds, clients take turns
+#      raw wire (NotificationsClient), desktop-notifier (PyPI, in a virtual environment under .build/), notify-rust
+#      (Debian 13's, built in a trixie chroot), python3-dbus and a raw C libdbus loop; R rounds, clients take turns
 #   P3 server emits ActionInvoked → the Swift action handler runs: median, p99
 #   P4 peak RSS of the CLI vs notify-send; the library's RSS after 1k, 10k, 100k toasts
 #   P5 CPU time of a process holding one indefinite toast over S seconds
@@ -101,6 +101,14 @@ if wants P2 && ! "$notifier_venv/bin/python" -c "import desktop_notifier" 2>/dev
     "$notifier_venv/bin/pip" install --quiet --disable-pip-version-check "desktop-notifier==$notifier_version"
 fi
 desktop_notifier=("$notifier_venv/bin/python" scripts/benchmarks/desktop-notifier-loop.py)
+# notify-rust, the Rust library an app developer would pick (issue 44): Debian 13's crates, built offline with cargo in
+# a cached trixie chroot, run through that chroot's loader (scripts/benchmarks/notify-rust-peer.sh says why).
+if wants P2; then
+    echo "== notify-rust from Debian 13's crates (scripts/benchmarks/notify-rust-peer.sh)"
+    notify_rust_command="$(scripts/benchmarks/notify-rust-peer.sh --command)" \
+        || { echo "bench.sh: the notify-rust peer is not built (see above)" >&2; exit 1; }
+    mapfile -t notify_rust <<<"$notify_rust_command"
+fi
 
 # --- Private bus: own config, killed by pid on exit; it may activate one service, the toastkit agent -------------
 work="$(mktemp -d "${TMPDIR:-/tmp}/toastkit-bench.XXXXXX")"
@@ -236,7 +244,7 @@ if wants P2; then
     # Swift raw runs on the connection's I/O thread (no thread switch, as a C loop); Swift raw (pool) on Swift's
     # global executor, with the library's two thread switches per call (decisions 0001, 0002) and none of its model:
     # the most the library can reach on its own threading.
-    clients=(c python desktop-notifier swift-raw swift-raw-pool swift-library)
+    clients=(c python desktop-notifier notify-rust swift-raw swift-raw-pool swift-library)
     for round in $(seq "$rounds"); do
         echo "-- round $round"
         # rotate the order each round, so no client always runs first (or last, on a warmer machine)
@@ -245,6 +253,7 @@ if wants P2; then
                 c) p2_run C "$c_dir/raw-libdbus-client" --method freedesktop-notify "${p2_common[@]}" --json ;;
                 python) p2_run python3-dbus "${python[@]}" "${p2_common[@]}" --json ;;
                 desktop-notifier) p2_run desktop-notifier "${desktop_notifier[@]}" "${p2_common[@]}" --json ;;
+                notify-rust) p2_run notify-rust "${notify_rust[@]}" "${p2_common[@]}" --json ;;
                 swift-raw) p2_run "Swift raw" "$benchmark" burst --client raw "${p2_common[@]}" ;;
                 swift-raw-pool) p2_run "Swift raw (pool)" "$benchmark" burst --client raw --executor global "${p2_common[@]}" ;;
                 swift-library) p2_run "Swift library" "$benchmark" burst --client library "${p2_common[@]}" ;;

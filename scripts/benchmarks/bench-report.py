@@ -78,7 +78,7 @@ def p1(by):
 
 
 def p2(by):
-    labels = ["Swift library", "Swift raw", "Swift raw (pool)", "desktop-notifier", "python3-dbus", "C"]
+    labels = ["Swift library", "Swift raw", "Swift raw (pool)", "desktop-notifier", "notify-rust", "python3-dbus", "C"]
     data = {l: by.get(("P2", l), []) for l in labels}
     if not any(data.values()):
         return
@@ -111,8 +111,8 @@ def p2(by):
     for who in ("Swift library", "Swift raw", "Swift raw (pool)", "C"):
         if who not in meds:
             continue
-        for peer in ("C", "desktop-notifier", "python3-dbus", "Swift raw", "Swift raw (pool)"):
-            if who == "C" and peer != "desktop-notifier":
+        for peer in ("C", "desktop-notifier", "notify-rust", "python3-dbus", "Swift raw", "Swift raw (pool)"):
+            if who == "C" and peer not in ("desktop-notifier", "notify-rust"):  # the libraries apps pick instead
                 continue
             if peer == who or peer not in meds:
                 continue
