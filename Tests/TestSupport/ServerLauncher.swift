@@ -120,9 +120,7 @@ struct ServerLauncher: Sendable {
             support.systemBus = systemBus
             splash = try await SplashStandIn.start(busAddress: busAddress)
             support.splash = splash
-            // Plasma 6 draws its own wallpaper at once; the stand-in is a Plasma 5 (QtQuick 2) one, which it cannot load:
-            // its desktop would then never be ready.
-            if modern == nil { try installPlasmaWallpaper() }
+            try installPlasmaWallpaper()
             // plasmashell aborts without it ("The activity manager daemon (kactivitymanagerd) is not running").
             let kamd = try await startAwaitingName(
                 "org.kde.ActivityManager",
@@ -150,12 +148,16 @@ struct ServerLauncher: Sendable {
     /// got as far as ever (panel, tray, notifications, kscreen's second try) and stopped. Plasma's wallpaper with a
     /// load that never ends gives that log line for line. Plasma 5.27 loads the picture on a thread pool (its
     /// `image://package` provider runs KPackage there while the GUI thread runs KPackage too), the likely place.
+    /// Plasma 6's `org.kde.image` holds the stage the same way (`loading` until its picture is in), and a full run's
+    /// Plasma 6.3 stopped there the same way (2026-12-08, fresh run 36): it gets a stand-in of its own, a
+    /// `WallpaperItem` (`scripts/harness/plasma6-wallpaper`; Plasma 6 cannot load the QtQuick 2 one).
     private func installPlasmaWallpaper() throws {
         let wallpaper = "plasma/home/.local/share/plasma/wallpapers/org.kde.image"
+        let source = modern == nil ? "plasma-wallpaper" : "plasma6-wallpaper"
         _ = try folder("\(wallpaper)/contents/ui")
         for file in ["metadata.json", "contents/ui/main.qml"] {
             try FileManager.default.copyItem(
-                atPath: "\(Self.harness)/plasma-wallpaper/\(file)", toPath: "\(directory)/\(wallpaper)/\(file)")
+                atPath: "\(Self.harness)/\(source)/\(file)", toPath: "\(directory)/\(wallpaper)/\(file)")
         }
     }
 
