@@ -17,8 +17,10 @@ package import ToastModel
 ///   coalesced and are pipelined.
 /// - **The server's clock never contradicts the center's.** `expire_timeout` is the remaining time while the
 ///   toast's timer runs (``PresentedToast/isTimerRunning``) and 0 (never) otherwise; a timer change is sent as a
-///   `Notify` that replaces the notification in place (decision 0004). Servers known to ignore `expire_timeout`
-///   (GNOME Shell) get no re-send for a timer change alone.
+///   `Notify` that replaces the notification in place (decision 0004) — at once when the timer runs again, and
+///   otherwise only when the server's own timer would close the notification before the center does, in time
+///   (``timerNotice`` before; decision 0011). Servers known to ignore `expire_timeout` (GNOME Shell) get no re-send
+///   for a timer change alone.
 /// - **Only the real server may speak.** Signals count only from the current owner of
 ///   `org.freedesktop.Notifications` and only for ids this presenter created. A signal for an id not known yet is
 ///   held while a `Notify` is on its way (the server may act on a toast before its reply reaches us) and replayed
@@ -158,6 +160,8 @@ package struct DesktopPresenterMachine: Sendable {
     struct Toast: TrackedToast {
         /// The latest content the center handed over (its timer kept up to date by timer events).
         var latest: ToastPresentation?
+        /// When `latest`'s timer was last set (its remaining time is as of then).
+        var latestAt: Duration = .zero
         /// Whether the center wants it on screen.
         var wanted = false
         /// Whether `latest` (or a timer change) is not on the server yet.
@@ -184,6 +188,10 @@ package struct DesktopPresenterMachine: Sendable {
         /// When its last `Notify` went out (its next update waits until ``PresenterConfiguration/minimumUpdateInterval``
         /// after it).
         var lastSentAt: Duration?
+        /// What the server's own timer will do with its notification, as the last `Notify` told it.
+        var serverTimer: ServerTimer = .unknown
+        /// A timer change the server has not been told yet, and by when it must be (``timerChanged(_:into:)``).
+        var timerDue: Duration?
         /// Whether its next update waits for its interval (then it is in `waitingForInterval`).
         var held = false
         /// The sound of the content the server last accepted: an update with the same sound plays nothing again.
@@ -314,6 +322,7 @@ package struct DesktopPresenterMachine: Sendable {
             // In place: a toast replaced in a loop must not copy its state out and back on every update.
             if let index = ledger.toasts.index(forKey: id) {
                 ledger.toasts.values[index].latest = presentation
+                ledger.toasts.values[index].latestAt = ledger.now
                 ledger.toasts.values[index].wanted = true
                 ledger.toasts.values[index].dirty = true
                 ledger.toasts.values[index].closesOnceSent = false
@@ -322,6 +331,7 @@ package struct DesktopPresenterMachine: Sendable {
             } else {
                 var toast = Toast()
                 toast.latest = presentation
+                toast.latestAt = ledger.now
                 toast.wanted = true
                 toast.dirty = true
                 ledger.toasts[id] = toast
@@ -334,14 +344,18 @@ package struct DesktopPresenterMachine: Sendable {
             latest.toast.remaining = remaining
             latest.toast.isTimerRunning = isRunning
             toast.latest = latest
+            toast.latestAt = ledger.now
             // A server that ignores expire_timeout gains nothing from a re-send; the next send carries the timer. A job
             // view has no timeout.
-            if capabilities?.honoursExpireTimeout ?? true, !showsJobView(toast, latest) { toast.dirty = true }
+            if capabilities?.honoursExpireTimeout ?? true, !showsJobView(toast, latest) {
+                timerChanged(&toast, into: &out)
+            }
             ledger.toasts[id] = toast
             pump(id, into: &out)
         case .close(let id, let expired):
             guard var toast = ledger.toasts[id] else { break }
             toast.closesOnceSent = false
+            toast.timerDue = nil
             if expired, toast.wanted, toast.dirty, !toast.everSent, toast.inFlight == nil, toast.latest != nil,
                 ledger.waitingForLink.contains(id) || waitingForCloses.contains(id) || awaitingReading.contains(id)
             {
@@ -451,6 +465,7 @@ package struct DesktopPresenterMachine: Sendable {
         case .tick:
             let due = waitingForInterval.filter { $0.value <= ledger.now }.keys.sorted()
             for id in due { pump(id, into: &out) }
+            for id in takeTimersDue() { pump(id, into: &out) }
             if let recheck = doNotDisturbRecheck, recheck <= ledger.now {
                 doNotDisturbRecheck = nil
                 if let ready = ledger.ready {
@@ -460,7 +475,8 @@ package struct DesktopPresenterMachine: Sendable {
                 }
             }
             // The shell keeps one wake-up, for the earliest moment: ask again for the next.
-            if let next = [waitingForInterval.values.min(), doNotDisturbRecheck].compactMap({ $0 }).min() {
+            if let next = [waitingForInterval.values.min(), doNotDisturbRecheck, nextTimerDue].compactMap({ $0 }).min()
+            {
                 out.append(.wake(at: next))
             }
         case .soundNotPlayed(let id, let reason):
@@ -566,6 +582,12 @@ package struct DesktopPresenterMachine: Sendable {
                     precondition(toast.inFlight == nil, "toast \(id) waits for its interval with a call on its way")
                 }
                 precondition(!(toast.closesOnceSent && toast.wanted), "toast \(id) is wanted and closes once sent")
+                if let due = toast.timerDue {
+                    guard case .closesAt(let deadline) = toast.serverTimer, due < deadline else {
+                        preconditionFailure(
+                            "toast \(id)'s timer change is due at \(due), with \(toast.serverTimer) on the server")
+                    }
+                }
             }
             precondition(notifiesInFlight == notifies, "notifiesInFlight \(notifiesInFlight) ≠ \(notifies)")
             precondition(closesInFlight == closes, "closesInFlight \(closesInFlight) ≠ \(closes)")
@@ -681,6 +703,8 @@ package struct DesktopPresenterMachine: Sendable {
                     playing: mapped.localSound)
                 toast.everSent = true
                 toast.lastSentAt = ledger.now
+                toast.serverTimer = serverTimer(of: presentation, capabilities)
+                toast.timerDue = nil
                 notifiesInFlight += 1
                 callsInFlight += 1
                 ledger.toasts[id] = toast
@@ -964,6 +988,8 @@ package struct DesktopPresenterMachine: Sendable {
         for id in ledger.toasts.keys {
             ledger.toasts[id]?.serverID = nil
             ledger.toasts[id]?.held = false
+            ledger.toasts[id]?.serverTimer = .unknown
+            ledger.toasts[id]?.timerDue = nil
             // Its view was the old server's, or went with the connection (ended first where it could be).
             ledger.toasts[id]?.jobView = nil
             ledger.toasts[id]?.jobViewRefused = false

@@ -38,8 +38,9 @@ struct World {
     var calls: [Call] = []
     /// The moments the machine asked to be woken at (``DesktopPresenterMachine/Action/wake(at:)``).
     var wakes: [Duration] = []
-    /// The server's notifications: id → (toast, expire_timeout).
-    var live: [UInt32: (toast: String, expire: Int32)] = [:]
+    /// The server's notifications: id → (toast, expire_timeout, when the server's timer closes it: from when the
+    /// server had the `Notify`).
+    var live: [UInt32: (toast: String, expire: Int32, closesAt: Duration?)] = [:]
     var nextServerID: UInt32 = 1
     var owner = ":1.1"
     var ownerSerial = 1
@@ -134,7 +135,8 @@ struct World {
                 serverID = nextServerID
                 nextServerID += 1
             }
-            live[serverID] = (id, arguments.expireTimeout)
+            let closesAt = arguments.expireTimeout > 0 ? now + .milliseconds(Int64(arguments.expireTimeout)) : nil
+            live[serverID] = (id, arguments.expireTimeout, closesAt)
             handle(.notifyAnswered(id: id, call: call, .success(.init(serverID: serverID, sender: owner))))
         case .close(let id, let call, let serverID):
             let wasLive = live.removeValue(forKey: serverID) != nil
@@ -255,16 +257,22 @@ struct World {
         #expect(
             machine.wantedToastIDs.count <= stack.configuration.maxVisible + ownRooms,
             "seed \(seed) step \(step): the presenter holds \(machine.wantedToastIDs)")
-        // Once every call is answered and no update waits for its interval, the server's clocks agree with the
-        // center's: only the running front toast may expire there.
+        // Once every call is answered and no update waits for its interval, the server's clocks never come before
+        // the center's (decision 0011): a notification the server may expire is the running front toast's, to be
+        // closed by the server no earlier than the center ends it, or the presenter has asked to be woken in time to
+        // tell the server otherwise.
         if calls.isEmpty, machine.isSettled {
-            let front = states.first.flatMap {
-                $0.isOnPresenter && !stack.isPaused && $0.remaining != nil ? $0.id : nil
+            let front = states.first.flatMap { state -> (id: String, end: Duration)? in
+                guard state.isOnPresenter, !stack.isPaused, let remaining = state.remaining else { return nil }
+                return (state.id, now + remaining)
             }
-            for (serverID, notification) in live where notification.expire != 0 {
+            for (serverID, notification) in live {
+                guard let closesAt = notification.closesAt else { continue }
+                if let front, notification.toast == front.id, closesAt >= front.end { continue }
                 #expect(
-                    notification.toast == front,
-                    "seed \(seed) step \(step): \(notification.toast) (#\(serverID)) may expire on the server after \(notification.expire) ms, but the running front toast is \(front ?? "none")"
+                    closesAt - DesktopPresenterMachine.timerNotice > now
+                        && wakes.contains { $0 <= closesAt - DesktopPresenterMachine.timerNotice },
+                    "seed \(seed) step \(step): \(notification.toast) (#\(serverID)) may expire on the server at \(closesAt) (now \(now)), the running front toast is \(front?.id ?? "none"), and the presenter is not woken in time (\(wakes))"
                 )
             }
         }
