@@ -119,14 +119,14 @@ def p2(by):
             rows.append([f"{who} / {peer}", fmt(meds[who]["seq"] / meds[peer]["seq"], 2),
                          fmt(meds[who]["pipe"] / meds[peer]["pipe"], 2)])
     table("P2 ratios of calls/s (above 1: faster than the peer)", ["ratio", "sequential", "pipelined"], rows)
-    if lib and "C" in meds:
-        s, p = lib["seq"] / meds["C"]["seq"], lib["pipe"] / meds["C"]["pipe"]
-        print(f"target library ≥ 0.9× the C loop: sequential {s:.2f}× {verdict(s >= 0.9)}, "
-              f"pipelined {p:.2f}× {verdict(p >= 0.9)}\n")
-    if lib and "desktop-notifier" in meds:
-        s, p = lib["seq"] / meds["desktop-notifier"]["seq"], lib["pipe"] / meds["desktop-notifier"]["pipe"]
-        print(f"target library ≥ 1.5× desktop-notifier: sequential {s:.2f}× {verdict(s >= 1.5)}, "
-              f"pipelined {p:.2f}× {verdict(p >= 1.5)}\n")
+    # Issue 44's targets (issue 22's, 0.9x the C loop and 1.5x desktop-notifier, were above what any client here
+    # reaches): at least the libraries an app developer would pick instead, and 0.9x the raw wire on the library's
+    # own threading; the C loop stays in the table as the floor.
+    for peer, goal in (("desktop-notifier", 1.0), ("notify-rust", 1.0), ("Swift raw (pool)", 0.9)):
+        if lib and peer in meds:
+            s, p = lib["seq"] / meds[peer]["seq"], lib["pipe"] / meds[peer]["pipe"]
+            print(f"target library ≥ {goal}× {peer} (issue 44): sequential {s:.2f}× {verdict(s >= goal)}, "
+                  f"pipelined {p:.2f}× {verdict(p >= goal)}\n")
 
 
 def p3(by):

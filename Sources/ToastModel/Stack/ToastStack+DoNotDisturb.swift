@@ -29,8 +29,7 @@ extension ToastStack {
         if state.isOn != wasOn { out.append(.event(.doNotDisturbChanged(state))) }
         if state.isOn, !wasOn {
             // One pass (a long queue is not shifted once per toast taken out).
-            var staying: [Entry] = []
-            staying.reserveCapacity(entries.count)
+            var staying = RingOrder<Entry>()
             let visibleRooms = capacity
             var freedRooms = 0
             for (position, entry) in entries.enumerated() {

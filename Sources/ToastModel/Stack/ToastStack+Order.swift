@@ -39,7 +39,7 @@ extension ToastStack {
         var entry = entries.remove(at: index)
         if giveUpRoomOfItsOwn(&entry) || index > room || giveFreedRoomToAQuestion() { return entry }
         if entries.count > room, room > 0 {
-            entries.insert(entries.remove(at: room), at: 0)
+            entries.prepend(entries.remove(at: room))
             movedToFrontSinceReconcile += 1
         }
         return entry
@@ -209,7 +209,7 @@ extension ToastStack {
         guard entries.first?.remaining == nil, entries.count > 1 else { return }
         let visible = entries.indices.prefix(capacity).dropFirst()
         guard let timed = visible.first(where: { entries[$0].remaining != nil }) else { return }
-        entries.insert(entries.remove(at: timed), at: 0)
+        entries.prepend(entries.remove(at: timed))
         movedToFrontSinceReconcile += 1
     }
 

@@ -46,7 +46,7 @@ public struct ToastStack: Sendable {
     /// Whether the attached presenter has yet to report Do Not Disturb: nothing is shown meanwhile.
     public internal(set) var isAwaitingDoNotDisturb = false
 
-    var entries: [Entry] = []
+    var entries = RingOrder<Entry>()
     /// Toasts held while Do Not Disturb is on, in arrival order: outside the order, never on the presenter, their
     /// time not running. Empty whenever Do Not Disturb is off.
     var held: [Entry] = []
@@ -171,7 +171,7 @@ public struct ToastStack: Sendable {
             if entry.presenter == .gone { entry.presenter = .off }
             if index < capacity {
                 // On screen (or about to be): updated where it is, and the front; the visible set stays the same.
-                entries.insert(entry, at: 0)
+                entries.prepend(entry)
                 movedToFrontSinceReconcile += 1
             } else if entry.isQuestion {
                 // Waiting, and now a question: it never waits for a room (M4); every room is taken (it waited), so
@@ -215,7 +215,7 @@ public struct ToastStack: Sendable {
             entry.hasExtraRoom = true
             questionRooms += 1
         }
-        entries.insert(entry, at: 0)
+        entries.prepend(entry)
         movedToFrontSinceReconcile += 1
     }
 
@@ -371,7 +371,7 @@ public struct ToastStack: Sendable {
                 entry.remaining = configuration.confirmationDuration
                 entry.runningSince = nil
                 if entry.presenter == .gone { entry.presenter = .off }
-                entries.insert(entry, at: 0)
+                entries.prepend(entry)
                 movedToFrontSinceReconcile += 1
                 if entry.presenter == .shown { pendingUpdate = (entry.serial, false) }
             } else {
