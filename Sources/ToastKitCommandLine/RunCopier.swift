@@ -4,9 +4,10 @@ import Glibc
 
 /// Copies a run's output from the command's pipes. What a pipe brings is written at once to its descriptor (the
 /// passthrough: the command is seen at its own pace; a command writing in bulk is read ``gatherMicroseconds`` late, in
-/// large pieces); the same bytes are gathered, in the order they were read, into
-/// one buffer that goes to the log and the toast's tail when it is full, when its first byte has waited ``quietFlush``
-/// milliseconds, and at the end. Memory stays bounded: the buffer, and the tail's few lines.
+/// large pieces; run's own output, when it is a pipe, is as large as the command's); the same bytes are gathered, in
+/// the order they were read, into one buffer that goes to the log and the toast's tail when it is full, when its first
+/// byte has waited ``quietFlush`` milliseconds, and at the end. Memory stays bounded: the buffer, and the tail's few
+/// lines.
 enum RunCopier {
     /// How many bytes are gathered before the log is written. A file system takes one 1 MiB write for a fraction of
     /// what 256 writes of 4 KiB (a program's usual piece) cost it (ext4: 2.5 ms against 12 ms for 11 MiB).
@@ -31,12 +32,25 @@ enum RunCopier {
         _ = fcntl(pipe, 1031 /* F_SETPIPE_SZ, which Glibc's module does not export */, pipeSize)
     }
 
+    /// Enlarges `target` when it is a smaller pipe (`toastkit run … | less`), so that run passes a batch on without
+    /// waiting for its reader to empty 64 KiB at a time: run in a pipeline then costs about what the command writing
+    /// into the pipe itself does (P9 on a quiet machine: 0.85–1.11× `seq | cat`, against 1.05–1.25× before). A larger
+    /// pipe is left as it is; its pages are taken only when used.
+    private static func enlargeIfPipe(_ target: Int32) {
+        var status = stat()
+        guard fstat(target, &status) == 0, status.st_mode & S_IFMT == S_IFIFO,
+            fcntl(target, 1032 /* F_GETPIPE_SZ */) < pipeSize
+        else { return }
+        enlarge(target)
+    }
+
     /// Copies what each pipe (`source`) brings to its `target` and into the log and `tail`, until every pipe is
     /// closed or `exit` is readable (the command ended): then what the pipes hold at that moment is copied and the
     /// copy stops, so a background program that keeps a pipe open, or writes on, cannot hold `run` up.
     static func copy(
         _ pipes: [(source: Int32, target: Int32)], until exit: Int32, log: Int32?, tail: OutputTail
     ) {
+        for pipe in pipes { enlargeIfPipe(pipe.target) }
         var gathered = Gathered(log: log, tail: tail)
         var lastRead = 0
         var open = pipes
